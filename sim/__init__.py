@@ -1,0 +1,8 @@
+"""bakers-dozen: the game of Baker's Dozen and its family, and the machinery that plays it."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("bakers-dozen")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0+source"

@@ -1,0 +1,5 @@
+"""`python -m sim` runs the `bakers-dozen` command."""
+
+from sim.cli import main
+
+main()

@@ -1,0 +1,71 @@
+"""Card codes: the 52 cards as the integers 0..51, and their text forms.
+
+A card is ``suit * 13 + rank`` with ranks ``A=0 .. K=12`` and suits in the
+order clubs, diamonds, hearts, spades. Integers keep the compiled engine's
+arrays small; the text forms (``"9H"``, ``"TD"``, ``"K♠"``) are what users read
+and type.
+"""
+
+from __future__ import annotations
+
+Card = int
+"""A card code, 0..51."""
+
+RANKS = "A23456789TJQK"
+SUITS = "CDHS"
+SUIT_SYMBOLS = "♣♦♥♠"
+DECK_SIZE = 52
+KING = 12
+ACE = 0
+
+_RANK_ALIASES = {"10": "T", "1": "A"}
+
+
+def card(rank: int, suit: int) -> Card:
+    """The code of the card with ``rank`` (0 = ace .. 12 = king) and ``suit`` (0..3)."""
+    return suit * 13 + rank
+
+
+def rank_of(c: Card) -> int:
+    """Rank 0 (ace) .. 12 (king)."""
+    return c % 13
+
+
+def suit_of(c: Card) -> int:
+    """Suit 0..3 in the order clubs, diamonds, hearts, spades."""
+    return c // 13
+
+
+def is_red(c: Card) -> bool:
+    """Diamonds and hearts are red; clubs and spades black."""
+    return suit_of(c) in (1, 2)
+
+
+def card_str(c: Card, symbols: bool = False) -> str:
+    """Two-character text of a card: ``"9H"``, or ``"9♥"`` with ``symbols``."""
+    if not 0 <= c < DECK_SIZE:
+        raise ValueError(f"card code {c!r} is outside 0..51")
+    suit = (SUIT_SYMBOLS if symbols else SUITS)[suit_of(c)]
+    return RANKS[rank_of(c)] + suit
+
+
+class CardParseError(ValueError):
+    """Text that does not name a card."""
+
+
+def parse_card(text: str) -> Card:
+    """Read ``"9H"``, ``"10h"``, ``"T♥"`` or ``"ks"``; raise `CardParseError` otherwise."""
+    t = text.strip()
+    if len(t) < 2:
+        raise CardParseError(f"{text!r} is not a card: expected rank A23456789TJQK then suit CDHS, e.g. 9H or TD")
+    rank_text, suit_text = t[:-1].upper(), t[-1].upper()
+    rank_text = _RANK_ALIASES.get(rank_text, rank_text)
+    if suit_text in SUIT_SYMBOLS:
+        suit = SUIT_SYMBOLS.index(suit_text)
+    elif len(suit_text) == 1 and suit_text in SUITS:
+        suit = SUITS.index(suit_text)
+    else:
+        raise CardParseError(f"{text!r} is not a card: the suit must be one of C D H S (or ♣ ♦ ♥ ♠)")
+    if len(rank_text) != 1 or rank_text not in RANKS:
+        raise CardParseError(f"{text!r} is not a card: the rank must be one of A 2-9 T(10) J Q K")
+    return card(RANKS.index(rank_text), suit)

@@ -1,0 +1,404 @@
+"""The compiled core: one game state as a flat int8 array, legal moves, apply/undo,
+face-down bookkeeping, dealing, and whole-game loops for compiled policies.
+
+Everything here is numba-compiled and works on plain arrays so that millions of
+games run in machine code. `sim.game.Game` is the Python face of the same state.
+
+State layout for P piles of capacity C (`state_size`):
+
+=============  =========  ===========================================
+offset         length     meaning
+=============  =========  ===========================================
+0              P          pile heights
+P              P          face-down count at the bottom of each pile
+2P             4          foundation heights
+2P+4           1          cards home in all
+2P+5           52         foundation piles, 13 slots each
+2P+57          P*C        piles, C slots each, bottom first
+=============  =========  ===========================================
+
+A move is the integer ``src * 64 + dst``: piles are 0..P-1 and foundation
+slot f is ``FOUNDATION + f``. With in-suit foundations slot f holds suit f.
+The card moved is always the exposed card of ``src``.
+
+Legal moves are generated in a fixed order (pile by pile: its moves home, then
+onto piles 0..P-1; then moves back from the foundations when worrying back is
+allowed). Compiled and Python strategies index into that order.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from sim.rng import nb_below, nb_stream_key, nb_strategy_key
+from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
+
+FOUNDATION = 56
+MAX_MOVES_BUFFER = 4096
+
+# Outcome codes, shared by every tier and the store.
+LOST, WON, UNKNOWN, ERROR = 0, 1, 2, 3
+OUTCOMES = ("lost", "won", "unknown", "error")
+
+# Indices into the rule-parameter array.
+P_PILES, P_CAP, P_BUILD, P_FILL, P_FOUND, P_WORRY, P_KTB, P_FDOWN, P_CPC, P_SIZE = range(10)
+
+NO_PROGRESS_LIMIT = 1000
+"""A game ends as lost after this many moves with no new card home and no card
+turned face up: the loop guard for strategies that shuffle cards forever."""
+
+
+def rule_params(rules: Rules) -> np.ndarray:
+    """The rules as the int64 parameter array the compiled functions read."""
+    piles = rules.columns
+    cap = rules.cards_per_column + 13
+    return np.array(
+        [
+            piles,
+            cap,
+            BUILDS.index(rules.build),
+            EMPTY_FILLS.index(rules.empty_fill),
+            FOUNDATIONS.index(rules.foundation),
+            int(rules.worrying_back),
+            int(rules.kings_to_bottom),
+            rules.face_down,
+            rules.cards_per_column,
+            2 * piles + 57 + piles * cap,
+        ],
+        dtype=np.int64,
+    )
+
+
+def new_state(prm: np.ndarray) -> np.ndarray:
+    """An all-empty state array for the rules ``prm``."""
+    return np.zeros(prm[P_SIZE], dtype=np.int8)
+
+
+@nb.njit(cache=True, inline="always")
+def pile_base(prm: np.ndarray, p: np.int64) -> np.int64:
+    return 2 * prm[P_PILES] + 57 + p * prm[P_CAP]
+
+
+@nb.njit(cache=True, inline="always")
+def top_card(st: np.ndarray, prm: np.ndarray, p: np.int64) -> np.int64:
+    """The exposed card of pile p, or -1 when it is empty."""
+    h = np.int64(st[p])
+    if h == 0:
+        return -1
+    return np.int64(st[pile_base(prm, p) + h - 1])
+
+
+@nb.njit(cache=True, inline="always")
+def foundation_top(st: np.ndarray, prm: np.ndarray, f: np.int64) -> np.int64:
+    """The top card of foundation slot f, or -1 when it is empty."""
+    h = np.int64(st[2 * prm[P_PILES] + f])
+    if h == 0:
+        return -1
+    return np.int64(st[2 * prm[P_PILES] + 5 + f * 13 + h - 1])
+
+
+@nb.njit(cache=True, inline="always")
+def cards_home(st: np.ndarray, prm: np.ndarray) -> np.int64:
+    return np.int64(st[2 * prm[P_PILES] + 4])
+
+
+@nb.njit(cache=True, inline="always")
+def _red(c: np.int64) -> bool:
+    s = c // 13
+    return s == 1 or s == 2
+
+
+@nb.njit(cache=True, inline="always")
+def builds_on(c: np.int64, t: np.int64, build: np.int64) -> bool:
+    """Whether card c may be placed on tableau card t under build rule ``build``."""
+    if c % 13 + 1 != t % 13:
+        return False
+    if build == 0:
+        return True
+    if build == 1:
+        return c // 13 != t // 13
+    if build == 2:
+        return _red(c) != _red(t)
+    return c // 13 == t // 13
+
+
+@nb.njit(cache=True, inline="always")
+def may_enter_empty(c: np.int64, fill: np.int64) -> bool:
+    if fill == 0:
+        return False
+    if fill == 1:
+        return c % 13 == 12
+    return True
+
+
+@nb.njit(cache=True, inline="always")
+def home_slot(st: np.ndarray, prm: np.ndarray, c: np.int64, start: np.int64) -> np.int64:
+    """The first foundation slot >= start that accepts card c, or -1.
+
+    With in-suit foundations only the card's own suit slot can accept it. With
+    alternate-colour foundations an ace goes to the first empty slot only (the
+    empty slots are interchangeable), any other card onto a slot whose top is
+    one rank lower and of the other colour.
+    """
+    P = prm[P_PILES]
+    r = c % 13
+    if prm[P_FOUND] == 0:
+        s = c // 13
+        if s >= start and st[2 * P + s] == r:
+            return s
+        return -1
+    for f in range(start, 4):
+        h = np.int64(st[2 * P + f])
+        if h == 0:
+            if r == 0:
+                for g in range(f):
+                    if st[2 * P + g] == 0:
+                        return -1
+                return f
+        else:
+            t = np.int64(st[2 * P + 5 + f * 13 + h - 1])
+            if t % 13 + 1 == r and _red(t) != _red(c):
+                return f
+    return -1
+
+
+@nb.njit(cache=True)
+def gen_moves(st: np.ndarray, prm: np.ndarray, out: np.ndarray) -> np.int64:
+    """Write every legal move into ``out`` in the engine's fixed order; return how many."""
+    P = prm[P_PILES]
+    build = prm[P_BUILD]
+    fill = prm[P_FILL]
+    n = 0
+    for src in range(P):
+        c = top_card(st, prm, src)
+        if c < 0:
+            continue
+        f = home_slot(st, prm, c, 0)
+        while f >= 0:
+            out[n] = src * 64 + FOUNDATION + f
+            n += 1
+            f = home_slot(st, prm, c, f + 1)
+        for dst in range(P):
+            if dst == src:
+                continue
+            t = top_card(st, prm, dst)
+            if (t < 0 and may_enter_empty(c, fill)) or (t >= 0 and builds_on(c, t, build)):
+                out[n] = src * 64 + dst
+                n += 1
+    if prm[P_WORRY] != 0:
+        for f in range(4):
+            c = foundation_top(st, prm, f)
+            if c < 0:
+                continue
+            for dst in range(P):
+                t = top_card(st, prm, dst)
+                if (t < 0 and may_enter_empty(c, fill)) or (t >= 0 and builds_on(c, t, build)):
+                    out[n] = (FOUNDATION + f) * 64 + dst
+                    n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def moved_card(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
+    """The card that move m would move (the exposed card of its source)."""
+    src = m // 64
+    if src >= FOUNDATION:
+        return foundation_top(st, prm, src - FOUNDATION)
+    return top_card(st, prm, src)
+
+
+@nb.njit(cache=True)
+def apply_move(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
+    """Play legal move m; return 1 if it turned a face-down card face up, else 0."""
+    P = prm[P_PILES]
+    src = m // 64
+    dst = m % 64
+    revealed = 0
+    if src >= FOUNDATION:
+        f = src - FOUNDATION
+        h = np.int64(st[2 * P + f]) - 1
+        c = st[2 * P + 5 + f * 13 + h]
+        st[2 * P + f] = h
+        st[2 * P + 4] -= 1
+    else:
+        h = np.int64(st[src]) - 1
+        c = st[pile_base(prm, src) + h]
+        st[src] = h
+        if h > 0 and st[P + src] == h:
+            st[P + src] = h - 1
+            revealed = 1
+    if dst >= FOUNDATION:
+        f = dst - FOUNDATION
+        h = np.int64(st[2 * P + f])
+        st[2 * P + 5 + f * 13 + h] = c
+        st[2 * P + f] = h + 1
+        st[2 * P + 4] += 1
+    else:
+        h = np.int64(st[dst])
+        st[pile_base(prm, dst) + h] = c
+        st[dst] = h + 1
+    return revealed
+
+
+@nb.njit(cache=True)
+def undo_move(st: np.ndarray, prm: np.ndarray, m: np.int64, revealed: np.int64) -> None:
+    """Take back move m, given what `apply_move` returned for it."""
+    P = prm[P_PILES]
+    src = m // 64
+    dst = m % 64
+    if dst >= FOUNDATION:
+        f = dst - FOUNDATION
+        h = np.int64(st[2 * P + f]) - 1
+        c = st[2 * P + 5 + f * 13 + h]
+        st[2 * P + f] = h
+        st[2 * P + 4] -= 1
+    else:
+        h = np.int64(st[dst]) - 1
+        c = st[pile_base(prm, dst) + h]
+        st[dst] = h
+    if src >= FOUNDATION:
+        f = src - FOUNDATION
+        h = np.int64(st[2 * P + f])
+        st[2 * P + 5 + f * 13 + h] = c
+        st[2 * P + f] = h + 1
+        st[2 * P + 4] += 1
+    else:
+        h = np.int64(st[src])
+        if revealed != 0:
+            st[P + src] = h
+        st[pile_base(prm, src) + h] = c
+        st[src] = h + 1
+
+
+@nb.njit(cache=True)
+def deal_state(st: np.ndarray, prm: np.ndarray, deck: np.ndarray, home: np.ndarray) -> None:
+    """Fill st with the deal of the shuffled ``deck`` (round-robin, kings to the
+    bottom when the rules say so, face-down counts) and the cards ``home``."""
+    P = prm[P_PILES]
+    st[:] = 0
+    for k in range(deck.shape[0]):
+        p = k % P
+        h = np.int64(st[p])
+        st[pile_base(prm, p) + h] = deck[k]
+        st[p] = h + 1
+    for p in range(P):
+        h = np.int64(st[p])
+        base = pile_base(prm, p)
+        if prm[P_KTB] != 0:
+            tmp = np.empty(h, dtype=np.int8)
+            j = 0
+            for i in range(h):
+                if st[base + i] % 13 == 12:
+                    tmp[j] = st[base + i]
+                    j += 1
+            for i in range(h):
+                if st[base + i] % 13 != 12:
+                    tmp[j] = st[base + i]
+                    j += 1
+            for i in range(h):
+                st[base + i] = tmp[i]
+        st[P + p] = min(prm[P_FDOWN], max(h - 1, 0))
+    for i in range(home.shape[0]):
+        c = home[i]
+        f = c // 13 if prm[P_FOUND] == 0 else home_slot(st, prm, c, 0)
+        h = np.int64(st[2 * P + f])
+        st[2 * P + 5 + f * 13 + h] = c
+        st[2 * P + f] = h + 1
+        st[2 * P + 4] += 1
+
+
+@nb.njit(cache=True)
+def shuffle_deck(seed: np.int64, number: np.int64, deck: np.ndarray) -> None:
+    """Shuffle ``deck`` in place with the stream keyed by (seed, deal number):
+    Fisher-Yates from the top (see `sim.deals`)."""
+    key = nb_stream_key(seed, number)
+    counter = 0
+    for i in range(deck.shape[0] - 1, 0, -1):
+        j, counter = nb_below(key, counter, i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+
+
+@nb.njit(cache=True)
+def progress_mark(st: np.ndarray, prm: np.ndarray) -> np.int64:
+    """Cards home plus face-down cards turned up: grows when a game makes progress."""
+    P = prm[P_PILES]
+    down = 0
+    for p in range(P):
+        down += st[P + p]
+    return cards_home(st, prm) * 64 - down
+
+
+@nb.njit
+def play_game(st, prm, policy, pparams, rng, moves, record):  # noqa: ANN001, ANN201 (numba)
+    """Play one game from st with a compiled policy; return (outcome, moves played).
+
+    ``policy(st, prm, moves, n, pparams, rng) -> index`` picks one of the n legal
+    moves in ``moves[:n]``; a negative index resigns (the game is lost), an index
+    out of range ends the game with outcome ERROR. The moves played are written
+    to ``record`` while it has room. Not cached: numba specialises it per policy.
+    """
+    n_played = 0
+    best = progress_mark(st, prm)
+    since = 0
+    while True:
+        if cards_home(st, prm) == 52:
+            return WON, n_played
+        n = gen_moves(st, prm, moves)
+        if n == 0:
+            return LOST, n_played
+        if since >= NO_PROGRESS_LIMIT:
+            return LOST, n_played
+        i = policy(st, prm, moves, n, pparams, rng)
+        if i < 0:
+            return LOST, n_played
+        if i >= n:
+            return ERROR, n_played
+        m = moves[i]
+        apply_move(st, prm, m)
+        if n_played < record.shape[0]:
+            record[n_played] = m
+        n_played += 1
+        mark = progress_mark(st, prm)
+        if mark > best:
+            best = mark
+            since = 0
+        else:
+            since += 1
+
+
+@nb.njit
+def play_deals(prm, seed, numbers, base_deck, home, policy, pparams, strategy_seed,  # noqa: ANN001, ANN201
+               out_outcome, out_home, out_moves, win_moves, win_offsets):
+    """Deal and play every deal in ``numbers`` with a compiled policy.
+
+    Writes per deal the outcome, cards home and moves played. The move lists of
+    won games are packed into ``win_moves`` (int16) with ``win_offsets[i]`` /
+    ``win_offsets[i+1]`` bounding deal i's list (empty for lost deals); returns
+    the index of the first deal whose win did not fit, or len(numbers) when all
+    did, so a caller can grow the buffer and continue.
+    """
+    st = np.zeros(prm[P_SIZE], dtype=np.int8)
+    moves = np.empty(MAX_MOVES_BUFFER, dtype=np.int64)
+    record = np.empty(65536, dtype=np.int64)
+    deck = np.empty(base_deck.shape[0], dtype=np.int64)
+    rng = np.zeros(2, dtype=np.uint64)
+    used = win_offsets[0]
+    for i in range(numbers.shape[0]):
+        deck[:] = base_deck
+        shuffle_deck(seed, numbers[i], deck)
+        deal_state(st, prm, deck, home)
+        rng[0] = nb_strategy_key(strategy_seed, numbers[i])
+        rng[1] = 0
+        outcome, n_played = play_game(st, prm, policy, pparams, rng, moves, record)
+        out_outcome[i] = outcome
+        out_home[i] = cards_home(st, prm)
+        out_moves[i] = n_played
+        if outcome == WON:
+            if used + n_played > win_moves.shape[0] or n_played > record.shape[0]:
+                return i
+            for k in range(n_played):
+                win_moves[used + k] = record[k]
+            used += n_played
+        win_offsets[i + 1] = used
+    return numbers.shape[0]

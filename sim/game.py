@@ -1,0 +1,285 @@
+"""`Game`: the Python face of one deal, and `View`, what a player at the table sees.
+
+`Game` wraps the compiled engine's state for one deal: legal moves, play,
+undo, clone, outcome tests and a text rendering. Python-tier strategies and
+replays use it; bulk simulation calls the engine directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from sim import engine as E
+from sim.cards import DECK_SIZE, KING, card_str, rank_of
+from sim.deals import Deal, make_deal
+from sim.notation import ANY_FOUNDATION, Move, parse_move
+from sim.position import Position
+from sim.rules import Rules
+
+HIDDEN_CARD = -1
+"""What a `View` shows in place of a face-down card."""
+
+
+class IllegalMoveError(ValueError):
+    """A move that the rules do not allow in the current position; the message says why."""
+
+
+class View:
+    """The table as a player sees it: face-down cards are `HIDDEN_CARD` unless
+    the view was made for a strategy that declared it peeks (``clairvoyant``).
+
+    It is a snapshot: playing on the game afterwards does not change it.
+    """
+
+    __slots__ = ("rules", "clairvoyant", "_st", "_prm", "_piles")
+
+    def __init__(self, rules: Rules, st: np.ndarray, prm: np.ndarray, clairvoyant: bool) -> None:
+        self.rules = rules
+        self.clairvoyant = clairvoyant
+        self._st = st.copy()
+        self._prm = prm
+        self._piles: tuple[tuple[int, ...], ...] | None = None
+
+    @property
+    def n_piles(self) -> int:
+        return self.rules.columns
+
+    def height(self, p: int) -> int:
+        """Cards in pile p."""
+        return int(self._st[p])
+
+    def face_down(self, p: int) -> int:
+        """Face-down cards at the bottom of pile p."""
+        return int(self._st[self.rules.columns + p])
+
+    def top(self, p: int) -> int:
+        """The exposed card of pile p, or -1 if it is empty (always face up)."""
+        return int(E.top_card(self._st, self._prm, p))
+
+    def card_at(self, p: int, i: int) -> int:
+        """Card i (0 = bottom) of pile p; `HIDDEN_CARD` if face down and not clairvoyant."""
+        if not 0 <= i < self.height(p):
+            raise IndexError(f"pile {p + 1} has {self.height(p)} cards; no card {i}")
+        if i < self.face_down(p) and not self.clairvoyant:
+            return HIDDEN_CARD
+        return int(self._st[E.pile_base(self._prm, p) + i])
+
+    @property
+    def piles(self) -> tuple[tuple[int, ...], ...]:
+        """Every pile bottom to top, face-down cards hidden unless clairvoyant."""
+        if self._piles is None:
+            self._piles = tuple(tuple(self.card_at(p, i) for i in range(self.height(p))) for p in range(self.n_piles))
+        return self._piles
+
+    @property
+    def foundations(self) -> tuple[tuple[int, ...], ...]:
+        P = self.rules.columns
+        return tuple(tuple(int(c) for c in self._st[2 * P + 5 + f * 13 : 2 * P + 5 + f * 13 + self._st[2 * P + f]]) for f in range(4))
+
+    def home_height(self, f: int) -> int:
+        """Cards on foundation f (with in-suit foundations, f is the suit)."""
+        return int(self._st[2 * self.rules.columns + f])
+
+    @property
+    def cards_home(self) -> int:
+        return int(E.cards_home(self._st, self._prm))
+
+    @property
+    def unknown(self) -> frozenset[int]:
+        """Cards the player has not seen: the face-down ones (empty when clairvoyant)."""
+        if self.clairvoyant:
+            return frozenset()
+        seen = {c for pile in self.piles for c in pile if c != HIDDEN_CARD}
+        seen.update(c for f in self.foundations for c in f)
+        return frozenset(range(DECK_SIZE)) - seen
+
+    def builds_on(self, card: int, target: int) -> bool:
+        """Whether ``card`` may be placed on the tableau card ``target``."""
+        return bool(E.builds_on(card, target, self._prm[E.P_BUILD]))
+
+    def card_rests_on_base(self, p: int) -> bool:
+        """Whether pile p's exposed card sits on a visible card it could have been built on."""
+        h = self.height(p)
+        if h < 2 or self.face_down(p) >= h - 1:
+            return False
+        return self.builds_on(self.top(p), int(self._st[E.pile_base(self._prm, p) + h - 2]))
+
+
+class Game:
+    """One deal in play: legal moves, play, undo, clone, outcome, text.
+
+    >>> g = Game.from_deal(Rules(), 1)
+    >>> g.play(g.legal_moves()[0])
+    """
+
+    def __init__(self, rules: Rules, position: Position, deal: Deal | None = None) -> None:
+        self.rules = rules
+        self.deal = deal
+        self.start = position
+        self._prm = E.rule_params(rules)
+        self._st = E.new_state(self._prm)
+        self._buf = np.empty(E.MAX_MOVES_BUFFER, dtype=np.int64)
+        self._history: list[tuple[Move, int]] = []
+        _load(self._st, self._prm, rules, position)
+
+    @classmethod
+    def from_deal(cls, rules: Rules, number: int, seed: int = 0, source: str = "default") -> Game:
+        """Deal number ``number`` of ``rules`` (see `sim.deals.make_deal`)."""
+        d = make_deal(rules, number, seed, source)
+        return cls(rules, d.position, d)
+
+    # --- moves ---------------------------------------------------------------
+    def legal_codes(self) -> np.ndarray:
+        """The engine codes of the legal moves, in the engine's order."""
+        n = E.gen_moves(self._st, self._prm, self._buf)
+        return self._buf[:n].copy()
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move, in the engine's fixed order."""
+        n = E.gen_moves(self._st, self._prm, self._buf)
+        st, prm = self._st, self._prm
+        return [Move(int(E.moved_card(st, prm, m)), int(m) // 64, int(m) % 64) for m in self._buf[:n]]
+
+    def parse(self, text: str) -> Move:
+        """Read a move in notation for this game."""
+        return parse_move(text, self.rules.columns, self.rules.foundation == "suit")
+
+    def play(self, move: Move | str) -> Move:
+        """Play a move (a `Move` or its text); raise `IllegalMoveError` with the reason if illegal."""
+        mv = self.parse(move) if isinstance(move, str) else move
+        n = E.gen_moves(self._st, self._prm, self._buf)
+        codes = self._buf[:n]
+        if mv.dst == ANY_FOUNDATION:
+            for m in codes:
+                if m // 64 == mv.src and m % 64 >= E.FOUNDATION and E.moved_card(self._st, self._prm, m) == mv.card:
+                    mv = Move(mv.card, mv.src, int(m % 64))
+                    break
+        if mv.code not in codes or E.moved_card(self._st, self._prm, mv.code) != mv.card:
+            raise IllegalMoveError(f"{mv}: {self.why_illegal(mv)}")
+        revealed = int(E.apply_move(self._st, self._prm, mv.code))
+        self._history.append((mv, revealed))
+        return mv
+
+    def play_code(self, code: int) -> None:
+        """Play an engine move code known to be legal (the hot path of Python-tier play)."""
+        c = int(E.moved_card(self._st, self._prm, code))
+        revealed = int(E.apply_move(self._st, self._prm, code))
+        self._history.append((Move(c, code // 64, code % 64), revealed))
+
+    def undo(self) -> Move:
+        """Take back the last move and return it."""
+        if not self._history:
+            raise IllegalMoveError("nothing to undo: no move has been played")
+        mv, revealed = self._history.pop()
+        E.undo_move(self._st, self._prm, mv.code, revealed)
+        return mv
+
+    def why_illegal(self, mv: Move) -> str:
+        """A sentence saying why ``mv`` is not legal here (or 'legal')."""
+        P = self.rules.columns
+        if mv.src >= E.FOUNDATION:
+            if not self.rules.worrying_back:
+                return "cards never come back from the foundations in this variant (worrying_back is off)"
+            have = int(E.foundation_top(self._st, self._prm, mv.src - E.FOUNDATION))
+        else:
+            if not 0 <= mv.src < P:
+                return f"pile {mv.src + 1} does not exist"
+            have = int(E.top_card(self._st, self._prm, mv.src))
+        if have < 0:
+            return "the source is empty"
+        if have != mv.card:
+            return f"{card_str(mv.card)} is not the exposed card there (the exposed card is {card_str(have)})"
+        if mv.dst >= ANY_FOUNDATION:
+            if self.rules.foundation == "suit":
+                need = int(self._st[2 * P + mv.card // 13])
+                wanted = "the ace" if need == 0 else card_str((mv.card // 13) * 13 + need - 1)
+                return f"{card_str(mv.card)} cannot go home yet: its foundation holds {need} cards (top needed: {wanted} + 1 rank)"
+            return f"no foundation accepts {card_str(mv.card)} (they build up from the ace in alternating colours)"
+        if not 0 <= mv.dst < P:
+            return f"pile {mv.dst + 1} does not exist"
+        target = int(E.top_card(self._st, self._prm, mv.dst))
+        if target < 0:
+            fill = self.rules.empty_fill
+            if fill == "none":
+                return f"pile {mv.dst + 1} is empty and empty piles stay empty in this variant"
+            if fill == "kings" and rank_of(mv.card) != KING:
+                return f"pile {mv.dst + 1} is empty and only a king may enter an empty pile"
+            return "legal"
+        if not E.builds_on(mv.card, target, self._prm[E.P_BUILD]):
+            return f"{card_str(mv.card)} cannot go on {card_str(target)}: tableau builds down by one rank ({self.rules.build})"
+        return "legal"
+
+    # --- state ---------------------------------------------------------------
+    @property
+    def history(self) -> list[Move]:
+        """The moves played so far."""
+        return [mv for mv, _ in self._history]
+
+    @property
+    def cards_home(self) -> int:
+        return int(E.cards_home(self._st, self._prm))
+
+    @property
+    def is_won(self) -> bool:
+        return self.cards_home == DECK_SIZE
+
+    @property
+    def is_stuck(self) -> bool:
+        """No legal move is left (and the game is not won)."""
+        return not self.is_won and E.gen_moves(self._st, self._prm, self._buf) == 0
+
+    def view(self, peeks: bool = False) -> View:
+        """What a player sees; ``peeks`` shows face-down cards (clairvoyant)."""
+        return View(self.rules, self._st, self._prm, peeks)
+
+    def position(self) -> Position:
+        """The current position (all cards known)."""
+        v = self.view(peeks=True)
+        downs = tuple(v.face_down(p) for p in range(self.rules.columns))
+        return Position(v.piles, downs, v.foundations)
+
+    def clone(self) -> Game:
+        """An independent copy with the same position and history."""
+        other = object.__new__(Game)
+        other.rules, other.deal, other.start, other._prm = self.rules, self.deal, self.start, self._prm
+        other._st = self._st.copy()
+        other._buf = np.empty_like(self._buf)
+        other._history = list(self._history)
+        return other
+
+    def state_array(self) -> np.ndarray:
+        """A copy of the engine state (for compiled strategies and tests)."""
+        return self._st.copy()
+
+    def __str__(self) -> str:
+        return self.position().to_text(reveal=False)
+
+    def replay(self, moves: Iterable[Move | str]) -> None:
+        """Play a sequence of moves, stopping at the first illegal one (which raises)."""
+        for k, mv in enumerate(moves, start=1):
+            try:
+                self.play(mv)
+            except IllegalMoveError as exc:
+                raise IllegalMoveError(f"move {k}: {exc}") from None
+
+
+def _load(st: np.ndarray, prm: np.ndarray, rules: Rules, position: Position) -> None:
+    """Write a `Position` into an engine state array."""
+    if len(position.piles) != rules.columns:
+        raise ValueError(f"position has {len(position.piles)} piles; the rules have {rules.columns}")
+    cap = int(prm[E.P_CAP])
+    P = rules.columns
+    st[:] = 0
+    for p, (pile, down) in enumerate(zip(position.piles, position.face_down, strict=True)):
+        if len(pile) > cap:
+            raise ValueError(f"pile {p + 1} has {len(pile)} cards; at most {cap} fit")
+        base = E.pile_base(prm, p)
+        st[base : base + len(pile)] = pile
+        st[p] = len(pile)
+        st[P + p] = down
+    for f, stack in enumerate(position.foundations):
+        st[2 * P + 5 + f * 13 : 2 * P + 5 + f * 13 + len(stack)] = stack
+        st[2 * P + f] = len(stack)
+    st[2 * P + 4] = position.cards_home

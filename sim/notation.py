@@ -1,0 +1,102 @@
+"""Move notation: ``"9H 3>7"`` (card, from pile, to pile), ``"AS 5>F"`` (home),
+``"3D F>2"`` (worrying back). Piles are numbered 1..N in text, 0..N-1 inside.
+
+With alternate-colour foundations several foundations may accept a card, so
+the foundation is numbered: ``"2H 5>F2"``. A bare ``F`` there means "the first
+foundation that accepts it", resolved when the move is played.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from sim.cards import CardParseError, card_str, parse_card
+from sim.engine import FOUNDATION
+
+ANY_FOUNDATION = FOUNDATION - 1
+"""Destination of a parsed ``>F`` whose foundation is still to be resolved."""
+
+_MOVE_RE = re.compile(r"^\s*(\S+)\s+(\d+|F\d?)\s*>\s*(\d+|F\d?)\s*$", re.IGNORECASE)
+
+
+class MoveParseError(ValueError):
+    """Text that is not a move."""
+
+
+class Move(NamedTuple):
+    """One single-card move: the card, its source and its destination.
+
+    ``src``/``dst`` are engine places: 0..N-1 for piles, ``FOUNDATION + f`` for
+    foundation f. ``code`` is the engine's integer for the move.
+    """
+
+    card: int
+    src: int
+    dst: int
+
+    @property
+    def code(self) -> int:
+        return self.src * 64 + self.dst
+
+    @property
+    def to_foundation(self) -> bool:
+        return self.dst >= ANY_FOUNDATION
+
+    @property
+    def from_foundation(self) -> bool:
+        return self.src >= FOUNDATION
+
+    def text(self, numbered_foundations: bool = False) -> str:
+        """The move's notation; foundations carry their number when ``numbered_foundations``."""
+        return f"{card_str(self.card)} {_place(self.src, numbered_foundations)}>{_place(self.dst, numbered_foundations)}"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _place(p: int, numbered: bool) -> str:
+    if p == ANY_FOUNDATION:
+        return "F"
+    if p >= FOUNDATION:
+        return f"F{p - FOUNDATION + 1}" if numbered else "F"
+    return str(p + 1)
+
+
+def parse_move(text: str, piles: int, suit_foundations: bool = True) -> Move:
+    """Read a move for a game of ``piles`` piles.
+
+    With in-suit foundations a bare ``F`` is the card's own suit's foundation.
+    """
+    m = _MOVE_RE.match(text)
+    if not m:
+        raise MoveParseError(
+            f"{text!r} is not a move; write CARD FROM>TO with piles 1..{piles} or F, e.g. '9H 3>7', 'AS 5>F', '3D F>2'"
+        )
+    try:
+        c = parse_card(m.group(1))
+    except CardParseError as exc:
+        raise MoveParseError(f"{text!r}: {exc}") from None
+
+    def place(word: str) -> int:
+        w = word.upper()
+        if w.startswith("F"):
+            if len(w) == 1:
+                return FOUNDATION + c // 13 if suit_foundations else ANY_FOUNDATION
+            k = int(w[1:])
+            if not 1 <= k <= 4:
+                raise MoveParseError(f"{text!r}: foundation F{k} does not exist; allowed: F1..F4")
+            if suit_foundations and k - 1 != c // 13:
+                raise MoveParseError(f"{text!r}: foundations build in suit; {card_str(c)} belongs on F{c // 13 + 1} (or just F)")
+            return FOUNDATION + k - 1
+        k = int(w)
+        if not 1 <= k <= piles:
+            raise MoveParseError(f"{text!r}: pile {k} does not exist; allowed: 1..{piles}")
+        return k - 1
+
+    src, dst = place(m.group(2)), place(m.group(3))
+    if src >= ANY_FOUNDATION and dst >= ANY_FOUNDATION:
+        raise MoveParseError(f"{text!r}: a move goes from a pile or to a pile; foundation to foundation is not a move")
+    if src == dst:
+        raise MoveParseError(f"{text!r}: source and destination are the same pile")
+    return Move(c, src, dst)

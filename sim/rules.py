@@ -1,0 +1,287 @@
+"""The rules as data: one frozen `Rules` value per variant, the named presets,
+and loading a user's variant from a TOML file.
+
+Every rule of the Baker's Dozen family is a parameter here, so that the engine,
+the referee and the reports all read one description of the game and a result
+can be tied to the exact rules that produced it (`Rules.fingerprint`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sim.cards import DECK_SIZE, CardParseError, card_str, parse_card
+
+BUILDS = ("any-suit", "other-suit", "alternate-colour", "same-suit")
+"""How a card builds down on the tableau: one rank lower and ..."""
+EMPTY_FILLS = ("none", "kings", "any")
+"""What may enter an empty pile."""
+FOUNDATIONS = ("suit", "alternate-colour")
+"""How foundations build up from the ace."""
+
+PARAMETERS = (
+    "columns",
+    "cards_per_column",
+    "kings_to_bottom",
+    "face_down",
+    "build",
+    "empty_fill",
+    "foundation",
+    "start_home",
+    "worrying_back",
+)
+"""The fields that define the game; the fingerprint covers exactly these."""
+
+
+class RulesError(ValueError):
+    """A variant name, file, field or value that is not allowed."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every rule parameter of one variant of the Baker's Dozen family.
+
+    Piles are dealt round-robin (card k of the shuffled deck goes to pile
+    k mod columns) after the cards in ``start_home`` are put on their
+    foundations. Only the exposed card of a pile moves, one at a time.
+    """
+
+    name: str = "bakers-dozen"
+    columns: int = 13
+    cards_per_column: int = 4
+    kings_to_bottom: bool = True
+    face_down: int = 0
+    build: str = "any-suit"
+    empty_fill: str = "none"
+    foundation: str = "suit"
+    start_home: tuple[str, ...] = ()
+    worrying_back: bool = False
+    description: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @property
+    def fingerprint(self) -> str:
+        """A short hash of the rule parameters: equal iff every parameter is equal."""
+        payload = json.dumps({p: _jsonable(getattr(self, p)) for p in PARAMETERS}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+    @property
+    def start_home_cards(self) -> tuple[int, ...]:
+        """The codes of the cards that start on the foundations."""
+        return tuple(parse_card(c) for c in self.start_home)
+
+    @property
+    def dealt_cards(self) -> int:
+        """How many cards go to the tableau."""
+        return self.columns * self.cards_per_column
+
+    def parameters(self) -> dict[str, Any]:
+        """The rule parameters as a plain dict (TOML/JSON friendly)."""
+        return {p: _jsonable(getattr(self, p)) for p in PARAMETERS}
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some parameters changed (validated)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _jsonable(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _fail(name: str, value: Any, allowed: str) -> None:
+    raise RulesError(f"rule {name!r} has value {value!r}; allowed: {allowed}")
+
+
+def _validate(r: Rules) -> None:
+    for name in ("columns", "cards_per_column", "face_down"):
+        value = getattr(r, name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            _fail(name, value, "a whole number")
+    for name in ("kings_to_bottom", "worrying_back"):
+        value = getattr(r, name)
+        if not isinstance(value, bool):
+            _fail(name, value, "true or false")
+    if not 1 <= r.columns <= DECK_SIZE:
+        _fail("columns", r.columns, "1..52")
+    if r.cards_per_column < 1:
+        _fail("cards_per_column", r.cards_per_column, "1 or more")
+    if not 0 <= r.face_down < r.cards_per_column:
+        _fail("face_down", r.face_down, f"0..{r.cards_per_column - 1} (at least the top card of a pile is face up)")
+    if r.build not in BUILDS:
+        _fail("build", r.build, ", ".join(BUILDS))
+    if r.empty_fill not in EMPTY_FILLS:
+        _fail("empty_fill", r.empty_fill, ", ".join(EMPTY_FILLS))
+    if r.foundation not in FOUNDATIONS:
+        _fail("foundation", r.foundation, ", ".join(FOUNDATIONS))
+    if not isinstance(r.start_home, tuple) or not all(isinstance(c, str) for c in r.start_home):
+        _fail("start_home", r.start_home, "a list of cards such as [\"AC\", \"AD\"]")
+    try:
+        codes = [parse_card(c) for c in r.start_home]
+    except CardParseError as exc:
+        raise RulesError(f"rule 'start_home': {exc}") from None
+    if len(set(codes)) != len(codes):
+        _fail("start_home", list(r.start_home), "each card at most once")
+    if [card_str(c) for c in codes] != list(r.start_home):
+        object.__setattr__(r, "start_home", tuple(card_str(c) for c in codes))
+    _check_start_home_buildable(codes, r.foundation)
+    if r.dealt_cards + len(codes) != DECK_SIZE:
+        raise RulesError(
+            f"columns x cards_per_column = {r.columns} x {r.cards_per_column} = {r.dealt_cards} cards dealt, "
+            f"plus {len(codes)} starting home, makes {r.dealt_cards + len(codes)}; allowed: exactly 52 "
+            "(one full deck)"
+        )
+
+
+def _check_start_home_buildable(codes: list[int], foundation: str) -> None:
+    """Cards home at the start must form legal foundation piles (aces, then successors)."""
+    ranks_by_suit: dict[int, list[int]] = {}
+    for c in codes:
+        ranks_by_suit.setdefault(c // 13, []).append(c % 13)
+    if foundation == "suit":
+        for suit, ranks in ranks_by_suit.items():
+            if sorted(ranks) != list(range(len(ranks))):
+                _fail("start_home", [card_str(c) for c in codes], "for each suit, the ace and the next ranks in order")
+    elif any(c % 13 != 0 for c in codes) or len(codes) > 4:
+        _fail("start_home", [card_str(c) for c in codes], "aces only with alternate-colour foundations")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named preset: a `Rules` value with aliases and a one-line description."""
+
+    rules: Rules
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.rules.name
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant(Rules(description="13 piles of 4 face up, kings to the bottom, build down any suit, empty piles stay empty")),
+    Variant(
+        Rules(
+            name="kings-into-empty",
+            kings_to_bottom=False,
+            empty_fill="kings",
+            description="kings stay where dealt; a king (only a king) may move into an empty pile",
+        ),
+        aliases=("portuguese", "portuguese-solitaire"),
+    ),
+    Variant(
+        Rules(
+            name="dick-1883",
+            face_down=3,
+            description="W. B. Dick 1883: three cards of each pile face down, the top one face up",
+        ),
+        aliases=("dick",),
+    ),
+    Variant(
+        Rules(
+            name="spanish-patience",
+            kings_to_bottom=False,
+            empty_fill="any",
+            description="kings stay where dealt; any card may move into an empty pile",
+        ),
+        aliases=("spanish",),
+    ),
+    Variant(
+        Rules(
+            name="castles-in-spain",
+            kings_to_bottom=False,
+            face_down=3,
+            build="alternate-colour",
+            empty_fill="any",
+            description="three face down per pile, build down in alternate colour, any card fills an empty pile",
+        ),
+    ),
+    Variant(
+        Rules(
+            name="good-measure",
+            columns=10,
+            cards_per_column=5,
+            start_home=("AC", "AD"),
+            description="10 piles of 5; the aces of clubs and diamonds start home; kings to the bottom",
+        ),
+    ),
+    Variant(
+        Rules(
+            name="other-suit",
+            build="other-suit",
+            description="as bakers-dozen, but a card builds only on a card of a different suit",
+        ),
+    ),
+)
+
+DEFAULT_VARIANT = "bakers-dozen"
+
+
+def variant_names() -> list[str]:
+    """Names of the presets, default first."""
+    return [v.name for v in VARIANTS]
+
+
+def find_variant(name: str) -> Rules:
+    """The preset called ``name`` or one of its aliases (case-insensitive, ``_`` = ``-``)."""
+    key = name.strip().lower().replace("_", "-").replace(" ", "-")
+    for v in VARIANTS:
+        if key == v.name or key in v.aliases:
+            return v.rules
+    known = ", ".join(f"{v.name}" + (f" ({', '.join(v.aliases)})" if v.aliases else "") for v in VARIANTS)
+    raise RulesError(f"unknown variant {name!r}; known variants: {known}; or a path to a .toml variant file")
+
+
+def rules_from_mapping(data: dict[str, Any], *, default_name: str = "custom") -> Rules:
+    """Build a `Rules` from a mapping of parameter names (as in a TOML file).
+
+    ``base`` names a preset to start from; ``name`` and ``description`` label
+    the variant; every other key must be a rule parameter.
+    """
+    data = dict(data)
+    base_name = data.pop("base", DEFAULT_VARIANT)
+    if not isinstance(base_name, str):
+        _fail("base", base_name, "the name of a preset: " + ", ".join(variant_names()))
+    base = find_variant(base_name)
+    name = data.pop("name", default_name)
+    description = data.pop("description", f"custom variant based on {base.name}")
+    unknown = sorted(set(data) - set(PARAMETERS))
+    if unknown:
+        raise RulesError(
+            f"unknown rule field(s) {', '.join(map(repr, unknown))}; allowed fields: "
+            + ", ".join(("base", "name", "description") + PARAMETERS)
+        )
+    if "start_home" in data:
+        value = data["start_home"]
+        if not isinstance(value, list | tuple):
+            _fail("start_home", value, "a list of cards such as [\"AC\", \"AD\"]")
+        data["start_home"] = tuple(value)
+    return dataclasses.replace(base, name=str(name), description=str(description), **data)
+
+
+def load_variant_file(path: str | Path) -> Rules:
+    """Read a user's variant from a TOML file, validated field by field."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RulesError(f"cannot read variant file {str(p)!r}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RulesError(f"variant file {str(p)!r} is not valid TOML: {exc}") from None
+    return rules_from_mapping(data, default_name=p.stem)
+
+
+def resolve_variant(spec: str) -> Rules:
+    """A preset name or alias, or a path to a ``.toml`` variant file."""
+    if spec.endswith(".toml") or Path(spec).is_file():
+        return load_variant_file(spec)
+    return find_variant(spec)
