@@ -52,12 +52,21 @@ def check_deal_number(number: int, seed: int = 0, source: str = "default") -> No
     if source not in SOURCES:
         raise DealError(f"unknown deal source {source!r}; allowed: {', '.join(SOURCES)}")
     top = PYSOL_MAX_DEAL if source == "pysol" else MAX_DEAL
-    if not isinstance(number, int) or not 1 <= number <= top:
+    if not _is_whole(number):
+        raise DealError(f"deal number {number!r} is not a whole number; allowed: 1..{top} for source {source!r}")
+    if not 1 <= number <= top:
         raise DealError(f"deal number {number!r} is out of range; allowed: 1..{top} for source {source!r}")
-    if not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+    if not _is_whole(seed):
+        raise DealError(f"seed {seed!r} is not a whole number; allowed: 0..{MAX_SEED}")
+    if not 0 <= seed <= MAX_SEED:
         raise DealError(f"seed {seed!r} is out of range; allowed: 0..{MAX_SEED}")
     if source == "pysol" and seed != 0:
         raise DealError("the pysol source numbers deals by PySolFC's own generator; it takes no seed (use --seed 0)")
+
+
+def _is_whole(value: object) -> bool:
+    """An integer (Python or numpy), but not a bool."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 def deck_order(rules: Rules, number: int, seed: int = 0) -> np.ndarray:
@@ -127,6 +136,7 @@ def _pysol_king_swap(order: list[int], n: int) -> list[int]:
 def make_deal(rules: Rules, number: int, seed: int = 0, source: str = "default") -> Deal:
     """Deal number ``number`` of ``rules`` from ``source`` (checked)."""
     check_deal_number(number, seed, source)
+    number, seed = int(number), int(seed)
     if source == "pysol":
         position = _position(pysol_piles(number, rules), rules)
     else:

@@ -28,10 +28,12 @@ allowed). Compiled and Python strategies index into that order.
 
 from __future__ import annotations
 
+import functools
+
 import numba as nb
 import numpy as np
 
-from sim.rng import nb_below, nb_stream_key, nb_strategy_key
+from sim.rng import nb_below, nb_strategy_key, nb_stream_key
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
 
 FOUNDATION = 56
@@ -49,8 +51,9 @@ NO_PROGRESS_LIMIT = 1000
 turned face up: the loop guard for strategies that shuffle cards forever."""
 
 
+@functools.lru_cache(maxsize=64)
 def rule_params(rules: Rules) -> np.ndarray:
-    """The rules as the int64 parameter array the compiled functions read."""
+    """The rules as the int64 parameter array the compiled functions read (shared; never mutate it)."""
     piles = rules.columns
     cap = rules.cards_per_column + 13
     return np.array(
@@ -165,13 +168,29 @@ def home_slot(st: np.ndarray, prm: np.ndarray, c: np.int64, start: np.int64) -> 
 
 @nb.njit(cache=True)
 def gen_moves(st: np.ndarray, prm: np.ndarray, out: np.ndarray) -> np.int64:
-    """Write every legal move into ``out`` in the engine's fixed order; return how many."""
+    """Write every legal move into ``out`` in the engine's fixed order; return how many.
+
+    ``out`` needs `MAX_MOVES_BUFFER` slots: its last 128 serve as scratch for
+    buckets of piles by the rank of their exposed card, so that each card only
+    looks at the piles it could go onto.
+    """
     P = prm[P_PILES]
     build = prm[P_BUILD]
     fill = prm[P_FILL]
+    head = MAX_MOVES_BUFFER - 128  # head[0..13]: first pile whose top has rank r (13 = empty pile)
+    nxt = head + 14  # nxt[p]: next pile in the same bucket, ascending; -1 ends
+    tops = nxt + 64  # tops[p]: exposed card or -1
+    for r in range(14):
+        out[head + r] = -1
+    for p in range(P - 1, -1, -1):
+        t = top_card(st, prm, p)
+        out[tops + p] = t
+        b = 13 if t < 0 else t % 13
+        out[nxt + p] = out[head + b]
+        out[head + b] = p
     n = 0
     for src in range(P):
-        c = top_card(st, prm, src)
+        c = out[tops + src]
         if c < 0:
             continue
         f = home_slot(st, prm, c, 0)
@@ -179,23 +198,45 @@ def gen_moves(st: np.ndarray, prm: np.ndarray, out: np.ndarray) -> np.int64:
             out[n] = src * 64 + FOUNDATION + f
             n += 1
             f = home_slot(st, prm, c, f + 1)
-        for dst in range(P):
-            if dst == src:
-                continue
-            t = top_card(st, prm, dst)
-            if (t < 0 and may_enter_empty(c, fill)) or (t >= 0 and builds_on(c, t, build)):
-                out[n] = src * 64 + dst
-                n += 1
+        n = _tableau_targets(out, n, src * 64, c, src, build, fill, head, nxt, tops)
     if prm[P_WORRY] != 0:
         for f in range(4):
             c = foundation_top(st, prm, f)
-            if c < 0:
+            if c >= 0:
+                n = _tableau_targets(out, n, (FOUNDATION + f) * 64, c, -1, build, fill, head, nxt, tops)
+    return n
+
+
+@nb.njit(cache=True, inline="always")
+def _tableau_targets(out, n, code, c, src, build, fill, head, nxt, tops):  # noqa: ANN001, ANN202 (numba)
+    """Append the moves of card c onto piles (ascending): bases of rank c+1 merged with empty piles."""
+    a = out[head + c % 13 + 1] if c % 13 < 12 else -1
+    e = out[head + 13] if may_enter_empty(c, fill) else -1
+    while a >= 0 or e >= 0:
+        if e < 0 or (a >= 0 and a < e):
+            dst = a
+            a = out[nxt + a]
+            if dst == src or not builds_on(c, out[tops + dst], build):
                 continue
-            for dst in range(P):
-                t = top_card(st, prm, dst)
-                if (t < 0 and may_enter_empty(c, fill)) or (t >= 0 and builds_on(c, t, build)):
-                    out[n] = (FOUNDATION + f) * 64 + dst
-                    n += 1
+        else:
+            dst = e
+            e = out[nxt + e]
+            if dst == src:
+                continue
+        out[n] = code + dst
+        n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def gen_move_triples(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, triples: np.ndarray) -> np.int64:
+    """`gen_moves`, also writing (card, src, dst) of each move into ``triples`` (n x 3)."""
+    n = gen_moves(st, prm, buf)
+    for i in range(n):
+        m = buf[i]
+        triples[i, 0] = moved_card(st, prm, m)
+        triples[i, 1] = m // 64
+        triples[i, 2] = m % 64
     return n
 
 

@@ -33,7 +33,7 @@ class View:
     It is a snapshot: playing on the game afterwards does not change it.
     """
 
-    __slots__ = ("rules", "clairvoyant", "_st", "_prm", "_piles")
+    __slots__ = ("rules", "clairvoyant", "_st", "_prm", "_piles", "_build")
 
     def __init__(self, rules: Rules, st: np.ndarray, prm: np.ndarray, clairvoyant: bool) -> None:
         self.rules = rules
@@ -41,6 +41,7 @@ class View:
         self._st = st.copy()
         self._prm = prm
         self._piles: tuple[tuple[int, ...], ...] | None = None
+        self._build = int(prm[E.P_BUILD])
 
     @property
     def n_piles(self) -> int:
@@ -56,7 +57,11 @@ class View:
 
     def top(self, p: int) -> int:
         """The exposed card of pile p, or -1 if it is empty (always face up)."""
-        return int(E.top_card(self._st, self._prm, p))
+        h = int(self._st[p])
+        return int(self._st[self._base(p) + h - 1]) if h else -1
+
+    def _base(self, p: int) -> int:
+        return 2 * self.rules.columns + 57 + p * int(self._prm[E.P_CAP])
 
     def card_at(self, p: int, i: int) -> int:
         """Card i (0 = bottom) of pile p; `HIDDEN_CARD` if face down and not clairvoyant."""
@@ -64,7 +69,7 @@ class View:
             raise IndexError(f"pile {p + 1} has {self.height(p)} cards; no card {i}")
         if i < self.face_down(p) and not self.clairvoyant:
             return HIDDEN_CARD
-        return int(self._st[E.pile_base(self._prm, p) + i])
+        return int(self._st[self._base(p) + i])
 
     @property
     def piles(self) -> tuple[tuple[int, ...], ...]:
@@ -97,14 +102,19 @@ class View:
 
     def builds_on(self, card: int, target: int) -> bool:
         """Whether ``card`` may be placed on the tableau card ``target``."""
-        return bool(E.builds_on(card, target, self._prm[E.P_BUILD]))
+        return bool(E.builds_on(card, target, self._build))
+
+    def home_slot(self, card: int) -> int:
+        """The foundation that would take ``card`` now, or -1."""
+        return int(E.home_slot(self._st, self._prm, card, 0))
 
     def card_rests_on_base(self, p: int) -> bool:
         """Whether pile p's exposed card sits on a visible card it could have been built on."""
         h = self.height(p)
         if h < 2 or self.face_down(p) >= h - 1:
             return False
-        return self.builds_on(self.top(p), int(self._st[E.pile_base(self._prm, p) + h - 2]))
+        base = self._base(p)
+        return self.builds_on(int(self._st[base + h - 1]), int(self._st[base + h - 2]))
 
 
 class Game:
@@ -121,6 +131,7 @@ class Game:
         self._prm = E.rule_params(rules)
         self._st = E.new_state(self._prm)
         self._buf = np.empty(E.MAX_MOVES_BUFFER, dtype=np.int64)
+        self._triples = np.empty((E.MAX_MOVES_BUFFER, 3), dtype=np.int64)
         self._history: list[tuple[Move, int]] = []
         _load(self._st, self._prm, rules, position)
 
@@ -138,9 +149,8 @@ class Game:
 
     def legal_moves(self) -> list[Move]:
         """Every legal move, in the engine's fixed order."""
-        n = E.gen_moves(self._st, self._prm, self._buf)
-        st, prm = self._st, self._prm
-        return [Move(int(E.moved_card(st, prm, m)), int(m) // 64, int(m) % 64) for m in self._buf[:n]]
+        n = E.gen_move_triples(self._st, self._prm, self._buf, self._triples)
+        return [Move._make(t) for t in self._triples[:n].tolist()]
 
     def parse(self, text: str) -> Move:
         """Read a move in notation for this game."""
@@ -246,6 +256,7 @@ class Game:
         other.rules, other.deal, other.start, other._prm = self.rules, self.deal, self.start, self._prm
         other._st = self._st.copy()
         other._buf = np.empty_like(self._buf)
+        other._triples = np.empty_like(self._triples)
         other._history = list(self._history)
         return other
 

@@ -45,7 +45,7 @@ class Move(NamedTuple):
 
     @property
     def from_foundation(self) -> bool:
-        return self.src >= FOUNDATION
+        return self.src >= ANY_FOUNDATION
 
     def text(self, numbered_foundations: bool = False) -> str:
         """The move's notation; foundations carry their number when ``numbered_foundations``."""

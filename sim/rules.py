@@ -129,8 +129,12 @@ def _validate(r: Rules) -> None:
         raise RulesError(f"rule 'start_home': {exc}") from None
     if len(set(codes)) != len(codes):
         _fail("start_home", list(r.start_home), "each card at most once")
-    if [card_str(c) for c in codes] != list(r.start_home):
-        object.__setattr__(r, "start_home", tuple(card_str(c) for c in codes))
+    # Canonical form: upper-case text, ordered by rank then suit. The same set of
+    # cards is then the same `Rules` (and fingerprint) whatever order a user wrote,
+    # and `start_home_cards` is in an order that can be put home one by one.
+    canonical = tuple(card_str(c) for c in sorted(codes, key=lambda c: (c % 13, c // 13)))
+    if canonical != r.start_home:
+        object.__setattr__(r, "start_home", canonical)
     _check_start_home_buildable(codes, r.foundation)
     if r.dealt_cards + len(codes) != DECK_SIZE:
         raise RulesError(

@@ -1,0 +1,270 @@
+"""The `bakers-dozen` command.
+
+Every verb reports bad input as one line naming what was wrong and what is
+allowed, with exit code 2 and no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import click
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from sim import __version__
+from sim.cards import CardParseError, card_str
+from sim.deals import DealError, make_deal
+from sim.game import Game, IllegalMoveError
+from sim.notation import MoveParseError
+from sim.position import LayoutError, Position, parse_position
+from sim.rules import VARIANTS, Rules, RulesError, find_variant, resolve_variant, rules_from_mapping
+
+USER_ERRORS = (RulesError, DealError, LayoutError, MoveParseError, IllegalMoveError, CardParseError, ValueError)
+EXIT_BAD_INPUT = 2
+
+
+class RecordError(ValueError):
+    """A JSON game record that cannot be checked as it stands."""
+
+
+class _Group(click.Group):
+    """Turns the toolkit's input errors into one clear line and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as exc:
+            click.echo(f"bakers-dozen: error: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="bakers-dozen")
+def main() -> None:
+    """Simulate Baker's Dozen and its family: deals, strategies, win rates."""
+
+
+# --- shared options -----------------------------------------------------------
+
+def _variant_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--variant", "-v", default="bakers-dozen", show_default=True,
+        help="A preset name or alias (see `bakers-dozen variants`) or a .toml variant file.",
+    )(f)
+
+
+def _deal_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--layout", "layout_file", type=click.File("r"), default=None,
+                     help="Read the position from FILE ('-' for standard input) instead of dealing.")(f)
+    f = click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
+                     help="Deal numbering: this toolkit's, or PySolFC's (for cross-checks).")(f)
+    f = click.option("--seed", type=int, default=0, show_default=True, help="Deal seed (default source).")(f)
+    f = click.option("--deal", "-d", "number", type=int, default=None, help="Deal number (1 or more).")(f)
+    return f
+
+
+def _start(variant: str, number: int | None, seed: int, source: str, layout_file: Any) -> tuple[Rules, Game]:
+    rules = resolve_variant(variant)
+    if layout_file is not None:
+        if number is not None:
+            raise click.UsageError("give either --deal or --layout, not both")
+        return rules, Game(rules, parse_position(layout_file.read(), rules))
+    if number is None:
+        raise click.UsageError("missing --deal N (or --layout FILE)")
+    return rules, Game.from_deal(rules, number, seed, source)
+
+
+# --- verbs --------------------------------------------------------------------
+
+@main.command()
+def variants() -> None:
+    """List the preset variants."""
+    table = Table(title="Variants (bakers-dozen is the default)")
+    for col in ("name", "aliases", "fingerprint", "description"):
+        table.add_column(col)
+    for v in VARIANTS:
+        table.add_row(v.name, ", ".join(v.aliases), v.rules.fingerprint, v.rules.description)
+    Console().print(table)
+
+
+@main.command()
+@_variant_option
+@_deal_options
+@click.option("--reveal", is_flag=True, help="Show face-down cards as <4C> instead of ??.")
+def deal(variant: str, number: int | None, seed: int, source: str, layout_file: Any, reveal: bool) -> None:
+    """Print a deal: one pile per line, bottom to top."""
+    rules, game = _start(variant, number, seed, source, layout_file)
+    where = f"deal {number}, seed {seed}, source {source}" if number is not None else "typed layout"
+    click.echo(f"# {rules.name} ({rules.fingerprint}), {where}")
+    click.echo(game.start.to_text(reveal=reveal), nl=False)
+
+
+@main.command()
+def strategies() -> None:
+    """List the strategies and their parameters."""
+    from strategies import available
+
+    table = Table(title="Strategies (name:key=value,... to set parameters)")
+    for col in ("name", "version", "parameters (default)", "description"):
+        table.add_column(col)
+    for name, cls in available().items():
+        params = "\n".join(f"{k}={p.default}: {p.doc}" for k, p in cls.PARAMETERS.items()) or "-"
+        table.add_row(name + (" (clairvoyant)" if cls.peeks else ""), cls.version, params, cls.description)
+    Console().print(table)
+
+
+@main.command()
+@_variant_option
+@_deal_options
+@click.option("--strategy", "-s", "strategy_spec", default="greedy", show_default=True,
+              help="NAME, NAME:key=value,..., or package.module:ClassName[:key=value,...].")
+@click.option("--strategy-seed", type=int, default=0, show_default=True, help="Seed of the strategy's random generator.")
+@click.option("--tier", type=click.Choice(["auto", "python", "compiled"]), default="auto", show_default=True,
+              help="Play through the Python interface or the compiled policy (auto: compiled when there is one).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON record (see `bakers-dozen verify`).")
+def play(variant: str, number: int | None, seed: int, source: str, layout_file: Any, strategy_spec: str,
+         strategy_seed: int, tier: str, as_json: bool) -> None:
+    """Play one deal with a strategy and print the moves and the outcome."""
+    from sim.play import play_compiled, play_python
+    from strategies import DealInfo, StrategyError, load_strategy
+
+    try:
+        strategy = load_strategy(strategy_spec)
+    except StrategyError as exc:
+        raise ValueError(str(exc)) from None
+    rules, game = _start(variant, number, seed, source, layout_file)
+    info = DealInfo(rules, number or 0, seed, source if number is not None else "layout")
+    compiled = tier == "compiled" or (tier == "auto" and strategy.compiled(rules) is not None)
+    record = (play_compiled if compiled else play_python)(strategy, game, info, strategy_seed)
+    numbered = rules.foundation != "suit"
+    move_texts = [m.text(numbered) for m in record.moves]
+    if as_json:
+        click.echo(json.dumps(game_record_json(rules, game.start, info, strategy.label, record.outcome,
+                                               record.cards_home, move_texts, record.error)))
+        return
+    click.echo(f"# {rules.name} ({rules.fingerprint}), {'deal ' + str(number) if number else 'typed layout'}, "
+               f"strategy {strategy.label}")
+    for k in range(0, len(move_texts), 10):
+        click.echo(f"{k + 1:4d}. " + "  ".join(move_texts[k : k + 10]))
+    click.echo(f"outcome: {record.outcome}, cards home: {record.cards_home}/52, moves: {len(move_texts)}"
+               + (f", error: {record.error}" if record.error else ""))
+
+
+def game_record_json(rules: Rules, start: Position, info: Any, strategy: str, outcome: str, cards_home: int,
+                     moves: list[str], error: str | None = None) -> dict[str, Any]:
+    """The JSON form of one played deal, complete enough for `verify` to replay it."""
+    return {
+        "variant": rules.name,
+        "rules_fingerprint": rules.fingerprint,
+        "rules": rules.parameters(),
+        "deal": info.number if info.source != "layout" else None,
+        "seed": info.seed,
+        "source": info.source,
+        "strategy": strategy,
+        "layout": [[card_str(c) for c in pile] for pile in start.piles],
+        "face_down": list(start.face_down),
+        "home": [[card_str(c) for c in f] for f in start.foundations],
+        "outcome": outcome,
+        "cards_home": cards_home,
+        "moves": moves,
+        **({"error": error} if error else {}),
+    }
+
+
+def _record_rules(record: dict[str, Any]) -> Rules:
+    name = record.get("variant")
+    if not isinstance(name, str):
+        raise RecordError("record has no 'variant' name")
+    if isinstance(record.get("rules"), dict):
+        rules = rules_from_mapping({**record["rules"], "name": name}, default_name=name)
+    else:
+        rules = find_variant(name)
+    want = record.get("rules_fingerprint")
+    if want is not None and want != rules.fingerprint:
+        raise RecordError(f"record's rules_fingerprint {want!r} does not match the rules of {name!r} ({rules.fingerprint})")
+    return rules
+
+
+def _record_start(record: dict[str, Any], rules: Rules) -> Position:
+    layout = record.get("layout")
+    if not isinstance(layout, list) or not all(isinstance(p, list) for p in layout):
+        raise RecordError("record's 'layout' must be a list of piles, each a list of cards such as \"9H\"")
+    downs = record.get("face_down") or [min(rules.face_down, max(len(p) - 1, 0)) for p in layout]
+    if len(downs) != len(layout):
+        raise RecordError(f"record's 'face_down' has {len(downs)} entries for {len(layout)} piles")
+    lines = [" ".join(f"<{c}>" if i < d else str(c) for i, c in enumerate(p)) or "-" for p, d in zip(layout, downs, strict=True)]
+    home = [f for f in record.get("home") or [] if f]
+    if home:
+        lines.append("home: " + " / ".join(" ".join(map(str, f)) for f in home))
+    start = parse_position("\n".join(lines), rules)
+    number, source = record.get("deal"), record.get("source", "default")
+    if number is not None and source != "layout":
+        dealt = make_deal(rules, int(number), int(record.get("seed", 0)), source).position
+        if dealt != start:
+            raise RecordError(f"record's layout is not deal {number} (seed {record.get('seed', 0)}, source {source}) of {rules.name}")
+    return start
+
+
+@main.command()
+@click.argument("record_file", type=click.File("r"))
+def verify(record_file: Any) -> None:
+    """Replay a JSON game record (from `play --json`) with the independent referee."""
+    from sim.referee import replay
+
+    try:
+        record = json.load(record_file)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{record_file.name} is not JSON: {exc}") from None
+    if not isinstance(record, dict):
+        raise RecordError(f"{record_file.name} must hold one JSON object (a record from `play --json`)")
+    rules = _record_rules(record)
+    start = _record_start(record, rules)
+    moves = record.get("moves")
+    if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
+        raise RecordError("record's 'moves' must be a list of move strings such as \"9H 3>7\"")
+    verdict = replay(rules, start, moves)
+    if not verdict.legal:
+        click.echo(f"illegal: {verdict.reason}")
+        sys.exit(1)
+    claimed = record.get("outcome")
+    click.echo(f"legal: {verdict.moves_checked} moves, {verdict.cards_home}/52 cards home, "
+               + ("the game is won" if verdict.won else "the game is not won"))
+    if claimed == "won" and not verdict.won:
+        click.echo("mismatch: the record claims a win but the moves do not win")
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--deals", "-n", type=click.IntRange(min=1), default=100_000, show_default=True, help="Deals per variant.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Deal seed.")
+def demo(deals: int, seed: int) -> None:
+    """The default study: the preset variants under the built-in compiled strategies, with 95% intervals."""
+    from reports.stats import win_rate_interval
+    from sim.batch import play_batch
+    from strategies import load_strategy
+
+    numbers = np.arange(1, deals + 1, dtype=np.int64)
+    table = Table(title=f"Win rates over deals 1-{deals} (seed {seed}), 95% Wilson intervals")
+    for col in ("variant", "strategy", "wins", "win rate", "95% interval", "mean cards home", "deals/s"):
+        table.add_column(col, justify="right" if col not in ("variant", "strategy") else "left")
+    for spec in ("random:home_first=true", "greedy"):
+        strategy = load_strategy(spec)
+        for v in VARIANTS:
+            t = time.perf_counter()
+            result = play_batch(v.rules, strategy, numbers, seed=seed)
+            dt = time.perf_counter() - t
+            wins = int((result.outcome == 1).sum())
+            low, high = win_rate_interval(wins, deals)
+            table.add_row(v.name, strategy.label, str(wins), f"{wins / deals:.3%}", f"{low:.3%} - {high:.3%}",
+                          f"{result.cards_home.mean():.2f}", f"{deals / dt:,.0f}")
+    Console().print(table)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

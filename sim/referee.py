@@ -1,0 +1,423 @@
+"""The rules referee: a deliberately plain, separate re-implementation of the rules
+of the Baker's Dozen family that replays a move list and names the first illegal move.
+
+Why a second implementation? The compiled engine (`sim.engine`) and its Python
+face (`sim.game`) are fast and intricate; a mistake there would silently bend
+every figure the toolkit reports. The referee is the check on them: it is written
+from the rules (``shared/rules.md``) with plain Python lists and tuples and shares
+no move-generation or legality code with the engine (it does not import
+`sim.engine` or `sim.game`). Every recorded win can be re-checked with `replay`,
+and the tests compare `legal_moves` with the engine's move list position by
+position.
+
+It uses only the shared vocabulary: card codes (`sim.cards`), the rule
+parameters (`sim.rules.Rules`), layouts (`sim.position.Position`) and the move
+notation (`sim.notation.parse_move` and `Move`; reading text is not deciding
+legality).
+
+Places. A move is ``Move(card, src, dst)``. Piles are ``0..N-1``; foundation
+slot ``f`` (0..3) is ``FOUNDATION + f``. With in-suit foundations slot ``f``
+holds suit ``f`` (clubs, diamonds, hearts, spades). A parsed bare ``F``
+destination (`sim.notation.ANY_FOUNDATION`) means "the first foundation that
+accepts the card".
+
+Conventions shared with the engine so that move lists can be compared:
+
+* With alternate-colour foundations the four empty foundations are
+  interchangeable, so an ace may go only to the FIRST (lowest-numbered) empty
+  foundation. A record that puts an ace on F3 while F1 is empty is refused; this
+  keeps positions canonical (one position, one representation).
+* With in-suit foundations a card goes only to its own suit's slot.
+* A bare ``F`` as the SOURCE of a worrying-back move with alternate-colour
+  foundations is read as "the foundation whose top card is the moved card"
+  (each card lies in one place only, so this is unambiguous).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sim.cards import DECK_SIZE, KING, card_str, is_red, rank_of, suit_of
+from sim.notation import ANY_FOUNDATION, Move, MoveParseError, parse_move
+from sim.position import Position
+from sim.rules import Rules
+
+FOUNDATION = 56
+"""Place number of foundation slot 0 (slot f is ``FOUNDATION + f``).
+
+The same number as ``sim.engine.FOUNDATION``; it is written out here rather than
+imported so that the referee does not import the engine (a test checks they agree).
+"""
+
+SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
+
+_BUILD_WORDS = {
+    "any-suit": "any suit",
+    "other-suit": "a card of a different suit",
+    "alternate-colour": "a card of the other colour",
+    "same-suit": "a card of the same suit",
+}
+
+
+class IllegalMove(ValueError):
+    """`apply` was asked to play a move the rules do not allow; the message says why."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The referee's judgement of a move list.
+
+    ``legal``: every move was legal. ``won``: all 52 cards are home at the end.
+    ``moves_checked``: how many moves were legal and played. ``first_illegal``:
+    the 1-based index of the first illegal move (None when all are legal), and
+    ``reason`` a sentence saying why. ``final``: the position after the legal
+    moves. ``cards_home``: cards on the foundations in ``final``.
+    """
+
+    legal: bool
+    won: bool
+    moves_checked: int
+    first_illegal: int | None
+    reason: str | None
+    final: Position
+    cards_home: int
+
+
+# --- the rules, one predicate each ---------------------------------------------
+
+
+def builds_on(rules: Rules, card: int, target: int) -> bool:
+    """Whether ``card`` may be placed on the tableau card ``target``: one rank
+    lower, and of the suit/colour the build rule asks for. A king is never one
+    rank lower than anything, so kings never go onto the tableau."""
+    if card % 13 + 1 != target % 13:  # ranks: card one lower than target
+        return False
+    if rules.build == "any-suit":
+        return True
+    if rules.build == "other-suit":
+        return suit_of(card) != suit_of(target)
+    if rules.build == "alternate-colour":
+        return is_red(card) != is_red(target)
+    if rules.build == "same-suit":
+        return suit_of(card) == suit_of(target)
+    raise ValueError(f"unknown build rule {rules.build!r}")
+
+
+def may_enter_empty(rules: Rules, card: int) -> bool:
+    """Whether ``card`` may move into an empty pile (fill rule none / kings / any)."""
+    if rules.empty_fill == "none":
+        return False
+    if rules.empty_fill == "kings":
+        return rank_of(card) == KING
+    if rules.empty_fill == "any":
+        return True
+    raise ValueError(f"unknown empty_fill rule {rules.empty_fill!r}")
+
+
+def pile_accepts(rules: Rules, pile: Sequence[int], card: int) -> bool:
+    """Whether ``card`` may be put on top of tableau pile ``pile`` (bottom to top)."""
+    if len(pile) == 0:
+        return may_enter_empty(rules, card)
+    return builds_on(rules, card, pile[-1])
+
+
+def foundation_accepts(rules: Rules, foundations: Sequence[Sequence[int]], f: int, card: int) -> bool:
+    """Whether foundation slot ``f`` accepts ``card``.
+
+    In suit: slot f holds suit f, and takes the next rank of that suit (the ace
+    first). Alternate colour: an empty slot takes an ace, but only when every
+    lower-numbered slot is occupied (the engine's convention: the empty slots
+    are interchangeable, so an ace goes to the first one); a started slot takes
+    the card one rank higher than its top, of the other colour.
+    """
+    stack = foundations[f]
+    if rules.foundation == "suit":
+        return suit_of(card) == f and rank_of(card) == len(stack)
+    if len(stack) == 0:
+        if rank_of(card) != 0:
+            return False
+        return all(len(foundations[g]) > 0 for g in range(f))
+    top = stack[-1]
+    return rank_of(card) == rank_of(top) + 1 and is_red(card) != is_red(top)
+
+
+# --- places and text -------------------------------------------------------------
+
+
+def _place_name(place: int) -> str:
+    """'pile 3' or 'foundation F2' for an engine place number."""
+    if place == ANY_FOUNDATION:
+        return "a foundation"
+    if place >= FOUNDATION:
+        return f"foundation F{place - FOUNDATION + 1}"
+    return f"pile {place + 1}"
+
+
+def _is_foundation(place: int) -> bool:
+    return place >= ANY_FOUNDATION
+
+
+def _resolve(rules: Rules, position: Position, move: Move) -> Move:
+    """Turn a bare-``F`` destination (or source) into a numbered foundation slot.
+
+    Destination: the first slot that accepts the card (with in-suit foundations,
+    its suit's slot). Source: the slot whose top card is the moved card. When
+    nothing fits, the move is returned unchanged and `why_illegal` explains.
+    """
+    card, src, dst = move
+    if src == ANY_FOUNDATION:
+        for f in range(4):
+            stack = position.foundations[f]
+            if stack and stack[-1] == card:
+                src = FOUNDATION + f
+                break
+    if dst == ANY_FOUNDATION:
+        if rules.foundation == "suit":
+            if 0 <= card < DECK_SIZE:
+                dst = FOUNDATION + suit_of(card)
+        else:
+            for f in range(4):
+                if foundation_accepts(rules, position.foundations, f, card):
+                    dst = FOUNDATION + f
+                    break
+    return Move(card, src, dst)
+
+
+def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
+    """None if ``move`` is legal in ``position``; otherwise a sentence saying why not.
+
+    ``move`` should already have its foundations resolved (see `replay`); an
+    unresolved bare ``F`` left here means no foundation fits.
+    """
+    card, src, dst = move
+    n = len(position.piles)
+    if not isinstance(card, int) or not 0 <= card < DECK_SIZE:
+        return f"card code {card!r} is not a card (allowed: 0..51)"
+    name = card_str(card)
+
+    # The source: an existing pile or foundation whose exposed/top card is `card`.
+    if _is_foundation(src):
+        if src == ANY_FOUNDATION:
+            if not rules.worrying_back:
+                return "cards never come back from the foundations in this variant (worrying_back is off)"
+            return f"{name} is not the top card of any foundation"
+        f = src - FOUNDATION
+        if not 0 <= f < 4:
+            return f"foundation F{f + 1} does not exist (foundations are F1..F4)"
+        if not rules.worrying_back:
+            return "cards never come back from the foundations in this variant (worrying_back is off)"
+        stack = position.foundations[f]
+        if not stack:
+            return f"foundation F{f + 1} is empty"
+        if stack[-1] != card:
+            return f"{name} is not the top card of foundation F{f + 1} (its top card is {card_str(stack[-1])})"
+    else:
+        if not 0 <= src < n:
+            return f"pile {src + 1} does not exist (piles are 1..{n})"
+        pile = position.piles[src]
+        if not pile:
+            return f"pile {src + 1} is empty"
+        if pile[-1] != card:
+            return f"{name} is not the exposed card of pile {src + 1} (the exposed card is {card_str(pile[-1])})"
+
+    if src == dst:
+        return "the source and the destination are the same place"
+
+    # The destination: a foundation.
+    if _is_foundation(dst):
+        if _is_foundation(src):
+            return "a card cannot move from one foundation to another"
+        if dst == ANY_FOUNDATION:
+            return f"no foundation accepts {name} " + _foundation_rule(rules)
+        f = dst - FOUNDATION
+        if not 0 <= f < 4:
+            return f"foundation F{f + 1} does not exist (foundations are F1..F4)"
+        if foundation_accepts(rules, position.foundations, f, card):
+            return None
+        return _foundation_refusal(rules, position, f, card)
+
+    # The destination: a pile.
+    if not 0 <= dst < n:
+        return f"pile {dst + 1} does not exist (piles are 1..{n})"
+    target = position.piles[dst]
+    if pile_accepts(rules, target, card):
+        return None
+    if not target:
+        if rules.empty_fill == "none":
+            return f"pile {dst + 1} is empty and empty piles stay empty in this variant"
+        return f"pile {dst + 1} is empty and only a king may enter an empty pile"
+    top = target[-1]
+    if rank_of(card) + 1 != rank_of(top):
+        return f"{name} cannot go on {card_str(top)}: a card goes only on a card one rank higher"
+    return f"{name} cannot go on {card_str(top)}: in this variant a card builds down on {_BUILD_WORDS[rules.build]}"
+
+
+def _foundation_rule(rules: Rules) -> str:
+    if rules.foundation == "suit":
+        return "(foundations build up in suit from the ace)"
+    return "(foundations build up from the ace in alternating colours)"
+
+
+def _foundation_refusal(rules: Rules, position: Position, f: int, card: int) -> str:
+    """Why foundation slot f refuses ``card`` (which it does)."""
+    name = card_str(card)
+    stack = position.foundations[f]
+    if rules.foundation == "suit":
+        if suit_of(card) != f:
+            return f"{name} belongs on foundation F{suit_of(card) + 1} ({SUIT_NAMES[suit_of(card)]}), not F{f + 1}"
+        if len(stack) == 13:
+            return f"the {SUIT_NAMES[f]} foundation is already complete"
+        need = card_str(f * 13 + len(stack))
+        return f"{name} cannot go home yet: the {SUIT_NAMES[f]} foundation needs {need} next"
+    if not stack:
+        if rank_of(card) != 0:
+            return f"foundation F{f + 1} is empty and only an ace starts a foundation"
+        first = next(g for g in range(4) if not position.foundations[g])
+        return f"an ace goes to the first empty foundation (F{first + 1}); the empty foundations are interchangeable"
+    top = stack[-1]
+    return f"{name} cannot go on {card_str(top)} on foundation F{f + 1}: foundations build up by one rank in alternating colours"
+
+
+# --- playing moves ---------------------------------------------------------------
+
+
+def _play(position: Position, move: Move) -> Position:
+    """The position after the (legal, resolved) ``move``; turns up a face-down card
+    that becomes exposed."""
+    card, src, dst = move
+    piles = [list(p) for p in position.piles]
+    down = list(position.face_down)
+    home = [list(f) for f in position.foundations]
+
+    if src >= FOUNDATION:
+        taken = home[src - FOUNDATION].pop()
+    else:
+        taken = piles[src].pop()
+        # The new exposed card, if it was face down, turns face up: a pile of h
+        # cards with h face down has its top card face down.
+        if piles[src] and down[src] >= len(piles[src]):
+            down[src] = len(piles[src]) - 1
+    assert taken == card, "the referee played a move it had not checked"
+
+    if dst >= FOUNDATION:
+        home[dst - FOUNDATION].append(card)
+    else:
+        piles[dst].append(card)
+    return Position(tuple(tuple(p) for p in piles), tuple(down), tuple(tuple(f) for f in home))
+
+
+def apply(rules: Rules, position: Position, move: Move) -> Position:
+    """The position after ``move``, a new `Position` (``position`` is not changed).
+
+    A bare-``F`` foundation is resolved first. Raises `IllegalMove` (with the
+    reason) when the rules do not allow the move.
+    """
+    mv = _resolve(rules, position, Move(*move))
+    reason = why_illegal(rules, position, mv)
+    if reason is not None:
+        raise IllegalMove(f"{mv.text(numbered_foundations=True) if 0 <= mv.card < DECK_SIZE else mv}: {reason}")
+    return _play(position, mv)
+
+
+def legal_moves(rules: Rules, position: Position) -> list[Move]:
+    """Every legal move in ``position`` (order irrelevant).
+
+    Candidates are every (exposed card, destination) pair: each non-empty pile's
+    exposed card to each foundation slot and each other pile, and, with worrying
+    back, each foundation's top card to each pile; a candidate is legal when the
+    rule predicates above accept it. Foundation moves name their slot; see the
+    module docstring for the alternate-colour ace convention.
+    """
+    moves: list[Move] = []
+    n = len(position.piles)
+    for src in range(n):
+        pile = position.piles[src]
+        if not pile:
+            continue
+        card = pile[-1]
+        for f in range(4):
+            if foundation_accepts(rules, position.foundations, f, card):
+                moves.append(Move(card, src, FOUNDATION + f))
+        for dst in range(n):
+            if dst != src and pile_accepts(rules, position.piles[dst], card):
+                moves.append(Move(card, src, dst))
+    if rules.worrying_back:
+        for f in range(4):
+            stack = position.foundations[f]
+            if not stack:
+                continue
+            card = stack[-1]
+            for dst in range(n):
+                if pile_accepts(rules, position.piles[dst], card):
+                    moves.append(Move(card, FOUNDATION + f, dst))
+    return moves
+
+
+def _label(move: str | Move, rules: Rules) -> str:
+    """The move as the record wrote it (text), or its notation (a `Move` value)."""
+    if isinstance(move, str):
+        return move.strip()
+    try:
+        return Move(*move).text(numbered_foundations=rules.foundation != "suit")
+    except (ValueError, TypeError):
+        return repr(tuple(move))
+
+
+def replay(rules: Rules, start: Position, moves: Sequence[str | Move]) -> Verdict:
+    """Replay ``moves`` (notation text or `Move` values) from ``start``; stop at the
+    first illegal one and say why.
+
+    Raises `ValueError` only when ``start`` does not fit ``rules`` (wrong number
+    of piles); every problem with a move is reported in the `Verdict`.
+    """
+    if len(start.piles) != rules.columns or len(start.face_down) != rules.columns:
+        raise ValueError(f"start position has {len(start.piles)} piles; variant {rules.name!r} has {rules.columns}")
+    position = start
+    checked = 0
+    for k, raw in enumerate(moves, start=1):
+        label = _label(raw, rules)
+        reason: str | None
+        if isinstance(raw, str):
+            try:
+                mv = parse_move(raw, rules.columns, rules.foundation == "suit")
+            except MoveParseError as exc:
+                reason = f"cannot be read: {exc}"
+                return _verdict(position, checked, k, f"move {k} '{label}': {reason}")
+        else:
+            mv = Move(*(int(x) for x in raw))
+        mv = _resolve(rules, position, mv)
+        reason = why_illegal(rules, position, mv)
+        if reason is not None:
+            return _verdict(position, checked, k, f"move {k} '{label}': {reason}")
+        position = _play(position, mv)
+        checked += 1
+    return _verdict(position, checked, None, None)
+
+
+def _verdict(position: Position, checked: int, first_illegal: int | None, reason: str | None) -> Verdict:
+    home = position.cards_home
+    return Verdict(
+        legal=first_illegal is None,
+        won=home == DECK_SIZE,
+        moves_checked=checked,
+        first_illegal=first_illegal,
+        reason=reason,
+        final=position,
+        cards_home=home,
+    )
+
+
+__all__ = [
+    "FOUNDATION",
+    "IllegalMove",
+    "Verdict",
+    "apply",
+    "builds_on",
+    "foundation_accepts",
+    "legal_moves",
+    "may_enter_empty",
+    "pile_accepts",
+    "replay",
+    "why_illegal",
+]

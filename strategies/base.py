@@ -1,0 +1,142 @@
+"""The `Strategy` interface: what every player, built-in or third-party, implements.
+
+A strategy sees only what a player at the table sees (a `sim.game.View`), is
+handed its random generator by the runner (`reset`), and picks one of the
+legal moves (`choose`). Strategies that also run in machine code return a
+`CompiledPolicy` from `compiled()`; both tiers must make identical choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sim.game import View
+from sim.notation import Move
+from sim.rng import CounterRNG
+from sim.rules import Rules
+
+
+class StrategyError(ValueError):
+    """An unknown strategy, parameter or parameter value."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared strategy parameter: its type, default and meaning."""
+
+    kind: type
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] | None = None
+    minimum: float | None = None
+
+    def convert(self, strategy: str, name: str, value: Any) -> Any:
+        """``value`` (text from the command line, or a Python value) as this parameter's type."""
+        try:
+            if self.kind is bool:
+                if isinstance(value, str):
+                    low = value.strip().lower()
+                    if low not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+                        raise ValueError
+                    out: Any = low in ("true", "1", "yes", "on")
+                elif isinstance(value, bool | int):
+                    out = bool(value)
+                else:
+                    raise ValueError
+            else:
+                if self.kind is int and isinstance(value, float) and not value.is_integer():
+                    raise ValueError
+                out = self.kind(value)
+        except (TypeError, ValueError):
+            raise StrategyError(f"strategy {strategy!r}: parameter {name}={value!r} is not a {self.kind.__name__}") from None
+        if self.choices is not None and out not in self.choices:
+            raise StrategyError(f"strategy {strategy!r}: {name}={out!r} is not allowed; allowed: {', '.join(map(str, self.choices))}")
+        if self.minimum is not None and out < self.minimum:
+            raise StrategyError(f"strategy {strategy!r}: {name}={out!r} is too small; allowed: {self.minimum} or more")
+        return out
+
+
+@dataclass(frozen=True)
+class DealInfo:
+    """What a strategy is told about the deal it is about to play."""
+
+    rules: Rules
+    number: int
+    seed: int
+    source: str
+
+
+@dataclass(frozen=True)
+class CompiledPolicy:
+    """A numba-compiled move chooser and its parameter array.
+
+    ``function(st, prm, moves, n, pparams, rng) -> index`` receives the engine
+    state (see `sim.engine`), the rule parameters, the n legal moves in
+    ``moves[:n]`` (engine order), ``pparams`` and the RNG as uint64[2]
+    (draw with `sim.rng.nb_rng_below`). It returns the index of its move, or a
+    negative number to resign. It must not read face-down cards unless the
+    strategy declares ``peeks``.
+    """
+
+    function: Callable[..., int]
+    pparams: np.ndarray
+
+
+class Strategy:
+    """Base class of every strategy.
+
+    Subclasses set ``name``, ``version`` (bump it whenever a change alters
+    play), ``description`` and ``PARAMETERS``, and implement `choose`. Set
+    ``peeks = True`` to be shown face-down cards; results are then labelled
+    clairvoyant.
+    """
+
+    name: ClassVar[str] = "strategy"
+    version: ClassVar[str] = "1"
+    description: ClassVar[str] = ""
+    peeks: ClassVar[bool] = False
+    PARAMETERS: ClassVar[Mapping[str, Param]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        unknown = sorted(set(params) - set(self.PARAMETERS))
+        if unknown:
+            allowed = ", ".join(self.PARAMETERS) or "none"
+            raise StrategyError(f"strategy {self.name!r} has no parameter {', '.join(unknown)}; its parameters: {allowed}")
+        self.params: dict[str, Any] = {
+            key: spec.convert(self.name, key, params.get(key, spec.default)) for key, spec in self.PARAMETERS.items()
+        }
+        self.rng: CounterRNG | None = None
+        self.deal: DealInfo | None = None
+
+    @property
+    def identity(self) -> str:
+        """Name, version and normalised parameters: what results are stored under."""
+        args = ",".join(f"{k}={self.params[k]}" for k in sorted(self.params))
+        return f"{self.name}@{self.version}" + (f":{args}" if args else "")
+
+    @property
+    def label(self) -> str:
+        """The name shown in tables; clairvoyant strategies say so."""
+        args = ",".join(f"{k}={v}" for k, v in self.params.items() if v != self.PARAMETERS[k].default)
+        text = self.name + (f":{args}" if args else "")
+        return text + (" (clairvoyant)" if self.peeks else "")
+
+    def reset(self, deal: DealInfo, rng: CounterRNG) -> None:
+        """Called once before each deal with the RNG the runner made for it."""
+        self.deal = deal
+        self.rng = rng
+
+    def choose(self, view: View, moves: list[Move]) -> Move | None:
+        """Pick one of ``moves`` (never empty) for the position ``view``; None resigns."""
+        raise NotImplementedError
+
+    def compiled(self, rules: Rules) -> CompiledPolicy | None:
+        """The machine-code version of this strategy for ``rules``, if it has one."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.identity}>"
