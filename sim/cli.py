@@ -50,6 +50,11 @@ def main() -> None:
     """Simulate Baker's Dozen and its family: deals, strategies, win rates."""
 
 
+def _console() -> Console:
+    """Rich output; wide enough for the tables when printing to a file or pipe."""
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
 # --- shared options -----------------------------------------------------------
 
 def _variant_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -90,7 +95,7 @@ def variants() -> None:
         table.add_column(col)
     for v in VARIANTS:
         table.add_row(v.name, ", ".join(v.aliases), v.rules.fingerprint, v.rules.description)
-    Console().print(table)
+    _console().print(table)
 
 
 @main.command()
@@ -116,7 +121,7 @@ def strategies() -> None:
     for name, cls in available().items():
         params = "\n".join(f"{k}={p.default}: {p.doc}" for k, p in cls.PARAMETERS.items()) or "-"
         table.add_row(name + (" (clairvoyant)" if cls.peeks else ""), cls.version, params, cls.description)
-    Console().print(table)
+    _console().print(table)
 
 
 @main.command()
@@ -241,7 +246,7 @@ def verify(record_file: Any) -> None:
 
 
 @main.command()
-@click.option("--deals", "-n", type=click.IntRange(min=1), default=100_000, show_default=True, help="Deals per variant.")
+@click.option("--deals", "-n", type=click.IntRange(min=1), default=20_000, show_default=True, help="Deals per variant.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Deal seed.")
 def demo(deals: int, seed: int) -> None:
     """The default study: the preset variants under the built-in compiled strategies, with 95% intervals."""
@@ -263,7 +268,7 @@ def demo(deals: int, seed: int) -> None:
             low, high = win_rate_interval(wins, deals)
             table.add_row(v.name, strategy.label, str(wins), f"{wins / deals:.3%}", f"{low:.3%} - {high:.3%}",
                           f"{result.cards_home.mean():.2f}", f"{deals / dt:,.0f}")
-    Console().print(table)
+    _console().print(table)
 
 
 if __name__ == "__main__":  # pragma: no cover

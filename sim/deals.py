@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.cards import KING, parse_card, rank_of
-from sim.position import Position
 from sim.engine import shuffle_deck
+from sim.position import Position
 from sim.rules import Rules
 
 SOURCES = ("default", "pysol")

@@ -97,7 +97,8 @@ def _parse_home(text: str, lineno: int, rules: Rules) -> tuple[tuple[int, ...], 
             )
             if not ok:
                 rule = "the same suit" if rules.foundation == "suit" else "alternating colours"
-                raise LayoutError(f"line {lineno}: foundation pile {' '.join(map(card_str, stack))} must run from the ace up by one rank in {rule}")
+                pile = " ".join(map(card_str, stack))
+                raise LayoutError(f"line {lineno}: foundation pile {pile} must run from the ace up by one rank in {rule}")
         slot = suit_of(stack[0]) if rules.foundation == "suit" else i
         if foundations[slot]:
             raise LayoutError(f"line {lineno}: two foundation piles of suit {card_str(stack[0])[1]}")

@@ -354,12 +354,13 @@ def legal_moves(rules: Rules, position: Position) -> list[Move]:
     return moves
 
 
-def _label(move: str | Move, rules: Rules) -> str:
-    """The move as the record wrote it (text), or its notation (a `Move` value)."""
+def _label(move: str | Move) -> str:
+    """The move as the record wrote it (text), or the notation of a `Move` value
+    with numbered foundations (the slot it names, even a wrong one)."""
     if isinstance(move, str):
         return move.strip()
     try:
-        return Move(*move).text(numbered_foundations=rules.foundation != "suit")
+        return Move(*move).text(numbered_foundations=True)
     except (ValueError, TypeError):
         return repr(tuple(move))
 
@@ -376,7 +377,7 @@ def replay(rules: Rules, start: Position, moves: Sequence[str | Move]) -> Verdic
     position = start
     checked = 0
     for k, raw in enumerate(moves, start=1):
-        label = _label(raw, rules)
+        label = _label(raw)
         reason: str | None
         if isinstance(raw, str):
             try:

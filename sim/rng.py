@@ -18,6 +18,8 @@ deal. The algorithm, so that it can be re-implemented anywhere:
 
 from __future__ import annotations
 
+import operator
+
 import numba as nb
 import numpy as np
 
@@ -47,6 +49,7 @@ def mix64(z: int) -> int:
 
 def stream_key(a: int, b: int) -> int:
     """The key of the stream for the pair (a, b), e.g. (seed, deal number)."""
+    a, b = operator.index(a), operator.index(b)  # numpy integers would overflow below
     return mix64((mix64(a + GOLDEN) * GOLDEN + b) & _MASK)
 
 
@@ -60,11 +63,12 @@ class CounterRNG:
     __slots__ = ("key", "counter")
 
     def __init__(self, key: int) -> None:
-        self.key = key & _MASK
+        self.key = operator.index(key) & _MASK
         self.counter = 0
 
     def below(self, n: int) -> int:
         """A uniform integer in ``[0, n)``; ``n`` must be 1..2**32."""
+        n = operator.index(n)  # a numpy integer would overflow in x * n below
         if not 1 <= n <= 1 << 32:
             raise ValueError(f"below(n) needs 1 <= n <= 2**32, got {n}")
         threshold = ((1 << 32) - n) % n
@@ -114,7 +118,7 @@ STRATEGY_DOMAIN = 0x5354524154454759
 
 def strategy_key(strategy_seed: int, deal_number: int) -> int:
     """The stream a strategy draws from on one deal: keyed by (strategy seed, deal)."""
-    return stream_key(strategy_seed ^ STRATEGY_DOMAIN, deal_number)
+    return stream_key(operator.index(strategy_seed) ^ STRATEGY_DOMAIN, deal_number)
 
 
 @nb.njit(cache=True)

@@ -150,7 +150,7 @@ def _check_start_home_buildable(codes: list[int], foundation: str) -> None:
     for c in codes:
         ranks_by_suit.setdefault(c // 13, []).append(c % 13)
     if foundation == "suit":
-        for suit, ranks in ranks_by_suit.items():
+        for ranks in ranks_by_suit.values():
             if sorted(ranks) != list(range(len(ranks))):
                 _fail("start_home", [card_str(c) for c in codes], "for each suit, the ace and the next ranks in order")
     elif any(c % 13 != 0 for c in codes) or len(codes) > 4:

@@ -9,6 +9,8 @@ Installed packages can also register classes under the entry-point group
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from importlib.metadata import entry_points
 
 from strategies.base import CompiledPolicy, DealInfo, Param, Strategy, StrategyError
@@ -49,8 +51,14 @@ def _parse_params(text: str, strategy: str) -> dict[str, str]:
 
 
 def _import_class(module_name: str, class_name: str) -> type[Strategy]:
+    """Import ``module_name`` from the Python path, or else from the current directory."""
     try:
         module = importlib.import_module(module_name)
+    except ModuleNotFoundError:
+        if os.getcwd() in sys.path:
+            raise StrategyError(f"cannot import strategy module {module_name!r}: not on the Python path or in {os.getcwd()}") from None
+        sys.path.append(os.getcwd())
+        return _import_class(module_name, class_name)
     except ImportError as exc:
         raise StrategyError(f"cannot import strategy module {module_name!r}: {exc}") from None
     cls = getattr(module, class_name, None)

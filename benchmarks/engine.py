@@ -1,0 +1,71 @@
+"""Engine throughput: compiled random and greedy playouts, games per second on one core.
+
+Each figure includes dealing the deal from its number and recording the
+outcome (the whole `sim.batch.play_batch` path). A deal-only pass (a policy
+that resigns at once) is measured in the same process as the reference, so
+the ratio column stays meaningful on a noisy shared machine.
+
+    python benchmarks/engine.py [--deals N] [--variants a,b,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numba as nb
+import numpy as np
+
+from sim.batch import play_batch
+from sim.rules import VARIANTS, find_variant
+from strategies import CompiledPolicy, Strategy, load_strategy
+
+
+@nb.njit(cache=True)
+def _resign(st, prm, moves, n, pparams, rng):  # noqa: ANN001, ANN202 (numba)
+    return -1
+
+
+class DealOnly(Strategy):
+    """Deals, generates the first moves and resigns: the cost floor of a playout."""
+
+    name = "deal-only"
+
+    def compiled(self, rules):  # noqa: ANN001, ANN201
+        return CompiledPolicy(_resign, np.zeros(1, dtype=np.int64))
+
+
+def rate(rules, strategy, deals: int, repeats: int = 3) -> tuple[float, float, float]:  # noqa: ANN001
+    """Best-of-``repeats`` deals per second, win rate and mean moves."""
+    play_batch(rules, strategy, np.arange(1, 50))  # compile outside the timing
+    best = 0.0
+    for _ in range(repeats):
+        numbers = np.arange(1, deals + 1, dtype=np.int64)
+        t = time.perf_counter()
+        res = play_batch(rules, strategy, numbers)
+        best = max(best, deals / (time.perf_counter() - t))
+    return best, float((res.outcome == 1).mean()), float(res.moves.mean())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--deals", type=int, default=200_000, help="deals per measurement (random plays 1/20 of this)")
+    ap.add_argument("--variants", default=",".join(v.name for v in VARIANTS))
+    args = ap.parse_args()
+    nb.set_num_threads(1)
+    print(f"engine benchmark: 1 core, {args.deals} deals per greedy measurement, best of 3; cpu count {os.cpu_count()}")
+    header = f"{'variant':18} {'strategy':24} {'deals/s':>10} {'x deal-only':>11} {'win rate':>9} {'moves':>7}"
+    print(header)
+    print("-" * len(header))
+    for name in args.variants.split(","):
+        rules = find_variant(name)
+        floor, _, _ = rate(rules, DealOnly(), args.deals)
+        print(f"{rules.name:18} {'(deal only)':24} {floor:10,.0f} {1.0:11.2f} {'':>9} {'':>7}")
+        for spec, deals in (("greedy", args.deals), ("random:home_first=true", args.deals // 20), ("random", args.deals // 20)):
+            r, win, moves = rate(rules, load_strategy(spec), deals)
+            print(f"{rules.name:18} {spec:24} {r:10,.0f} {r / floor:11.3f} {win:9.4f} {moves:7.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Example plug-ins for bakers-dozen (load with --strategy examples.MODULE:Class)."""

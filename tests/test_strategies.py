@@ -1,0 +1,244 @@
+"""Strategies: tier equivalence, determinism, the arena's guards, the view's honesty, the registry."""
+
+from __future__ import annotations
+
+from importlib.metadata import EntryPoint
+
+import numba as nb
+import numpy as np
+import pytest
+
+import strategies as registry
+from sim.batch import play_batch
+from sim.engine import NO_PROGRESS_LIMIT
+from sim.game import HIDDEN_CARD, Game
+from sim.notation import Move
+from sim.play import play_compiled, play_python
+from sim.rules import VARIANTS, Rules, find_variant
+from strategies import CompiledPolicy, DealInfo, Param, Strategy, StrategyError, load_strategy
+
+CUSTOM = (
+    Rules(name="worrying", kings_to_bottom=False, empty_fill="any", worrying_back=True),
+    Rules(name="alt-foundations", foundation="alternate-colour", build="alternate-colour", face_down=1),
+    Rules(name="same-suit-kings", build="same-suit", empty_fill="kings", kings_to_bottom=False, face_down=2),
+)
+ALL_RULES = tuple(v.rules for v in VARIANTS) + CUSTOM
+
+
+def python_record(rules, spec, number, strategy_seed=0):
+    s = load_strategy(spec)
+    return play_python(s, Game.from_deal(rules, number), DealInfo(rules, number, 0, "default"), strategy_seed)
+
+
+def compiled_record(rules, spec, number, strategy_seed=0):
+    s = load_strategy(spec)
+    return play_compiled(s, Game.from_deal(rules, number), DealInfo(rules, number, 0, "default"), strategy_seed)
+
+
+def assert_tiers_agree(rules: Rules, spec: str, numbers: np.ndarray) -> None:
+    batch = play_batch(rules, load_strategy(spec), numbers)
+    for i, number in enumerate(numbers):
+        rec = python_record(rules, spec, int(number))
+        assert rec.outcome == ("lost", "won", "unknown", "error")[batch.outcome[i]], (rules.name, number)
+        assert rec.cards_home == batch.cards_home[i]
+        assert len(rec.moves) == batch.moves[i]
+        if rec.outcome == "won":
+            codes = batch.win_moves[batch.win_offsets[i] : batch.win_offsets[i + 1]]
+            assert [m.code for m in rec.moves] == codes.tolist()
+
+
+@pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: r.name)
+def test_greedy_tiers_play_identically(rules):
+    assert_tiers_agree(rules, "greedy", np.arange(1, 1201))
+
+
+@pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: r.name)
+def test_random_tiers_play_identically(rules):
+    assert_tiers_agree(rules, "random:home_first=true", np.arange(1, 41))
+    assert_tiers_agree(rules, "random", np.arange(1, 6))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: r.name)
+def test_tiers_play_identically_at_volume(rules):
+    assert_tiers_agree(rules, "greedy", np.arange(1201, 6001))
+    assert_tiers_agree(rules, "random:home_first=true", np.arange(41, 441))
+
+
+def test_single_deal_compiled_move_list_equals_python():
+    rules = find_variant("spanish-patience")
+    for number in range(1, 60):
+        a = python_record(rules, "random:home_first=true", number, strategy_seed=9)
+        b = compiled_record(rules, "random:home_first=true", number, strategy_seed=9)
+        assert a.moves == b.moves and a.outcome == b.outcome
+
+
+def test_strategies_are_deterministic_given_deal_and_seed():
+    rules = Rules()
+    a = [python_record(rules, "random", n, 5).moves for n in range(1, 6)]
+    b = [python_record(rules, "random", n, 5).moves for n in range(1, 6)]
+    c = [python_record(rules, "random", n, 6).moves for n in range(1, 6)]
+    assert a == b
+    assert a != c
+    numbers = np.arange(1, 2001)
+    x, y = play_batch(rules, load_strategy("greedy"), numbers), play_batch(rules, load_strategy("greedy"), numbers[::-1])
+    assert np.array_equal(x.outcome, y.outcome[::-1]) and np.array_equal(x.moves, y.moves[::-1])
+
+
+def test_random_results_do_not_depend_on_chunking():
+    rules = find_variant("kings-into-empty")
+    numbers = np.arange(1, 301)
+    whole = play_batch(rules, load_strategy("random:home_first=1"), numbers, strategy_seed=3)
+    parts = [play_batch(rules, load_strategy("random:home_first=1"), numbers[k : k + 7], strategy_seed=3) for k in range(0, 300, 7)]
+    assert np.array_equal(whole.outcome, np.concatenate([p.outcome for p in parts]))
+    assert np.array_equal(whole.moves, np.concatenate([p.moves for p in parts]))
+
+
+# --- the arena's guards ---------------------------------------------------------------
+
+
+class Raises(Strategy):
+    name = "raises"
+
+    def choose(self, view, moves):
+        raise RuntimeError("boom")
+
+
+class Illegal(Strategy):
+    name = "illegal"
+
+    def choose(self, view, moves):
+        return Move(0, 0, 1) if Move(0, 0, 1) not in moves else Move(1, 0, 1)
+
+
+class WrongType(Strategy):
+    name = "wrong-type"
+
+    def choose(self, view, moves):
+        return str(moves[0])
+
+
+class NeverHome(Strategy):
+    """Shuffles cards between piles forever: the no-progress guard must end its games."""
+
+    name = "never-home"
+
+    def choose(self, view, moves):
+        tableau = [m for m in moves if not m.to_foundation]
+        return tableau[self.rng.below(len(tableau))] if tableau else moves[0]
+
+
+@nb.njit
+def _out_of_range(st, prm, moves, n, pparams, rng):
+    return n + 3
+
+
+class CompiledOutOfRange(Strategy):
+    name = "compiled-out-of-range"
+
+    def choose(self, view, moves):
+        return moves[0]
+
+    def compiled(self, rules):
+        return CompiledPolicy(_out_of_range, np.zeros(1, dtype=np.int64))
+
+
+@pytest.mark.parametrize(("cls", "outcome", "reason"), [(Raises, "error", "RuntimeError: boom"), (Illegal, "error", "not one of"),
+                                                        (WrongType, "error", "not one of")])
+def test_broken_strategies_end_the_deal_with_an_error(cls, outcome, reason):
+    rules = Rules()
+    rec = play_python(cls(), Game.from_deal(rules, 3), DealInfo(rules, 3, 0, "default"))
+    assert rec.outcome == outcome and reason in rec.error
+
+
+def test_a_looping_strategy_loses_after_the_no_progress_bound():
+    rules = find_variant("spanish-patience")
+    rec = play_python(NeverHome(), Game.from_deal(rules, 4), DealInfo(rules, 4, 0, "default"))
+    assert rec.outcome == "lost"
+    assert NO_PROGRESS_LIMIT <= len(rec.moves) <= NO_PROGRESS_LIMIT + 60
+
+
+def test_a_compiled_policy_out_of_range_is_an_error_not_a_crash():
+    rules = Rules()
+    rec = play_compiled(CompiledOutOfRange(), Game.from_deal(rules, 1), DealInfo(rules, 1, 0, "default"))
+    assert rec.outcome == "error" and rec.moves == []
+    batch = play_batch(rules, CompiledOutOfRange(), np.arange(1, 5))
+    assert (batch.outcome == 3).all()
+
+
+# --- the view shows what a player sees --------------------------------------------------
+
+
+class Peeker(Strategy):
+    name = "peeker"
+
+    def choose(self, view, moves):
+        self.seen = [view.card_at(p, 0) for p in range(view.n_piles)]
+        return None
+
+
+class DeclaredPeeker(Peeker):
+    name = "declared-peeker"
+    peeks = True
+
+
+def test_hidden_cards_are_refused_unless_the_strategy_declares_it_peeks():
+    rules = find_variant("dick-1883")
+    honest, clairvoyant = Peeker(), DeclaredPeeker()
+    for s in (honest, clairvoyant):
+        play_python(s, Game.from_deal(rules, 8), DealInfo(rules, 8, 0, "default"))
+    truth = [p[0] for p in Game.from_deal(rules, 8).position().piles]
+    assert honest.seen == [HIDDEN_CARD] * 13
+    assert clairvoyant.seen == truth
+    assert "(clairvoyant)" in clairvoyant.label and "clairvoyant" not in honest.label
+
+
+# --- registry and parameters ----------------------------------------------------------------
+
+
+def test_names_parameters_and_identity():
+    s = load_strategy("random:home_first=yes")
+    assert s.params == {"home_first": True}
+    assert s.identity == "random@1:home_first=True"
+    assert load_strategy("random").identity == "random@1:home_first=False"
+    assert load_strategy("greedy").identity == "greedy@1"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("nope", "unknown strategy 'nope'; known strategies: random, greedy"),
+        ("random:home_first=maybe", "home_first='maybe' is not a bool"),
+        ("random:colour=red", "has no parameter colour"),
+        ("random:home_first", "is not key=value"),
+        ("no_such_module_xyz.sub:Thing", "cannot import strategy module"),
+        ("strategies.base:Param", "is not a Strategy subclass"),
+        ("examples.lowest_first:", "needs a class"),
+        ("examples.lowest_first:LowestFirst:max_moves=0", "too small"),
+    ],
+)
+def test_bad_strategy_specs_say_what_is_wrong(spec, message):
+    with pytest.raises(StrategyError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_strategy(spec)
+
+
+def test_plugin_by_module_path_and_by_entry_point(monkeypatch):
+    s = load_strategy("examples.lowest_first:LowestFirst:max_moves=30")
+    assert s.name == "lowest-first" and s.params == {"max_moves": 30}
+    rules = Rules()
+    assert play_python(s, Game.from_deal(rules, 2), DealInfo(rules, 2, 0, "default")).outcome in ("won", "lost")
+
+    ep = EntryPoint(name="lowest", value="examples.lowest_first:LowestFirst", group=registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [ep] if group == registry.ENTRY_POINT_GROUP else [])
+    assert "lowest" in registry.available()
+    assert load_strategy("lowest:max_moves=5").params == {"max_moves": 5}
+
+
+def test_param_conversion():
+    p = Param(int, 3, "n", minimum=1)
+    assert p.convert("s", "n", "7") == 7
+    with pytest.raises(StrategyError, match="is not a int"):
+        p.convert("s", "n", "7.5")
+    choice = Param(str, "a", "x", choices=("a", "b"))
+    with pytest.raises(StrategyError, match="allowed: a, b"):
+        choice.convert("s", "x", "c")
