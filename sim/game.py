@@ -161,15 +161,22 @@ class Game:
         mv = self.parse(move) if isinstance(move, str) else move
         n = E.gen_moves(self._st, self._prm, self._buf)
         codes = self._buf[:n]
-        if mv.dst == ANY_FOUNDATION:
-            for m in codes:
-                if m // 64 == mv.src and m % 64 >= E.FOUNDATION and E.moved_card(self._st, self._prm, m) == mv.card:
-                    mv = Move(mv.card, mv.src, int(m % 64))
-                    break
-        if mv.code not in codes or E.moved_card(self._st, self._prm, mv.code) != mv.card:
+        if mv.dst == ANY_FOUNDATION or mv.src == ANY_FOUNDATION:
+            mv = self._resolve_bare_foundation(mv, codes)
+        if mv not in self.legal_moves():
             raise IllegalMoveError(f"{mv}: {self.why_illegal(mv)}")
         revealed = int(E.apply_move(self._st, self._prm, mv.code))
         self._history.append((mv, revealed))
+        return mv
+
+    def _resolve_bare_foundation(self, mv: Move, codes: np.ndarray) -> Move:
+        """A bare ``F`` (alternate-colour foundations) becomes the first foundation that makes the move legal."""
+        for m in codes:
+            src, dst = int(m // 64), int(m % 64)
+            from_ok = src == mv.src or (mv.src == ANY_FOUNDATION and src >= E.FOUNDATION)
+            to_ok = dst == mv.dst or (mv.dst == ANY_FOUNDATION and dst >= E.FOUNDATION)
+            if from_ok and to_ok and E.moved_card(self._st, self._prm, m) == mv.card:
+                return Move(mv.card, src, dst)
         return mv
 
     def play_code(self, code: int) -> None:

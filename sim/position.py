@@ -3,7 +3,9 @@
 A position is what the engine starts from: a dealt deal, or a layout typed by
 a player. The text form is one pile per line, bottom to top, with face-down
 cards as ``??`` (hidden) or ``<4C>`` (revealed), and an optional ``home:``
-line listing the foundation piles bottom to top, separated by ``/``. Lines
+line listing the foundation piles bottom to top, separated by ``/`` (``-`` for an
+empty foundation that comes before a filled one, so that numbered
+alternate-colour foundations keep their places). Lines
 starting with ``#`` are comments. `Position.to_text` and `parse_position`
 round-trip.
 """
@@ -51,7 +53,9 @@ class Position:
                 words.append(text)
             lines.append(" ".join(words) if words else "-")
         if self.cards_home:
-            lines.append("home: " + " / ".join(" ".join(card_str(c, symbols) for c in f) for f in self.foundations if f))
+            last = max(i for i, f in enumerate(self.foundations) if f)
+            groups = [" ".join(card_str(c, symbols) for c in f) or "-" for f in self.foundations[: last + 1]]
+            lines.append("home: " + " / ".join(groups))
         return "\n".join(lines) + "\n"
 
 
@@ -84,13 +88,15 @@ def _parse_home(text: str, lineno: int, rules: Rules) -> tuple[tuple[int, ...], 
     stacks: list[tuple[int, ...]] = []
     for g in groups:
         try:
-            stacks.append(tuple(parse_card(w) for w in g))
+            stacks.append(() if g == ["-"] else tuple(parse_card(w) for w in g))
         except CardParseError as exc:
             raise LayoutError(f"line {lineno}: {exc}") from None
     if len(stacks) > 4:
         raise LayoutError(f"line {lineno}: {len(stacks)} foundation piles given; allowed: at most 4, separated by '/'")
     foundations: list[tuple[int, ...]] = [(), (), (), ()]
     for i, stack in enumerate(stacks):
+        if not stack:  # '-': an empty foundation, holding its place among numbered foundations
+            continue
         for k, c in enumerate(stack):
             ok = rank_of(c) == k and (
                 suit_of(c) == suit_of(stack[0]) if rules.foundation == "suit" else k == 0 or is_red(c) != is_red(stack[k - 1])

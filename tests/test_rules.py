@@ -248,7 +248,14 @@ def test_every_value_of_every_choice_gives_its_own_fingerprint():
                 for ktb in (False, True):
                     for worry in (False, True):
                         for down in (0, 3):
-                            r = Rules(build=build, empty_fill=fill, foundation=foundation, kings_to_bottom=ktb, worrying_back=worry, face_down=down)
+                            r = Rules(
+                                build=build,
+                                empty_fill=fill,
+                                foundation=foundation,
+                                kings_to_bottom=ktb,
+                                worrying_back=worry,
+                                face_down=down,
+                            )
                             fps.add(r.fingerprint)
                             count += 1
     assert len(fps) == count
