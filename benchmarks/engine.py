@@ -23,7 +23,7 @@ from strategies import CompiledPolicy, Strategy, load_strategy
 
 
 @nb.njit(cache=True)
-def _resign(st, prm, moves, n, pparams, rng):  # noqa: ANN001, ANN202 (numba)
+def _resign(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN202 (numba)
     return -1
 
 

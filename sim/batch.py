@@ -1,7 +1,7 @@
 """Many deals in one compiled call: deal, play with a compiled policy, collect per-deal results.
 
 This is the unit of work the runner hands to each worker: one call plays a
-chunk of deal numbers in machine code and returns plain arrays.
+chunk of deals in machine code and returns plain arrays.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim import engine as E
+from sim.deals import make_deal
+from sim.game import Game
 from sim.rules import Rules
 from strategies.base import Strategy
 
@@ -24,33 +26,54 @@ class BatchResult:
     outcome: np.ndarray
     cards_home: np.ndarray
     moves: np.ndarray
+    nodes: np.ndarray
+    micros: np.ndarray
     win_moves: np.ndarray
     win_offsets: np.ndarray
 
 
-def play_batch(rules: Rules, strategy: Strategy, numbers: np.ndarray, seed: int = 0, strategy_seed: int = 0) -> BatchResult:
-    """Deal (default source) and play each deal number with the strategy's compiled tier."""
+def preset_states(rules: Rules, numbers: np.ndarray, seed: int, source: str) -> np.ndarray:
+    """Engine states of deals from a source the compiled dealer does not know (e.g. ``pysol``)."""
+    prm = E.rule_params(rules)
+    out = np.zeros((len(numbers), prm[E.P_SIZE]), dtype=np.int8)
+    for i, number in enumerate(numbers):
+        d = make_deal(rules, int(number), seed, source)
+        out[i] = Game(rules, d.position, d).state_array()
+    return out
+
+
+def play_batch(
+    rules: Rules, strategy: Strategy, numbers: np.ndarray, seed: int = 0, strategy_seed: int = 0, source: str = "default"
+) -> BatchResult:
+    """Deal and play each deal number with the strategy's compiled tier."""
     policy = strategy.compiled(rules)
     if policy is None:
         raise ValueError(f"strategy {strategy.name!r} has no compiled tier; play it through sim.play.play_python")
     prm = E.rule_params(rules)
     home_cards = set(rules.start_home_cards)
     base = np.array([c for c in range(52) if c not in home_cards], dtype=np.int64)
-    home = np.array(sorted(home_cards, key=lambda c: c % 13), dtype=np.int64)
+    home = np.array(rules.start_home_cards, dtype=np.int64)
     numbers = np.ascontiguousarray(numbers, dtype=np.int64)
+    if source == "default":
+        preset = np.zeros((0, prm[E.P_SIZE]), dtype=np.int8)
+    else:
+        preset = preset_states(rules, numbers, seed, source)
     n = numbers.shape[0]
     outcome = np.zeros(n, dtype=np.int8)
     cards_home = np.zeros(n, dtype=np.int16)
     moves = np.zeros(n, dtype=np.int32)
+    nodes = np.zeros(n, dtype=np.int64)
+    micros = np.zeros(n, dtype=np.int64)
     win_offsets = np.zeros(n + 1, dtype=np.int64)
     win_moves = np.zeros(max(1024, n * 8), dtype=np.int16)
     done = 0
     while done < n:
         stop = E.play_deals(
-            prm, seed, numbers[done:], base, home, policy.function, policy.pparams, strategy_seed,
-            outcome[done:], cards_home[done:], moves[done:], win_moves, win_offsets[done:],
+            prm, seed, numbers[done:], preset[done:], base, home, policy.function, policy.pparams, policy.scratch_size,
+            strategy_seed, outcome[done:], cards_home[done:], moves[done:], nodes[done:], micros[done:], win_moves,
+            win_offsets[done:],
         )
         done += stop
         if done < n:  # the win at `done` did not fit: grow the buffer and go on from there
             win_moves = np.concatenate([win_moves, np.zeros(max(win_moves.shape[0], 1 << 16), dtype=np.int16)])
-    return BatchResult(numbers, outcome, cards_home, moves, win_moves[: win_offsets[-1]], win_offsets)
+    return BatchResult(numbers, outcome, cards_home, moves, nodes, micros, win_moves[: win_offsets[-1]], win_offsets)

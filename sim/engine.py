@@ -370,14 +370,22 @@ def progress_mark(st: np.ndarray, prm: np.ndarray) -> np.int64:
     return cards_home(st, prm) * 64 - down
 
 
+SCRATCH_NODES, SCRATCH_MICROS = 0, 1
+"""Slots of a policy's scratch array that the batch loop reports per deal: search
+nodes and microseconds spent (policies that search fill them; others leave 0)."""
+
+
 @nb.njit
-def play_game(st, prm, policy, pparams, rng, moves, record):  # noqa: ANN001, ANN201 (numba)
+def play_game(st, prm, policy, pparams, rng, scratch, moves, record):  # noqa: ANN001, ANN201 (numba)
     """Play one game from st with a compiled policy; return (outcome, moves played).
 
-    ``policy(st, prm, moves, n, pparams, rng) -> index`` picks one of the n legal
-    moves in ``moves[:n]``; a negative index resigns (the game is lost), an index
-    out of range ends the game with outcome ERROR. The moves played are written
-    to ``record`` while it has room. Not cached: numba specialises it per policy.
+    ``policy(st, prm, moves, n, pparams, rng, scratch) -> index`` picks one of
+    the n legal moves in ``moves[:n]``. It returns -1 to resign (the game is
+    lost), -2 to give up undecided (outcome UNKNOWN: a search ran out of
+    budget), and an index out of range ends the game with outcome ERROR.
+    ``scratch`` is the policy's own int64 memory for this game (zeroed before
+    each deal). The moves played are written to ``record`` while it has room.
+    Not cached: numba specialises it per policy.
     """
     n_played = 0
     best = progress_mark(st, prm)
@@ -390,9 +398,11 @@ def play_game(st, prm, policy, pparams, rng, moves, record):  # noqa: ANN001, AN
             return LOST, n_played
         if since >= NO_PROGRESS_LIMIT:
             return LOST, n_played
-        i = policy(st, prm, moves, n, pparams, rng)
-        if i < 0:
+        i = policy(st, prm, moves, n, pparams, rng, scratch)
+        if i == -1:
             return LOST, n_played
+        if i < -1:
+            return UNKNOWN, n_played
         if i >= n:
             return ERROR, n_played
         m = moves[i]
@@ -409,32 +419,42 @@ def play_game(st, prm, policy, pparams, rng, moves, record):  # noqa: ANN001, AN
 
 
 @nb.njit
-def play_deals(prm, seed, numbers, base_deck, home, policy, pparams, strategy_seed,  # noqa: ANN001, ANN201
-               out_outcome, out_home, out_moves, win_moves, win_offsets):
+def play_deals(prm, seed, numbers, preset, base_deck, home, policy, pparams, scratch_size, strategy_seed,  # noqa: ANN001, ANN201
+               out_outcome, out_home, out_moves, out_nodes, out_micros, win_moves, win_offsets):
     """Deal and play every deal in ``numbers`` with a compiled policy.
 
-    Writes per deal the outcome, cards home and moves played. The move lists of
-    won games are packed into ``win_moves`` (int16) with ``win_offsets[i]`` /
-    ``win_offsets[i+1]`` bounding deal i's list (empty for lost deals); returns
-    the index of the first deal whose win did not fit, or len(numbers) when all
-    did, so a caller can grow the buffer and continue.
+    Deal i is dealt from (seed, numbers[i]) by the default source, or, when
+    ``preset`` has rows, taken from ``preset[i]`` (a full state array: other
+    sources and typed layouts). Writes per deal the outcome, cards home, moves
+    played, and the policy's reported nodes and microseconds. The move lists
+    of won games are packed into ``win_moves`` (int16) with ``win_offsets[i]``
+    / ``win_offsets[i+1]`` bounding deal i's list (empty for other deals);
+    returns the index of the first deal whose win did not fit, or len(numbers)
+    when all did, so a caller can grow the buffer and continue from there.
     """
     st = np.zeros(prm[P_SIZE], dtype=np.int8)
     moves = np.empty(MAX_MOVES_BUFFER, dtype=np.int64)
     record = np.empty(65536, dtype=np.int64)
     deck = np.empty(base_deck.shape[0], dtype=np.int64)
     rng = np.zeros(2, dtype=np.uint64)
+    scratch = np.zeros(max(scratch_size, 2), dtype=np.int64)
     used = win_offsets[0]
     for i in range(numbers.shape[0]):
-        deck[:] = base_deck
-        shuffle_deck(seed, numbers[i], deck)
-        deal_state(st, prm, deck, home)
+        if preset.shape[0] > 0:
+            st[:] = preset[i]
+        else:
+            deck[:] = base_deck
+            shuffle_deck(seed, numbers[i], deck)
+            deal_state(st, prm, deck, home)
         rng[0] = nb_strategy_key(strategy_seed, numbers[i])
         rng[1] = 0
-        outcome, n_played = play_game(st, prm, policy, pparams, rng, moves, record)
+        scratch[:] = 0
+        outcome, n_played = play_game(st, prm, policy, pparams, rng, scratch, moves, record)
         out_outcome[i] = outcome
         out_home[i] = cards_home(st, prm)
         out_moves[i] = n_played
+        out_nodes[i] = scratch[SCRATCH_NODES]
+        out_micros[i] = scratch[SCRATCH_MICROS]
         if outcome == WON:
             if used + n_played > win_moves.shape[0] or n_played > record.shape[0]:
                 return i

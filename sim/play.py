@@ -18,6 +18,7 @@ from sim import engine as E
 from sim.game import Game
 from sim.notation import Move
 from sim.rng import CounterRNG, strategy_key
+from strategies.base import UNDECIDED
 
 if TYPE_CHECKING:
     from strategies.base import DealInfo, Strategy
@@ -48,7 +49,8 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
     best, since = E.progress_mark(st, prm), 0
 
     def done(outcome: int, error: str | None = None) -> GameRecord:
-        return GameRecord(E.OUTCOMES[outcome], game.cards_home, game.history, error, seconds=time.perf_counter() - start)
+        return GameRecord(E.OUTCOMES[outcome], game.cards_home, game.history, error, nodes=strategy.nodes,
+                          seconds=time.perf_counter() - start)
 
     while True:
         if game.is_won:
@@ -62,6 +64,8 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
             return done(E.ERROR, f"{strategy.name} raised {type(exc).__name__}: {exc}")
         if choice is None:
             return done(E.LOST)
+        if choice is UNDECIDED:
+            return done(E.UNKNOWN)
         if choice not in moves:
             return done(E.ERROR, f"{strategy.name} chose {choice!r}, which is not one of the {len(moves)} legal moves")
         game.play_code(choice.code)
@@ -81,13 +85,15 @@ def play_compiled(strategy: Strategy, game: Game, info: DealInfo, strategy_seed:
     strategy.reset(info, strategy_rng(strategy_seed, info.number))
     rng = np.array([strategy_key(strategy_seed, info.number), 0], dtype=np.uint64)
     moves = np.empty(E.MAX_MOVES_BUFFER, dtype=np.int64)
-    record = np.empty(1 << 20, dtype=np.int64)
-    outcome, n = E.play_game(game._st, game._prm, policy.function, policy.pparams, rng, moves, record)
+    record = np.empty(1 << 16, dtype=np.int64)
+    scratch = np.zeros(max(policy.scratch_size, 2), dtype=np.int64)
+    outcome, n = E.play_game(game._st, game._prm, policy.function, policy.pparams, rng, scratch, moves, record)
     played = _decode(game, record[: min(n, record.shape[0])])
     error = None
     if outcome == E.ERROR:
         error = f"{strategy.name} (compiled) chose a move index outside the legal moves"
-    return GameRecord(E.OUTCOMES[outcome], game.cards_home, played, error, seconds=time.perf_counter() - start)
+    return GameRecord(E.OUTCOMES[outcome], game.cards_home, played, error, nodes=int(scratch[E.SCRATCH_NODES]),
+                      seconds=time.perf_counter() - start)
 
 
 def _decode(game: Game, codes: np.ndarray) -> list[Move]:

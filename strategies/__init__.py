@@ -13,11 +13,11 @@ import os
 import sys
 from importlib.metadata import entry_points
 
-from strategies.base import CompiledPolicy, DealInfo, Param, Strategy, StrategyError
+from strategies.base import UNDECIDED, CompiledPolicy, DealInfo, Param, Strategy, StrategyError
 from strategies.greedy import GreedyStrategy
 from strategies.random_play import RandomStrategy
 
-__all__ = ["CompiledPolicy", "DealInfo", "Param", "Strategy", "StrategyError", "available", "load_strategy"]
+__all__ = ["UNDECIDED", "CompiledPolicy", "DealInfo", "Param", "Strategy", "StrategyError", "available", "load_strategy"]
 
 ENTRY_POINT_GROUP = "bakers_dozen.strategies"
 

@@ -12,8 +12,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from sim.game import View
 from sim.notation import Move
 from sim.rng import CounterRNG
@@ -22,6 +20,18 @@ from sim.rules import Rules
 
 class StrategyError(ValueError):
     """An unknown strategy, parameter or parameter value."""
+
+
+class _Undecided:
+    """The type of `UNDECIDED`."""
+
+    def __repr__(self) -> str:
+        return "UNDECIDED"
+
+
+UNDECIDED = _Undecided()
+"""What `Strategy.choose` returns to give up without a verdict (outcome ``unknown``),
+as a search does when its budget runs out; ``None`` resigns (outcome ``lost``)."""
 
 
 @dataclass(frozen=True)
@@ -74,16 +84,20 @@ class DealInfo:
 class CompiledPolicy:
     """A numba-compiled move chooser and its parameter array.
 
-    ``function(st, prm, moves, n, pparams, rng) -> index`` receives the engine
-    state (see `sim.engine`), the rule parameters, the n legal moves in
-    ``moves[:n]`` (engine order), ``pparams`` and the RNG as uint64[2]
-    (draw with `sim.rng.nb_rng_below`). It returns the index of its move, or a
-    negative number to resign. It must not read face-down cards unless the
-    strategy declares ``peeks``.
+    ``function(st, prm, moves, n, pparams, rng, scratch) -> index`` receives
+    the engine state (see `sim.engine`), the rule parameters, the n legal moves
+    in ``moves[:n]`` (engine order), ``pparams`` (an array, or a tuple of
+    arrays, that the strategy prepared), the RNG as uint64[2] (draw with
+    `sim.rng.nb_rng_below`) and ``scratch``, ``scratch_size`` int64 slots of
+    memory for the current game, zeroed before each deal (slots 0 and 1 report
+    search nodes and microseconds, see `sim.engine.SCRATCH_NODES`). It returns
+    the index of its move, -1 to resign, or -2 to give up undecided. It must not
+    read face-down cards unless the strategy declares ``peeks``.
     """
 
     function: Callable[..., int]
-    pparams: np.ndarray
+    pparams: Any
+    scratch_size: int = 2
 
 
 class Strategy:
@@ -111,6 +125,7 @@ class Strategy:
         }
         self.rng: CounterRNG | None = None
         self.deal: DealInfo | None = None
+        self.nodes = 0
 
     @property
     def identity(self) -> str:
@@ -129,9 +144,14 @@ class Strategy:
         """Called once before each deal with the RNG the runner made for it."""
         self.deal = deal
         self.rng = rng
+        self.nodes = 0
 
-    def choose(self, view: View, moves: list[Move]) -> Move | None:
-        """Pick one of ``moves`` (never empty) for the position ``view``; None resigns."""
+    def choose(self, view: View, moves: list[Move]) -> Move | None | _Undecided:
+        """Pick one of ``moves`` (never empty) for the position ``view``.
+
+        Return None to resign, `UNDECIDED` to give up without a verdict. A
+        strategy that searches counts its nodes in ``self.nodes``.
+        """
         raise NotImplementedError
 
     def compiled(self, rules: Rules) -> CompiledPolicy | None:

@@ -30,7 +30,7 @@ from strategies.base import CompiledPolicy, Strategy
 
 
 @nb.njit(cache=True)
-def greedy_policy(st, prm, moves, n, pparams, rng):  # noqa: ANN001, ANN201 (numba)
+def greedy_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
     """Compiled greedy; identical choices to `GreedyStrategy.choose`."""
     P = prm[P_PILES]
     for i in range(n):

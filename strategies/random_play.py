@@ -20,7 +20,7 @@ from strategies.base import CompiledPolicy, Param, Strategy
 
 
 @nb.njit(cache=True)
-def random_policy(st, prm, moves, n, pparams, rng):  # noqa: ANN001, ANN201 (numba)
+def random_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
     """Compiled random; draws exactly as `RandomStrategy.choose` does."""
     if pparams[0] != 0:
         for i in range(n):

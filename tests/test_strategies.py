@@ -15,7 +15,7 @@ from sim.game import HIDDEN_CARD, Game
 from sim.notation import Move
 from sim.play import play_compiled, play_python
 from sim.rules import VARIANTS, Rules, find_variant
-from strategies import CompiledPolicy, DealInfo, Param, Strategy, StrategyError, load_strategy
+from strategies import UNDECIDED, CompiledPolicy, DealInfo, Param, Strategy, StrategyError, load_strategy
 
 CUSTOM = (
     Rules(name="worrying", kings_to_bottom=False, empty_fill="any", worrying_back=True),
@@ -129,7 +129,7 @@ class NeverHome(Strategy):
 
 
 @nb.njit
-def _out_of_range(st, prm, moves, n, pparams, rng):
+def _out_of_range(st, prm, moves, n, pparams, rng, scratch):
     return n + 3
 
 
@@ -242,3 +242,44 @@ def test_param_conversion():
     choice = Param(str, "a", "x", choices=("a", "b"))
     with pytest.raises(StrategyError, match="allowed: a, b"):
         choice.convert("s", "x", "c")
+
+
+class GivesUp(Strategy):
+    name = "gives-up"
+
+    def choose(self, view, moves):
+        self.nodes += 7
+        return UNDECIDED
+
+
+@nb.njit
+def _give_up(st, prm, moves, n, pparams, rng, scratch):
+    scratch[0] += 11
+    return -2
+
+
+class CompiledGivesUp(GivesUp):
+    name = "compiled-gives-up"
+
+    def compiled(self, rules):
+        return CompiledPolicy(_give_up, np.zeros(1, dtype=np.int64))
+
+
+def test_giving_up_is_unknown_never_a_win_or_a_loss():
+    rules = Rules()
+    rec = play_python(GivesUp(), Game.from_deal(rules, 1), DealInfo(rules, 1, 0, "default"))
+    assert rec.outcome == "unknown" and rec.nodes == 7
+    rec = play_compiled(CompiledGivesUp(), Game.from_deal(rules, 1), DealInfo(rules, 1, 0, "default"))
+    assert rec.outcome == "unknown" and rec.nodes == 11
+    batch = play_batch(rules, CompiledGivesUp(), np.arange(1, 4))
+    assert (batch.outcome == 2).all() and (batch.nodes == 11).all()
+
+
+def test_batch_plays_pysol_deals_like_the_python_tier():
+    rules = Rules()
+    numbers = np.arange(1, 201)
+    batch = play_batch(rules, load_strategy("greedy"), numbers, source="pysol")
+    for i, number in enumerate(numbers):
+        s = load_strategy("greedy")
+        rec = play_python(s, Game.from_deal(rules, int(number), source="pysol"), DealInfo(rules, int(number), 0, "pysol"))
+        assert rec.cards_home == batch.cards_home[i] and len(rec.moves) == batch.moves[i]
