@@ -145,16 +145,8 @@ def foundation_accepts(rules: Rules, foundations: Sequence[Sequence[int]], f: in
 # --- places and text -------------------------------------------------------------
 
 
-def _place_name(place: int) -> str:
-    """'pile 3' or 'foundation F2' for an engine place number."""
-    if place == ANY_FOUNDATION:
-        return "a foundation"
-    if place >= FOUNDATION:
-        return f"foundation F{place - FOUNDATION + 1}"
-    return f"pile {place + 1}"
-
-
 def _is_foundation(place: int) -> bool:
+    """Whether an engine place is a foundation (a numbered slot or a bare ``F``)."""
     return place >= ANY_FOUNDATION
 
 
@@ -330,17 +322,22 @@ def legal_moves(rules: Rules, position: Position) -> list[Move]:
     module docstring for the alternate-colour ace convention.
     """
     moves: list[Move] = []
-    n = len(position.piles)
-    for src in range(n):
-        pile = position.piles[src]
-        if not pile:
+    # The exposed card of each pile (None for an empty pile), looked up once.
+    tops = [pile[-1] if pile else None for pile in position.piles]
+    for src, card in enumerate(tops):
+        if card is None:
             continue
-        card = pile[-1]
         for f in range(4):
             if foundation_accepts(rules, position.foundations, f, card):
                 moves.append(Move(card, src, FOUNDATION + f))
-        for dst in range(n):
-            if dst != src and pile_accepts(rules, position.piles[dst], card):
+        for dst, top in enumerate(tops):
+            if dst == src:
+                continue
+            if top is None:
+                ok = may_enter_empty(rules, card)
+            else:
+                ok = builds_on(rules, card, top)
+            if ok:
                 moves.append(Move(card, src, dst))
     if rules.worrying_back:
         for f in range(4):
@@ -348,7 +345,7 @@ def legal_moves(rules: Rules, position: Position) -> list[Move]:
             if not stack:
                 continue
             card = stack[-1]
-            for dst in range(n):
+            for dst in range(len(position.piles)):
                 if pile_accepts(rules, position.piles[dst], card):
                     moves.append(Move(card, FOUNDATION + f, dst))
     return moves
@@ -369,11 +366,12 @@ def replay(rules: Rules, start: Position, moves: Sequence[str | Move]) -> Verdic
     """Replay ``moves`` (notation text or `Move` values) from ``start``; stop at the
     first illegal one and say why.
 
-    Raises `ValueError` only when ``start`` does not fit ``rules`` (wrong number
-    of piles); every problem with a move is reported in the `Verdict`.
+    Raises `ValueError` only when ``start`` does not fit ``rules`` (see
+    `_check_start`); every problem with a move, unreadable text included, is
+    reported in the `Verdict`. Moves after a win are judged like any other (with
+    worrying back a king may still leave home); ``won`` describes the final position.
     """
-    if len(start.piles) != rules.columns or len(start.face_down) != rules.columns:
-        raise ValueError(f"start position has {len(start.piles)} piles; variant {rules.name!r} has {rules.columns}")
+    _check_start(rules, start)
     position = start
     checked = 0
     for k, raw in enumerate(moves, start=1):
@@ -386,7 +384,10 @@ def replay(rules: Rules, start: Position, moves: Sequence[str | Move]) -> Verdic
                 reason = f"cannot be read: {exc}"
                 return _verdict(position, checked, k, f"move {k} '{label}': {reason}")
         else:
-            mv = Move(*(int(x) for x in raw))
+            try:
+                mv = Move(*(int(x) for x in raw))
+            except (TypeError, ValueError):
+                return _verdict(position, checked, k, f"move {k} {raw!r}: is not a move (expected text or Move(card, src, dst))")
         mv = _resolve(rules, position, mv)
         reason = why_illegal(rules, position, mv)
         if reason is not None:
@@ -394,6 +395,28 @@ def replay(rules: Rules, start: Position, moves: Sequence[str | Move]) -> Verdic
         position = _play(position, mv)
         checked += 1
     return _verdict(position, checked, None, None)
+
+
+def _check_start(rules: Rules, start: Position) -> None:
+    """Raise `ValueError` when ``start`` cannot be a position of ``rules``: wrong
+    number of piles, a face-down count that hides a pile's top card, a card code
+    outside 0..51 or a card in two places. (A start need not hold the full deck,
+    so that small hand-made positions can be replayed.)"""
+    if len(start.piles) != rules.columns or len(start.face_down) != rules.columns:
+        raise ValueError(f"start position has {len(start.piles)} piles; variant {rules.name!r} has {rules.columns}")
+    if len(start.foundations) != 4:
+        raise ValueError(f"start position has {len(start.foundations)} foundations; there are 4")
+    for p, (pile, down) in enumerate(zip(start.piles, start.face_down, strict=True)):
+        if not 0 <= down <= max(len(pile) - 1, 0):
+            raise ValueError(f"pile {p + 1} has {len(pile)} cards and {down} face down; the top card of a pile is face up")
+    seen: set[int] = set()
+    for stack in (*start.piles, *start.foundations):
+        for c in stack:
+            if not 0 <= c < DECK_SIZE:
+                raise ValueError(f"card code {c!r} in the start position is not a card (allowed: 0..51)")
+            if c in seen:
+                raise ValueError(f"card {card_str(c)} appears twice in the start position")
+            seen.add(c)
 
 
 def _verdict(position: Position, checked: int, first_illegal: int | None, reason: str | None) -> Verdict:
