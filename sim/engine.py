@@ -33,10 +33,10 @@ import functools
 import numba as nb
 import numpy as np
 
+from sim.notation import FOUNDATION
 from sim.rng import nb_below, nb_strategy_key, nb_stream_key
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
 
-FOUNDATION = 56
 MAX_MOVES_BUFFER = 4096
 
 # Outcome codes, shared by every tier and the store.

@@ -75,13 +75,20 @@ class View:
     def piles(self) -> tuple[tuple[int, ...], ...]:
         """Every pile bottom to top, face-down cards hidden unless clairvoyant."""
         if self._piles is None:
-            self._piles = tuple(tuple(self.card_at(p, i) for i in range(self.height(p))) for p in range(self.n_piles))
+            flat = self._st.tolist()
+            P, cap = self.n_piles, int(self._prm[E.P_CAP])
+            piles = []
+            for p in range(P):
+                base, h, down = 2 * P + 57 + p * cap, flat[p], 0 if self.clairvoyant else flat[P + p]
+                piles.append((HIDDEN_CARD,) * down + tuple(flat[base + down : base + h]))
+            self._piles = tuple(piles)
         return self._piles
 
     @property
     def foundations(self) -> tuple[tuple[int, ...], ...]:
         P = self.rules.columns
-        return tuple(tuple(int(c) for c in self._st[2 * P + 5 + f * 13 : 2 * P + 5 + f * 13 + self._st[2 * P + f]]) for f in range(4))
+        flat = self._st[2 * P : 2 * P + 57].tolist()
+        return tuple(tuple(flat[5 + f * 13 : 5 + f * 13 + flat[f]]) for f in range(4))
 
     def home_height(self, f: int) -> int:
         """Cards on foundation f (with in-suit foundations, f is the suit)."""
@@ -103,6 +110,25 @@ class View:
     def builds_on(self, card: int, target: int) -> bool:
         """Whether ``card`` may be placed on the tableau card ``target``."""
         return bool(E.builds_on(card, target, self._build))
+
+    def state(self) -> np.ndarray:
+        """The view as an engine state array, for compiled helpers of Python-tier strategies.
+
+        Face-down cards hold `HIDDEN_CARD` (-1) unless clairvoyant, so a compiled
+        helper that reads one behaves differently from its compiled-tier twin:
+        the tier-equivalence tests catch it.
+        """
+        st = self._st.copy()
+        if not self.clairvoyant:
+            for p in range(self.n_piles):
+                base = self._base(p)
+                st[base : base + self.face_down(p)] = HIDDEN_CARD
+        return st
+
+    @property
+    def rule_params(self) -> np.ndarray:
+        """The engine's rule-parameter array for this view's rules."""
+        return self._prm
 
     def home_slot(self, card: int) -> int:
         """The foundation that would take ``card`` now, or -1."""

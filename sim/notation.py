@@ -12,8 +12,9 @@ import re
 from typing import NamedTuple
 
 from sim.cards import CardParseError, card_str, parse_card
-from sim.engine import FOUNDATION
 
+FOUNDATION = 56
+"""Place number of foundation 0 (piles are 0..N-1 with N <= 52); foundation f is FOUNDATION + f."""
 ANY_FOUNDATION = FOUNDATION - 1
 """Destination of a parsed ``>F`` whose foundation is still to be resolved."""
 

@@ -15,13 +15,15 @@ from importlib.metadata import entry_points
 
 from strategies.base import UNDECIDED, CompiledPolicy, DealInfo, Param, Strategy, StrategyError
 from strategies.greedy import GreedyStrategy
+from strategies.heuristic import HeuristicStrategy
+from strategies.lookahead import LookaheadStrategy
 from strategies.random_play import RandomStrategy
 
 __all__ = ["UNDECIDED", "CompiledPolicy", "DealInfo", "Param", "Strategy", "StrategyError", "available", "load_strategy"]
 
 ENTRY_POINT_GROUP = "bakers_dozen.strategies"
 
-BUILTINS: dict[str, type[Strategy]] = {cls.name: cls for cls in (RandomStrategy, GreedyStrategy)}
+BUILTINS: dict[str, type[Strategy]] = {cls.name: cls for cls in (RandomStrategy, GreedyStrategy, HeuristicStrategy, LookaheadStrategy)}
 
 
 def _plugins() -> dict[str, type[Strategy]]:

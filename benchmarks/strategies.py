@@ -1,0 +1,117 @@
+"""Strategy throughput in both tiers, and a win-rate table for the README.
+
+Speed: deals per second on one core for every built-in strategy, compiled
+(`sim.batch.play_batch`) and Python tier (`sim.play.play_python` through
+`Game`), each including dealing. Compiled greedy is measured in the same
+process as the reference for the ratio column.
+
+    python benchmarks/strategies.py [--variant V] [--seconds S]
+    python benchmarks/strategies.py --table 10000 [--jobs 2]   # win rates with 95% intervals
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+# This file is named like the `strategies` package; keep its folder off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import numpy as np  # noqa: E402
+from joblib import Parallel, delayed  # noqa: E402
+
+from reports.stats import win_rate_interval  # noqa: E402
+from sim.batch import play_batch  # noqa: E402
+from sim.game import Game  # noqa: E402
+from sim.play import play_python  # noqa: E402
+from sim.rules import find_variant  # noqa: E402
+from strategies import DealInfo, load_strategy  # noqa: E402
+
+SPECS = (
+    "random",
+    "random:home_first=true",
+    "greedy",
+    "heuristic:preset=builder",
+    "heuristic:preset=balanced",
+    "heuristic",
+    "lookahead:mode=search,depth=2",
+    "lookahead",
+)
+
+
+def compiled_rate(rules, spec: str, seconds: float) -> float:  # noqa: ANN001
+    """Deals per second of the compiled tier, growing the batch until it takes ``seconds``."""
+    strategy = load_strategy(spec)
+    play_batch(rules, strategy, np.arange(1, 3))
+    n, first = 16, 1
+    while True:
+        t = time.perf_counter()
+        play_batch(rules, strategy, np.arange(first, first + n))
+        dt = time.perf_counter() - t
+        if dt >= seconds:
+            return n / dt
+        first += n
+        n *= 2
+
+
+def python_rate(rules, spec: str, seconds: float) -> float:  # noqa: ANN001
+    """Deals per second of the Python tier over ``seconds``."""
+    strategy = load_strategy(spec)
+    python_one(rules, strategy, 1)
+    t, n = time.perf_counter(), 0
+    while time.perf_counter() - t < seconds:
+        n += 1
+        python_one(rules, strategy, n + 1)
+    return n / (time.perf_counter() - t)
+
+
+def python_one(rules, strategy, number: int) -> str:  # noqa: ANN001
+    return play_python(strategy, Game.from_deal(rules, number), DealInfo(rules, number, 0, "default")).outcome
+
+
+def speed(rules, seconds: float) -> None:  # noqa: ANN001
+    print(f"strategy throughput on {rules.name}, one core, ~{seconds:g} s per figure")
+    header = f"{'strategy':32} {'compiled deals/s':>17} {'x greedy':>9} {'python deals/s':>15}"
+    print(header)
+    print("-" * len(header))
+    reference = compiled_rate(rules, "greedy", seconds)
+    for spec in SPECS:
+        c = reference if spec == "greedy" else compiled_rate(rules, spec, seconds)
+        p = python_rate(rules, spec, seconds)
+        print(f"{spec:32} {c:17,.0f} {c / reference:9.3f} {p:15,.0f}")
+
+
+def _chunk(rules, spec: str, numbers: np.ndarray) -> tuple[int, int, float]:  # noqa: ANN001
+    res = play_batch(rules, load_strategy(spec), numbers)
+    return int((res.outcome == 1).sum()), len(numbers), float(res.cards_home.sum())
+
+
+def table(rules, deals: int, jobs: int) -> None:  # noqa: ANN001
+    print(f"win rates on {rules.name}, deals 1-{deals} (seed 0), 95% Wilson intervals")
+    print("| strategy | wins | win rate | 95% interval | mean cards home |\n|---|---:|---:|---|---:|")
+    for spec in SPECS:
+        chunks = np.array_split(np.arange(1, deals + 1), max(jobs * 8, 1))
+        parts = Parallel(n_jobs=jobs)(delayed(_chunk)(rules, spec, c) for c in chunks)
+        wins, n, home = (sum(x) for x in zip(*parts, strict=True))
+        low, high = win_rate_interval(wins, n)
+        print(f"| `{spec}` | {wins} | {wins / n:.2%} | {low:.2%} - {high:.2%} | {home / n:.1f} |", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--variant", default="bakers-dozen")
+    ap.add_argument("--seconds", type=float, default=2.0, help="time per speed figure")
+    ap.add_argument("--table", type=int, default=0, help="instead of speed, win rates over this many deals")
+    ap.add_argument("--jobs", type=int, default=1, help="processes for --table")
+    args = ap.parse_args()
+    rules = find_variant(args.variant)
+    if args.table:
+        table(rules, args.table, args.jobs)
+    else:
+        speed(rules, args.seconds)
+
+
+if __name__ == "__main__":
+    main()
