@@ -7,6 +7,7 @@ replays use it; bulk simulation calls the engine directly.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 import numpy as np
@@ -26,6 +27,12 @@ class IllegalMoveError(ValueError):
     """A move that the rules do not allow in the current position; the message says why."""
 
 
+@functools.lru_cache(maxsize=8)
+def _build_table(build: int) -> tuple[bool, ...]:
+    """``table[card * 52 + target]``: the engine's build rule for every pair of cards."""
+    return tuple(bool(E.builds_on(c, t, build)) for c in range(DECK_SIZE) for t in range(DECK_SIZE))
+
+
 class View:
     """The table as a player sees it: face-down cards are `HIDDEN_CARD` unless
     the view was made for a strategy that declared it peeks (``clairvoyant``).
@@ -33,15 +40,17 @@ class View:
     It is a snapshot: playing on the game afterwards does not change it.
     """
 
-    __slots__ = ("rules", "clairvoyant", "_st", "_prm", "_piles", "_build")
+    __slots__ = ("rules", "clairvoyant", "_st", "_b", "_prm", "_piles", "_builds", "_cap")
 
     def __init__(self, rules: Rules, st: np.ndarray, prm: np.ndarray, clairvoyant: bool) -> None:
         self.rules = rules
         self.clairvoyant = clairvoyant
         self._st = st.copy()
+        self._b = self._st.tobytes()  # fast Python-level reads (every value here is 0..127)
         self._prm = prm
         self._piles: tuple[tuple[int, ...], ...] | None = None
-        self._build = int(prm[E.P_BUILD])
+        self._builds = _build_table(int(prm[E.P_BUILD]))
+        self._cap = int(prm[E.P_CAP])
 
     @property
     def n_piles(self) -> int:
@@ -49,19 +58,19 @@ class View:
 
     def height(self, p: int) -> int:
         """Cards in pile p."""
-        return int(self._st[p])
+        return self._b[p]
 
     def face_down(self, p: int) -> int:
         """Face-down cards at the bottom of pile p."""
-        return int(self._st[self.rules.columns + p])
+        return self._b[self.rules.columns + p]
 
     def top(self, p: int) -> int:
         """The exposed card of pile p, or -1 if it is empty (always face up)."""
-        h = int(self._st[p])
-        return int(self._st[self._base(p) + h - 1]) if h else -1
+        h = self._b[p]
+        return self._b[self._base(p) + h - 1] if h else -1
 
     def _base(self, p: int) -> int:
-        return 2 * self.rules.columns + 57 + p * int(self._prm[E.P_CAP])
+        return 2 * self.rules.columns + 57 + p * self._cap
 
     def card_at(self, p: int, i: int) -> int:
         """Card i (0 = bottom) of pile p; `HIDDEN_CARD` if face down and not clairvoyant."""
@@ -69,7 +78,7 @@ class View:
             raise IndexError(f"pile {p + 1} has {self.height(p)} cards; no card {i}")
         if i < self.face_down(p) and not self.clairvoyant:
             return HIDDEN_CARD
-        return int(self._st[self._base(p) + i])
+        return self._b[self._base(p) + i]
 
     @property
     def piles(self) -> tuple[tuple[int, ...], ...]:
@@ -109,7 +118,7 @@ class View:
 
     def builds_on(self, card: int, target: int) -> bool:
         """Whether ``card`` may be placed on the tableau card ``target``."""
-        return bool(E.builds_on(card, target, self._build))
+        return self._builds[card * 52 + target]
 
     def state(self) -> np.ndarray:
         """The view as an engine state array, for compiled helpers of Python-tier strategies.
@@ -136,11 +145,12 @@ class View:
 
     def card_rests_on_base(self, p: int) -> bool:
         """Whether pile p's exposed card sits on a visible card it could have been built on."""
-        h = self.height(p)
-        if h < 2 or self.face_down(p) >= h - 1:
+        b = self._b
+        h = b[p]
+        if h < 2 or b[self.rules.columns + p] >= h - 1:
             return False
         base = self._base(p)
-        return self.builds_on(int(self._st[base + h - 1]), int(self._st[base + h - 2]))
+        return self._builds[b[base + h - 1] * 52 + b[base + h - 2]]
 
 
 class Game:
@@ -204,6 +214,10 @@ class Game:
             if from_ok and to_ok and E.moved_card(self._st, self._prm, m) == mv.card:
                 return Move(mv.card, src, dst)
         return mv
+
+    def play_legal(self, move: Move) -> None:
+        """Play a move taken from `legal_moves` of this very position, unchecked (the hot path)."""
+        self._history.append((move, int(E.apply_move(self._st, self._prm, move.code))))
 
     def play_code(self, code: int) -> None:
         """Play an engine move code known to be legal (the hot path of Python-tier play)."""

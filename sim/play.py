@@ -53,7 +53,7 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                           seconds=time.perf_counter() - start)
 
     while True:
-        if game.is_won:
+        if E.cards_home(st, prm) == 52:
             return done(E.WON)
         moves = game.legal_moves()
         if not moves or since >= E.NO_PROGRESS_LIMIT:
@@ -68,7 +68,7 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
             return done(E.UNKNOWN)
         if choice not in moves:
             return done(E.ERROR, f"{strategy.name} chose {choice!r}, which is not one of the {len(moves)} legal moves")
-        game.play_code(choice.code)
+        game.play_legal(choice)
         mark = E.progress_mark(st, prm)
         if mark > best:
             best, since = mark, 0

@@ -344,3 +344,8 @@ def test_no_strategy_reads_hidden_cards():
     rules = find_variant("castles-in-spain")
     for spec in ("greedy", "heuristic", "lookahead:mode=search,depth=3", "lookahead"):
         assert_tiers_agree(rules, spec, np.arange(1, 11))
+
+
+def test_the_example_plugin_plays_identically_in_both_tiers():
+    for rules in (Rules(), find_variant("spanish-patience"), find_variant("dick-1883")):
+        assert_tiers_agree(rules, "examples.lowest_first:LowestFirst:max_moves=60", np.arange(1, 201))
