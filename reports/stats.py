@@ -1,17 +1,35 @@
-"""Statistics for win rates: intervals that come with every figure.
+"""Statistics for win rates: every figure comes with an interval and its sample size.
 
-Intervals are two-sided at the given confidence; Wilson's score interval by
-default, the exact Clopper-Pearson interval on request (from scipy's beta
-distribution).
+- one win rate: Wilson's score interval (default) or the exact Clopper-Pearson
+  interval;
+- two independent win rates (two variants on different deals): Newcombe's hybrid
+  score interval for the difference (his method 10);
+- two strategies on the same deals: McNemar's exact test on the discordant
+  deals and Newcombe's interval for a paired difference (method 10 of his 1998
+  paired-data paper, with the phi continuity correction);
+- k strategies on the same deals: Cochran's Q, and pairwise McNemar tests with
+  Holm's step-down correction;
+- planning: how many deals an interval of a wanted half-width needs.
+
+Quantiles and binomial tails come from scipy.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from itertools import combinations
 
+import numpy as np
 from scipy import stats
 
 METHODS = ("wilson", "clopper-pearson")
+
+
+def _z(confidence: float) -> float:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence {confidence!r} must lie strictly between 0 and 1, e.g. 0.95")
+    return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
 def win_rate_interval(wins: int, n: int, confidence: float = 0.95, method: str = "wilson") -> tuple[float, float]:
@@ -21,7 +39,7 @@ def win_rate_interval(wins: int, n: int, confidence: float = 0.95, method: str =
     if not 0 <= wins <= n:
         raise ValueError(f"wins={wins} must lie in 0..n={n}")
     if method == "wilson":
-        z = stats.norm.ppf(0.5 + confidence / 2)
+        z = _z(confidence)
         p = wins / n
         denom = 1 + z * z / n
         centre = (p + z * z / (2 * n)) / denom
@@ -33,3 +51,125 @@ def win_rate_interval(wins: int, n: int, confidence: float = 0.95, method: str =
         high = 1.0 if wins == n else float(stats.beta.ppf(1 - alpha / 2, wins + 1, n - wins))
         return low, high
     raise ValueError(f"unknown interval method {method!r}; allowed: {', '.join(METHODS)}")
+
+
+def difference_interval(wins1: int, n1: int, wins2: int, n2: int, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Difference p1 - p2 of two independent win rates: (difference, low, high), Newcombe's method 10."""
+    p1, p2 = wins1 / n1, wins2 / n2
+    l1, u1 = win_rate_interval(wins1, n1, confidence)
+    l2, u2 = win_rate_interval(wins2, n2, confidence)
+    d = p1 - p2
+    return d, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Two strategies on the same n deals.
+
+    ``both`` and ``neither`` are the deals both or neither won; ``only_first``
+    and ``only_second`` the discordant ones. ``difference`` is the first's win
+    rate minus the second's, with its interval; ``p_value`` is McNemar's exact
+    two-sided test.
+    """
+
+    n: int
+    both: int
+    only_first: int
+    only_second: int
+    neither: int
+    difference: float
+    low: float
+    high: float
+    p_value: float
+
+
+def mcnemar_exact(only_first: int, only_second: int) -> float:
+    """McNemar's exact two-sided p-value from the two discordant counts."""
+    m = only_first + only_second
+    if m == 0:
+        return 1.0
+    return float(min(1.0, 2 * stats.binom.cdf(min(only_first, only_second), m, 0.5)))
+
+
+def paired_comparison(first_won: np.ndarray, second_won: np.ndarray, confidence: float = 0.95) -> PairedComparison:
+    """Compare two strategies' wins (boolean arrays over the same deals)."""
+    x, y = np.asarray(first_won, dtype=bool), np.asarray(second_won, dtype=bool)
+    if x.shape != y.shape or x.ndim != 1 or x.size == 0:
+        raise ValueError(f"paired comparison needs two equal-length, non-empty win arrays; got {x.shape} and {y.shape}")
+    a, b = int((x & y).sum()), int((x & ~y).sum())
+    c, d = int((~x & y).sum()), int((~x & ~y).sum())
+    n = a + b + c + d
+    p1, p2 = (a + b) / n, (a + c) / n
+    l1, u1 = win_rate_interval(a + b, n, confidence)
+    l2, u2 = win_rate_interval(a + c, n, confidence)
+    denom = math.sqrt((a + b) * (c + d) * (a + c) * (b + d))
+    if denom == 0:
+        phi = 0.0
+    else:
+        num = a * d - b * c
+        phi = (max(num - n / 2, 0) if num > 0 else num) / denom
+    diff = p1 - p2
+    delta = math.sqrt(max((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0))
+    eps = math.sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0.0))
+    return PairedComparison(n, a, b, c, d, diff, max(-1.0, diff - delta), min(1.0, diff + eps), mcnemar_exact(b, c))
+
+
+def cochrans_q(wins: np.ndarray) -> tuple[float, int, float]:
+    """Cochran's Q for k strategies on the same deals (``wins``: deals x k, 0/1): (Q, df, p)."""
+    w = np.asarray(wins, dtype=np.int64)
+    if w.ndim != 2 or w.shape[1] < 2 or w.shape[0] == 0:
+        raise ValueError(f"Cochran's Q needs a deals x strategies table with at least 2 strategies; got shape {w.shape}")
+    k = w.shape[1]
+    col, row = w.sum(axis=0), w.sum(axis=1)
+    total = row.sum()
+    denom = k * total - (row**2).sum()
+    if denom == 0:
+        return 0.0, k - 1, 1.0
+    q = (k - 1) * (k * (col**2).sum() - total**2) / denom
+    return float(q), k - 1, float(stats.chi2.sf(q, k - 1))
+
+
+def holm(p_values: list[float] | np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error control)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    m = len(p)
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def pairwise_mcnemar(wins: np.ndarray, names: list[str]) -> list[tuple[str, str, PairedComparison, float]]:
+    """Every pair of strategies: (first, second, comparison, Holm-adjusted p-value)."""
+    w = np.asarray(wins, dtype=bool)
+    pairs = [(i, j, paired_comparison(w[:, i], w[:, j])) for i, j in combinations(range(w.shape[1]), 2)]
+    adjusted = holm([c.p_value for _, _, c in pairs])
+    return [(names[i], names[j], c, float(a)) for (i, j, c), a in zip(pairs, adjusted, strict=True)]
+
+
+def deals_needed(expected_rate: float, half_width: float, confidence: float = 0.95) -> int:
+    """The fewest deals whose Wilson interval around ``expected_rate`` is at most +-``half_width`` wide."""
+    if not 0 <= expected_rate <= 1:
+        raise ValueError(f"expected_rate {expected_rate!r} must lie in 0..1")
+    if not 0 < half_width < 0.5:
+        raise ValueError(f"half_width {half_width!r} must lie strictly between 0 and 0.5, e.g. 0.005 for +-0.5 points")
+    z = _z(confidence)
+
+    def width(n: int) -> float:
+        p = expected_rate
+        return z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+
+    hi = max(1, math.ceil(z * z * max(expected_rate * (1 - expected_rate), 1e-12) / half_width**2))
+    while width(hi) > half_width:
+        hi *= 2
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if width(mid) <= half_width:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
