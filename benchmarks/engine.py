@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
-import numba as nb
-import numpy as np
+# benchmarks/strategies.py is named like the `strategies` package; keep this folder off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from sim.batch import play_batch
-from sim.rules import VARIANTS, find_variant
-from strategies import CompiledPolicy, Strategy, load_strategy
+import numba as nb  # noqa: E402
+import numpy as np  # noqa: E402
+
+from sim.batch import play_batch  # noqa: E402
+from sim.rules import VARIANTS, find_variant  # noqa: E402
+from strategies import CompiledPolicy, Strategy, load_strategy  # noqa: E402
 
 
 @nb.njit(cache=True)

@@ -249,67 +249,61 @@ def moved_card(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
     return top_card(st, prm, src)
 
 
-@nb.njit(cache=True)
-def apply_move(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
-    """Play legal move m; return 1 if it turned a face-down card face up, else 0."""
+@nb.njit(cache=True, inline="always")
+def _pop(st: np.ndarray, prm: np.ndarray, place: np.int64) -> np.int64:
+    """Take the top card off a pile or foundation (face-down counts untouched)."""
     P = prm[P_PILES]
-    src = m // 64
-    dst = m % 64
-    revealed = 0
-    if src >= FOUNDATION:
-        f = src - FOUNDATION
+    if place >= FOUNDATION:
+        f = place - FOUNDATION
         h = np.int64(st[2 * P + f]) - 1
-        c = st[2 * P + 5 + f * 13 + h]
         st[2 * P + f] = h
         st[2 * P + 4] -= 1
-    else:
-        h = np.int64(st[src]) - 1
-        c = st[pile_base(prm, src) + h]
-        st[src] = h
-        if h > 0 and st[P + src] == h:
-            st[P + src] = h - 1
-            revealed = 1
-    if dst >= FOUNDATION:
-        f = dst - FOUNDATION
+        return np.int64(st[2 * P + 5 + f * 13 + h])
+    h = np.int64(st[place]) - 1
+    st[place] = h
+    return np.int64(st[pile_base(prm, place) + h])
+
+
+@nb.njit(cache=True, inline="always")
+def _push(st: np.ndarray, prm: np.ndarray, place: np.int64, c: np.int64) -> None:
+    """Put card c on top of a pile or foundation."""
+    P = prm[P_PILES]
+    if place >= FOUNDATION:
+        f = place - FOUNDATION
         h = np.int64(st[2 * P + f])
         st[2 * P + 5 + f * 13 + h] = c
         st[2 * P + f] = h + 1
         st[2 * P + 4] += 1
     else:
-        h = np.int64(st[dst])
-        st[pile_base(prm, dst) + h] = c
-        st[dst] = h + 1
+        h = np.int64(st[place])
+        st[pile_base(prm, place) + h] = c
+        st[place] = h + 1
+
+
+@nb.njit(cache=True)
+def apply_move(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
+    """Play legal move m; return 1 if it turned a face-down card face up, else 0."""
+    P = prm[P_PILES]
+    src = m // 64
+    c = _pop(st, prm, src)
+    revealed = 0
+    if src < FOUNDATION:
+        h = np.int64(st[src])
+        if h > 0 and st[P + src] == h:
+            st[P + src] = h - 1
+            revealed = 1
+    _push(st, prm, m % 64, c)
     return revealed
 
 
 @nb.njit(cache=True)
 def undo_move(st: np.ndarray, prm: np.ndarray, m: np.int64, revealed: np.int64) -> None:
     """Take back move m, given what `apply_move` returned for it."""
-    P = prm[P_PILES]
     src = m // 64
-    dst = m % 64
-    if dst >= FOUNDATION:
-        f = dst - FOUNDATION
-        h = np.int64(st[2 * P + f]) - 1
-        c = st[2 * P + 5 + f * 13 + h]
-        st[2 * P + f] = h
-        st[2 * P + 4] -= 1
-    else:
-        h = np.int64(st[dst]) - 1
-        c = st[pile_base(prm, dst) + h]
-        st[dst] = h
-    if src >= FOUNDATION:
-        f = src - FOUNDATION
-        h = np.int64(st[2 * P + f])
-        st[2 * P + 5 + f * 13 + h] = c
-        st[2 * P + f] = h + 1
-        st[2 * P + 4] += 1
-    else:
-        h = np.int64(st[src])
-        if revealed != 0:
-            st[P + src] = h
-        st[pile_base(prm, src) + h] = c
-        st[src] = h + 1
+    c = _pop(st, prm, m % 64)
+    if revealed != 0:
+        st[prm[P_PILES] + src] = st[src]
+    _push(st, prm, src, c)
 
 
 @nb.njit(cache=True)

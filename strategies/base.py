@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from sim.game import View
 from sim.notation import Move
 from sim.rng import CounterRNG
@@ -160,3 +162,33 @@ class Strategy:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.identity}>"
+
+
+class PolicyStrategy(Strategy):
+    """A strategy written once, as a compiled policy, and played in both tiers.
+
+    Subclasses implement `compiled`. The Python tier (`choose`) runs the same
+    compiled function on the view's state, where face-down cards are blanked
+    (see `sim.game.View.state`), with the same random stream and its own
+    per-game scratch memory: equal play in both tiers therefore also shows that
+    the compiled code never reads a hidden card.
+    """
+
+    def reset(self, deal: DealInfo, rng: CounterRNG) -> None:
+        super().reset(deal, rng)
+        self._policy = self.compiled(deal.rules)
+        assert self._policy is not None, "a PolicyStrategy returns a CompiledPolicy from compiled()"
+        self._scratch = np.zeros(max(self._policy.scratch_size, 2), dtype=np.int64)
+        self._rng = np.array([rng.key, 0], dtype=np.uint64)
+
+    def choose(self, view: View, moves: list[Move]) -> Move | None | _Undecided:
+        codes = np.array([m.code for m in moves], dtype=np.int64)
+        before = int(self._scratch[0])
+        i = self._policy.function(view.state(), view.rule_params, codes, len(codes), self._policy.pparams, self._rng,
+                                  self._scratch)
+        self.nodes += int(self._scratch[0]) - before
+        if i == -1:
+            return None
+        if i < -1:
+            return UNDECIDED
+        return moves[i] if i < len(moves) else Move(-1, -1, -1)

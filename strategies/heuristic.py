@@ -35,10 +35,8 @@ import numba as nb
 import numpy as np
 
 from sim.engine import FOUNDATION, P_FILL, P_PILES
-from sim.game import View
-from sim.notation import Move
 from sim.rules import Rules
-from strategies.base import CompiledPolicy, Param, Strategy, StrategyError
+from strategies.base import CompiledPolicy, Param, PolicyStrategy, StrategyError
 from strategies.features import (
     F_BELOW,
     F_FREES_HOME,
@@ -132,7 +130,7 @@ def _order(strategy: str, preset: str, order: str) -> tuple[str, ...]:
     return names
 
 
-class HeuristicStrategy(Strategy):
+class HeuristicStrategy(PolicyStrategy):
     """Priority rules from the game's advice, in a configurable order."""
 
     name: ClassVar[str] = "heuristic"
@@ -149,17 +147,6 @@ class HeuristicStrategy(Strategy):
         super().__init__(**params)
         self.rule_order = _order(self.name, self.params["preset"], self.params["order"])
         self._pparams = np.array([int(self.params["allow_dig"])] + _packing(self.rule_order), dtype=np.int64)
-        self._scratch = np.zeros(SCRATCH_WITH_VISITED, dtype=np.int64)
-        self._rng = np.zeros(2, dtype=np.uint64)
-
-    def reset(self, deal, rng) -> None:  # noqa: ANN001 (Strategy.reset's signature)
-        super().reset(deal, rng)
-        self._scratch[:] = 0
-
-    def choose(self, view: View, moves: list[Move]) -> Move | None:
-        codes = np.array([m.code for m in moves], dtype=np.int64)
-        i = heuristic_policy(view.state(), view.rule_params, codes, len(codes), self._pparams, self._rng, self._scratch)
-        return None if i < 0 else moves[i]
 
     def compiled(self, rules: Rules) -> CompiledPolicy:
         return CompiledPolicy(heuristic_policy, self._pparams, SCRATCH_WITH_VISITED)

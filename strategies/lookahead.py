@@ -33,10 +33,8 @@ import numba as nb
 import numpy as np
 
 from sim.engine import FOUNDATION, MAX_MOVES_BUFFER, P_FILL, P_PILES, apply_move, cards_home, gen_moves, pile_base, undo_move
-from sim.game import View
-from sim.notation import Move
 from sim.rules import Rules
-from strategies.base import CompiledPolicy, Param, Strategy
+from strategies.base import CompiledPolicy, Param, PolicyStrategy
 from strategies.features import (
     F_BELOW,
     F_FREES_HOME,
@@ -201,7 +199,7 @@ def lookahead_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     return best
 
 
-class LookaheadStrategy(Strategy):
+class LookaheadStrategy(PolicyStrategy):
     """Judges the heuristic's candidate moves by rollouts or a short search, never using hidden cards."""
 
     name: ClassVar[str] = "lookahead"
@@ -226,19 +224,6 @@ class LookaheadStrategy(Strategy):
                       int(self.params["mode"] == "rollout")], dtype=np.int64),
             HeuristicStrategy()._pparams,
         )
-        self._scratch = np.zeros(SCRATCH_WITH_VISITED, dtype=np.int64)
-        self._rng = np.zeros(2, dtype=np.uint64)
-
-    def reset(self, deal, rng) -> None:  # noqa: ANN001 (Strategy.reset's signature)
-        super().reset(deal, rng)
-        self._scratch[:] = 0
-
-    def choose(self, view: View, moves: list[Move]) -> Move | None:
-        codes = np.array([m.code for m in moves], dtype=np.int64)
-        before = self._scratch[0]
-        i = lookahead_policy(view.state(), view.rule_params, codes, len(codes), self._pparams, self._rng, self._scratch)
-        self.nodes += int(self._scratch[0] - before)
-        return None if i < 0 else moves[i]
 
     def compiled(self, rules: Rules) -> CompiledPolicy:
         return CompiledPolicy(lookahead_policy, self._pparams, SCRATCH_WITH_VISITED)

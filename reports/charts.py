@@ -1,0 +1,138 @@
+"""Charts of stored results (matplotlib, written as PNG and SVG).
+
+Each function returns a Figure whose title states what was played (variant,
+strategy, number of deals) and whose axes carry units; `save` writes it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from reports.tables import Tournament  # noqa: E402
+
+plt.rcParams.update({"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False})
+Z95 = 1.959963984540054
+
+
+def save(fig: Figure, out_dir: Path, stem: str) -> dict[str, Path]:
+    """Write ``stem.png`` and ``stem.svg`` into ``out_dir``; return both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"png": out_dir / f"{stem}.png", "svg": out_dir / f"{stem}.svg"}
+    fig.savefig(paths["png"], bbox_inches="tight")
+    fig.savefig(paths["svg"], bbox_inches="tight")
+    plt.close(fig)
+    return paths
+
+
+def _percent(ax, axis: str = "x") -> None:  # noqa: ANN001
+    fmt = matplotlib.ticker.PercentFormatter(xmax=1.0, decimals=None)
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_formatter(fmt)
+
+
+def win_rates(table: pd.DataFrame, title: str) -> Figure:
+    """Win rate per run with its 95% interval; ``table`` has label, win_rate, ci_low, ci_high, deals."""
+    n = len(table)
+    fig, ax = plt.subplots(figsize=(8.5, 0.45 * n + 1.6))
+    y = np.arange(n)[::-1]
+    rate = table["win_rate"].to_numpy()
+    err = np.clip(np.vstack([rate - table["ci_low"].to_numpy(), table["ci_high"].to_numpy() - rate]), 0, None)
+    ax.barh(y, rate, color="#4c78a8", alpha=0.85, height=0.6)
+    ax.errorbar(rate, y, xerr=err, fmt="none", ecolor="black", elinewidth=1.2, capsize=3)
+    ax.set_yticks(y, [f"{lab}  (n={d:,})" for lab, d in zip(table["label"], table["deals"], strict=True)])
+    for yi, r, hi in zip(y, rate, table["ci_high"], strict=True):
+        ax.text(hi, yi, f"  {r:.2%}", va="center", fontsize=8)
+    ax.set_xlim(0, min(1.0, max(0.05, float(table["ci_high"].max()) * 1.25)))
+    _percent(ax)
+    ax.set_xlabel("win rate (bars: 95% Wilson interval)")
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def convergence(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
+    """Running win rate as deals accumulate, with its 95% Wilson band; ``series`` = (label, won per deal in deal order)."""
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    start = 10  # the first few deals say nothing; their bands would fill the plot
+    for label, won in series:
+        n = np.arange(1, len(won) + 1)
+        p = np.cumsum(won) / n
+        n, p = n[start - 1 :], p[start - 1 :]
+        denom = 1 + Z95**2 / n
+        centre = (p + Z95**2 / (2 * n)) / denom
+        half = Z95 * np.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
+        (line,) = ax.plot(n, p, lw=1.3, label=f"{label} ({p[-1]:.2%} after {n[-1]:,})")
+        ax.fill_between(n, centre - half, centre + half, color=line.get_color(), alpha=0.15, lw=0)
+    ax.set_xscale("log")
+    ax.set_xlabel(f"deals played (log scale, from {start})")
+    ax.set_ylabel("win rate so far")
+    _percent(ax, "y")
+    ax.legend(fontsize=8, loc="best")
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def cards_home(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
+    """Share of deals ending with k cards home, k = 0..52; ``series`` = (label, cards home per deal)."""
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    k = np.arange(53)
+    for label, home in series:
+        share = np.bincount(np.asarray(home, dtype=np.int64), minlength=53)[:53] / max(len(home), 1)
+        ax.step(k, share, where="mid", lw=1.3, label=f"{label} (mean {np.mean(home):.1f})")
+    ax.set_xlim(-0.5, 52.5)
+    ax.set_xlabel("cards home at the end of the deal (52 = won)")
+    ax.set_ylabel("share of deals")
+    _percent(ax, "y")
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def tournament_matrix(t: Tournament, title: str) -> Figure:
+    """Heat map: deals the row strategy won and the column strategy lost, with Holm-adjusted p-values."""
+    names = list(t.wins_over.index)
+    m = t.wins_over.to_numpy(dtype=float)
+    k = len(names)
+    fig, ax = plt.subplots(figsize=(1.3 * k + 3.5, 1.0 * k + 2.2))
+    im = ax.imshow(m, cmap="Blues")
+    for i in range(k):
+        for j in range(k):
+            if i == j:
+                continue
+            p = t.adjusted_p.iloc[i, j]
+            text = f"{int(m[i, j])}\np={p:.2g}" if np.isfinite(p) else f"{int(m[i, j])}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                    color="white" if m[i, j] > 0.6 * max(m.max(), 1) else "black")
+    ax.set_xticks(range(k), names, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(k), names, fontsize=8)
+    ax.set_xlabel("lost by (column)")
+    ax.set_ylabel("won by (row)")
+    fig.colorbar(im, ax=ax, label="deals won by row, lost by column")
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def sweep(table: pd.DataFrame, parameter: str, title: str) -> Figure:
+    """Win rate against a swept rule parameter, one line per strategy; ``table`` has
+    ``value``, ``strategy``, win_rate, ci_low, ci_high."""
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    for strategy, g in table.groupby("strategy", sort=False):
+        g = g.sort_values("value")
+        x = g["value"].to_numpy(dtype=float)
+        r = g["win_rate"].to_numpy()
+        err = np.clip(np.vstack([r - g["ci_low"].to_numpy(), g["ci_high"].to_numpy() - r]), 0, None)
+        ax.errorbar(x, r, yerr=err, marker="o", capsize=3, lw=1.3, label=strategy)
+    ax.set_xticks(sorted(table["value"].unique()))
+    ax.set_xlabel(parameter.replace("_", " "))
+    ax.set_ylabel("win rate (bars: 95% Wilson interval)")
+    _percent(ax, "y")
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return fig

@@ -1,0 +1,117 @@
+"""Writing a report: one Markdown file with chart files beside it, and one
+self-contained HTML file (charts inlined as SVG, no scripts, no network).
+
+A report is a list of sections, each with paragraphs, tables and figures;
+`reports.build` decides what goes in them.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+
+@dataclass
+class Chart:
+    """A saved chart and the facts a reader needs to trust it."""
+
+    title: str
+    paths: dict[str, Path]
+    facts: str
+    reproduce: list[str]
+
+
+@dataclass
+class Section:
+    heading: str
+    paragraphs: list[str] = field(default_factory=list)
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    charts: list[Chart] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    title: str
+    intro: list[str]
+    sections: list[Section]
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |")
+    return "\n".join(lines)
+
+
+def to_markdown(report: Report, out_dir: Path) -> Path:
+    """Write ``report.md`` (charts linked as PNG files relative to it)."""
+    parts = [f"# {report.title}", *report.intro]
+    for s in report.sections:
+        parts.append(f"## {s.heading}")
+        parts.extend(s.paragraphs)
+        for caption, df in s.tables:
+            parts.append(f"**{caption}**\n\n{_md_table(df)}")
+        for c in s.charts:
+            rel = c.paths["png"].relative_to(out_dir).as_posix()
+            commands = "\n".join(c.reproduce)
+            parts.append(f"![{c.title}]({rel})\n\n*{c.facts}* Reproduce:\n\n```sh\n{commands}\n```")
+    path = out_dir / "report.md"
+    path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+    return path
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
+color:#222;line-height:1.45}
+h1{border-bottom:2px solid #4c78a8;padding-bottom:.2em}h2{margin-top:2em;color:#2c4f7c}
+table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:.88em}
+th,td{border:1px solid #ccd;padding:.25em .6em;text-align:right;white-space:nowrap}
+th{background:#eef2f8}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
+figure{margin:1em 0 2em}figure svg{max-width:100%;height:auto}figcaption{font-size:.85em;color:#444}
+code{background:#f3f3f3;padding:.1em .3em;border-radius:3px;font-size:.9em}
+pre{background:#f3f3f3;padding:.5em;overflow-x:auto;white-space:pre-wrap}
+"""
+
+
+def _html_table(caption: str, df: pd.DataFrame) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
+                   for row in df.itertuples(index=False))
+    return f"<table><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _inline_svg(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    start = text.find("<svg")
+    return text[start:] if start >= 0 else text
+
+
+def _para_html(text: str) -> str:
+    out, code = [], False
+    for piece in html.escape(text).split("`"):
+        out.append(f"<code>{piece}</code>" if code else piece)
+        code = not code
+    return "<p>" + "".join(out) + "</p>"
+
+
+def to_html(report: Report, out_dir: Path) -> Path:
+    """Write ``report.html``: one file, charts inlined, opens with no server and no network."""
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(report.title)}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{html.escape(report.title)}</h1>"]
+    parts.extend(_para_html(p) for p in report.intro)
+    for s in report.sections:
+        parts.append(f"<h2>{html.escape(s.heading)}</h2>")
+        parts.extend(_para_html(p) for p in s.paragraphs)
+        parts.extend(_html_table(caption, df) for caption, df in s.tables)
+        for c in s.charts:
+            commands = html.escape("\n".join(c.reproduce))
+            parts.append(f"<figure>{_inline_svg(c.paths['svg'])}<figcaption>{html.escape(c.facts)} Reproduce:"
+                         f"<pre><code>{commands}</code></pre></figcaption></figure>")
+    parts.append("</body></html>")
+    path = out_dir / "report.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path

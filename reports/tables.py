@@ -1,0 +1,164 @@
+"""Tables computed from stored rows: run summaries, variant comparisons, tournaments.
+
+Every function takes the rows of a store (`sim.store.read_store`) and returns
+pandas DataFrames whose figures can be recomputed from those rows alone; each
+win rate carries its 95% interval and its number of deals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from reports.stats import cochrans_q, holm, paired_comparison, win_rate_interval
+
+POINTS_PER_CARD = 5
+POINTS_PER_WIN = 500
+"""The Card Game Nook score: 5 points per card home, 500 more for a win."""
+
+
+class ReportError(ValueError):
+    """Rows that cannot make the table asked for (empty, mixed, or not on common deals)."""
+
+
+def _won(rows: pd.DataFrame) -> np.ndarray:
+    return (rows["outcome"].astype(str) == "won").to_numpy()
+
+
+def run_label(rows: pd.DataFrame) -> str:
+    """How a run is named in tables: variant and strategy label."""
+    first = rows.iloc[0]
+    return f"{first['variant']} / {first['strategy_label']}"
+
+
+def summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per run key: deals, wins, win rate with its interval, cards home, score, other outcomes."""
+    if rows.empty:
+        raise ReportError("the store holds no rows to report on")
+    out = []
+    for key, g in rows.groupby("key", sort=False, observed=True):
+        won = _won(g)
+        n, wins = len(g), int(won.sum())
+        low, high = win_rate_interval(wins, n)
+        outcome = g["outcome"].astype(str)
+        home = g["cards_home"].to_numpy(dtype=np.int64)
+        first = g.iloc[0]
+        out.append({
+            "key": key,
+            "variant": str(first["variant"]),
+            "rules_fingerprint": str(first["rules_fingerprint"]),
+            "strategy": str(first["strategy_label"]),
+            "strategy_identity": str(first["strategy_identity"]),
+            "clairvoyant": bool(first["clairvoyant"]),
+            "seed": int(first["seed"]),
+            "source": str(first["source"]),
+            "first_deal": int(g["deal"].min()),
+            "last_deal": int(g["deal"].max()),
+            "deals": n,
+            "wins": wins,
+            "win_rate": wins / n,
+            "ci_low": low,
+            "ci_high": high,
+            "mean_cards_home": float(home.mean()),
+            "mean_score": float(POINTS_PER_CARD * home.mean() + POINTS_PER_WIN * wins / n),
+            "unknown": int((outcome == "unknown").sum()),
+            "errors": int((outcome == "error").sum()),
+            "toolkit_version": str(first["toolkit_version"]),
+        })
+    return pd.DataFrame(out)
+
+
+def common_deals(rows: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """The deal numbers every one of ``keys`` played (sorted)."""
+    sets = [set(rows.loc[rows["key"] == k, "deal"].tolist()) for k in keys]
+    deals = sorted(set.intersection(*sets)) if sets else []
+    if not deals:
+        raise ReportError("the runs share no deals; compare runs over the same deal numbers and seed")
+    return np.array(deals, dtype=np.int64)
+
+
+def wins_matrix(rows: pd.DataFrame, keys: list[str], deals: np.ndarray) -> np.ndarray:
+    """deals x keys, True where that run won that deal."""
+    cols = []
+    for k in keys:
+        g = rows.loc[rows["key"] == k, ["deal", "outcome"]].drop_duplicates("deal").set_index("deal")
+        cols.append(g.loc[deals, "outcome"].astype(str).to_numpy() == "won")
+    return np.column_stack(cols)
+
+
+def variant_comparison(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Runs of one strategy under several variants, on their common deals; the first key is the baseline.
+
+    Variants are compared deal by deal (the same deal numbers are the same
+    shuffles), so differences use the paired interval and McNemar's test.
+    """
+    deals = common_deals(rows, keys)
+    wins = wins_matrix(rows, keys, deals)
+    sub = rows[rows["deal"].isin(deals)]
+    table = summary(sub[sub["key"].isin(keys)]).set_index("key").loc[keys].reset_index()
+    diffs = [paired_comparison(wins[:, i], wins[:, 0]) for i in range(len(keys))]
+    table["difference"] = [d.difference for d in diffs]
+    table["diff_low"] = [d.low for d in diffs]
+    table["diff_high"] = [d.high for d in diffs]
+    table["p_value"] = [d.p_value if i else np.nan for i, d in enumerate(diffs)]
+    return table
+
+
+@dataclass
+class Tournament:
+    """Several strategies on the same deals of one variant."""
+
+    ranking: pd.DataFrame
+    pairwise: pd.DataFrame
+    wins_over: pd.DataFrame
+    adjusted_p: pd.DataFrame
+    cochran_q: float
+    cochran_df: int
+    cochran_p: float
+    disagreements: pd.DataFrame
+    deals: int
+
+
+def tournament(rows: pd.DataFrame, keys: list[str], top: int = 10) -> Tournament:
+    """Rank strategies by win rate on their common deals, with paired tests between every two."""
+    deals = common_deals(rows, keys)
+    wins = wins_matrix(rows, keys, deals)
+    sub = rows[rows["deal"].isin(deals) & rows["key"].isin(keys)]
+    ranking = summary(sub).set_index("key").loc[keys].reset_index()
+    order = np.argsort(-ranking["win_rate"].to_numpy(), kind="stable")
+    ranking = ranking.iloc[order].reset_index(drop=True)
+    ranking.insert(0, "rank", np.arange(1, len(keys) + 1))
+    keys = [keys[i] for i in order]
+    wins = wins[:, order]
+    names = ranking["strategy"].tolist()
+    q, df, p = cochrans_q(wins) if len(keys) >= 2 else (0.0, 0, 1.0)
+    pairs = []
+    for i, j in combinations(range(len(keys)), 2):
+        c = paired_comparison(wins[:, i], wins[:, j])
+        pairs.append({"first": names[i], "second": names[j], "both": c.both, "only_first": c.only_first,
+                      "only_second": c.only_second, "neither": c.neither, "difference": c.difference,
+                      "diff_low": c.low, "diff_high": c.high, "p_value": c.p_value})
+    pairwise = pd.DataFrame(pairs)
+    if len(pairwise):
+        pairwise["p_holm"] = holm(pairwise["p_value"].to_numpy())
+    over = pd.DataFrame(0, index=names, columns=names, dtype=np.int64)
+    padj = pd.DataFrame(np.nan, index=names, columns=names)
+    for i in range(len(keys)):
+        for j in range(len(keys)):
+            if i != j:
+                over.iloc[i, j] = int((wins[:, i] & ~wins[:, j]).sum())
+    for _, r in pairwise.iterrows():
+        padj.loc[r["first"], r["second"]] = padj.loc[r["second"], r["first"]] = r["p_holm"]
+    # A deal disagrees with the ranking when a lower-ranked strategy won it and a higher-ranked one lost it.
+    against = np.zeros(len(deals), dtype=np.int64)
+    for i, j in combinations(range(len(keys)), 2):
+        against += (~wins[:, i] & wins[:, j]).astype(np.int64)
+    pick = np.argsort(-against, kind="stable")[:top]
+    pick = pick[against[pick] > 0]
+    dis = pd.DataFrame({"deal": deals[pick], "upsets": against[pick],
+                        "won_by": [", ".join(n for n, w in zip(names, wins[k], strict=True) if w) for k in pick],
+                        "lost_by": [", ".join(n for n, w in zip(names, wins[k], strict=True) if not w) for k in pick]})
+    return Tournament(ranking, pairwise, over, padj, q, df, p, dis, len(deals))
