@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import click
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -245,31 +243,20 @@ def verify(record_file: Any) -> None:
         sys.exit(1)
 
 
-@main.command()
-@click.option("--deals", "-n", type=click.IntRange(min=1), default=20_000, show_default=True, help="Deals per variant.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Deal seed.")
-def demo(deals: int, seed: int) -> None:
-    """The default study: the preset variants under the built-in compiled strategies, with 95% intervals."""
-    from reports.stats import win_rate_interval
-    from sim.batch import play_batch
-    from strategies import load_strategy
+from sim.cli_report import compare, demo, report, tournament  # noqa: E402
 
-    numbers = np.arange(1, deals + 1, dtype=np.int64)
-    table = Table(title=f"Win rates over deals 1-{deals} (seed {seed}), 95% Wilson intervals")
-    for col in ("variant", "strategy", "wins", "win rate", "95% interval", "mean cards home", "deals/s"):
-        table.add_column(col, justify="right" if col not in ("variant", "strategy") else "left")
-    for spec in ("random:home_first=true", "greedy"):
-        strategy = load_strategy(spec)
-        for v in VARIANTS:
-            t = time.perf_counter()
-            result = play_batch(v.rules, strategy, numbers, seed=seed)
-            dt = time.perf_counter() - t
-            wins = int((result.outcome == 1).sum())
-            low, high = win_rate_interval(wins, deals)
-            table.add_row(v.name, strategy.label, str(wins), f"{wins / deals:.3%}", f"{low:.3%} - {high:.3%}",
-                          f"{result.cards_home.mean():.2f}", f"{deals / dt:,.0f}")
-    _console().print(table)
+for _command in (compare, tournament, report, demo):
+    main.add_command(_command)
 
+
+from sim.cli_simulate import simulate  # noqa: E402
+
+main.add_command(simulate)
+
+
+from sim.cli_solve import solve  # noqa: E402
+
+main.add_command(solve)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,320 @@
+"""From a results store to a report: which tables and charts, grouped how.
+
+Runs are grouped by what they share:
+
+- runs of one strategy under several variants on the same deals make a
+  variant comparison (paired, since the same deal numbers are the same shuffles);
+- runs of several strategies on one variant and the same deals make a tournament;
+- variant comparisons whose rules differ in one numeric parameter only (for
+  example face-down cards per pile) also make a sweep chart.
+
+Every chart states the variant, strategy, deals, seed and toolkit version, and
+the command that reproduces its runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reports import charts
+from reports.render import Chart, Report, Section, to_html, to_markdown
+from reports.tables import ReportError, summary, tournament, variant_comparison
+from sim.rules import PARAMETERS, variant_names
+
+COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
+           "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version"]
+
+
+def _pct(x: float) -> str:
+    return f"{x:.2%}"
+
+
+def _interval(low: float, high: float) -> str:
+    return f"{low:.2%} – {high:.2%}"
+
+
+def _signed_interval(d: float, low: float, high: float) -> str:
+    return f"{d:+.2%} ({low:+.2%} to {high:+.2%})"
+
+
+def _p(p: float) -> str:
+    return "–" if not np.isfinite(p) else ("< 0.0001" if p < 1e-4 else f"{p:.4f}")
+
+
+def latest_manifest(store_path: Path, key: str) -> dict[str, Any]:
+    """The newest manifest of a run key (parameters and command), or {} when there is none."""
+    files = sorted((store_path / key / "manifests").glob("*.json"))
+    for f in reversed(files):
+        try:
+            return json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+    return {}
+
+
+def reproduce_command(manifest: dict[str, Any], first: int, last: int, out_dir: Path, store_path: Path) -> str:
+    """A `bakers-dozen simulate` command that replays (or reuses) deals first..last of a run."""
+    params = manifest.get("parameters", {})
+    variant = params.get("variant", "?")
+    if variant not in variant_names() and params.get("rules"):
+        vdir = out_dir / "variants"
+        vdir.mkdir(parents=True, exist_ok=True)
+        path = vdir / f"{variant}.toml"
+        lines = [f'name = "{variant}"'] + [f"{k} = {_toml(v)}" for k, v in params["rules"].items()]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        variant = str(path.relative_to(out_dir.parent) if out_dir.parent in path.parents else path)
+    cmd = ["bakers-dozen", "simulate", "--variant", variant, "--strategy", params.get("strategy_spec", "?"),
+           "--first", str(first), "--deals", str(last - first + 1), "--seed", str(params.get("seed", 0)),
+           "--store", str(store_path)]
+    if params.get("source", "default") != "default":
+        cmd += ["--source", params["source"]]
+    if params.get("strategy_seed", 0):
+        cmd += ["--strategy-seed", str(params["strategy_seed"])]
+    return shlex.join(cmd)
+
+
+def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+def _summary_table(s: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "variant": s["variant"], "strategy": s["strategy"], "deals": s["deals"].map("{:,}".format),
+        "deal range": [f"{a}–{b}" for a, b in zip(s["first_deal"], s["last_deal"], strict=True)],
+        "seed": s["seed"], "wins": s["wins"].map("{:,}".format), "win rate": s["win_rate"].map(_pct),
+        "95% interval": [_interval(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],
+        "mean cards home": s["mean_cards_home"].map("{:.2f}".format), "mean score": s["mean_score"].map("{:.1f}".format),
+        "unknown": s["unknown"], "errors": s["errors"],
+    })
+
+
+def _variant_order(s: pd.DataFrame) -> list[str]:
+    names = variant_names()
+    order = sorted(range(len(s)), key=lambda i: (names.index(s["variant"].iloc[i]) if s["variant"].iloc[i] in names
+                                                 else len(names), s["variant"].iloc[i]))
+    return [s["key"].iloc[i] for i in order]
+
+
+def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | None = None, title: str = "",
+          command: str = "", allow_mixed: bool = False) -> tuple[Path, Path, Report]:
+    """Write ``report.html``, ``report.md`` and ``charts/`` into ``out_dir``; return both paths and the report.
+
+    ``rows`` are the store's rows to report on (default: all of them);
+    ``command`` is shown as the way to reproduce the whole report. A variant
+    name found under several rule fingerprints (the rules changed between
+    runs) is refused unless ``allow_mixed``: such figures must not sit side by
+    side under one name.
+    """
+    from sim.store import read_store
+
+    store_path, out_dir = Path(store_path), Path(out_dir)
+    if rows is None:
+        rows = read_store(store_path, columns=COLUMNS)
+    if rows.empty:
+        raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
+    rows = rows.assign(key=rows["key"].astype(str), variant=rows["variant"].astype(str))
+    if not allow_mixed:
+        _refuse_mixed_names(rows)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    chart_dir = out_dir / "charts"
+    s = summary(rows)
+    s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
+    manifests = {k: latest_manifest(store_path, k) for k in s["key"]}
+    by_key = s.set_index("key")
+
+    def repro(keys_: list[str]) -> list[str]:
+        if command:
+            return [command]
+        return sorted(set(reproduce_command(manifests[k], int(by_key.loc[k, "first_deal"]), int(by_key.loc[k, "last_deal"]),
+                                             out_dir, store_path) for k in keys_))
+
+    versions = sorted(set(s["toolkit_version"]))
+    intro = [
+        f"Results store `{store_path}`: {len(s)} run(s), {int(s['deals'].sum()):,} deals played, bakers-dozen "
+        f"{', '.join(versions)}.",
+        "Every win rate comes with its 95% Wilson interval and its number of deals. Differences between runs on the "
+        "same deals are paired (Newcombe's interval, McNemar's exact test); a strategy marked (clairvoyant) sees "
+        "face-down cards, so its figure is an upper bound for an honest player.",
+    ]
+    if command:
+        intro.append(f"Reproduce this report: `{command}`")
+    sections = []
+
+    overview = Section("All runs", tables=[("Win rates", _summary_table(s))])
+    labelled = s.assign(label=s["variant"] + " / " + s["strategy"])
+    overview.charts.append(Chart(
+        "Win rates of all runs",
+        charts.save(charts.win_rates(labelled, f"Win rates, {len(s)} runs ({int(s['deals'].min()):,}–"
+                                     f"{int(s['deals'].max()):,} deals each)"), chart_dir, "overview"),
+        f"{len(s)} runs; seeds {', '.join(map(str, sorted(set(s['seed']))))}; bakers-dozen {', '.join(versions)}.",
+        repro(list(s["key"]))))
+    sections.append(overview)
+    sections.extend(_comparisons(rows, s, chart_dir, repro))
+    sections.extend(_tournaments(rows, s, chart_dir, repro))
+    sections.extend(_sweeps(s, manifests, chart_dir, repro))
+    report = Report(title or "bakers-dozen report", intro, sections)
+    return to_html(report, out_dir), to_markdown(report, out_dir), report
+
+
+def _refuse_mixed_names(rows: pd.DataFrame) -> None:
+    fps = rows.groupby("variant", observed=True)["rules_fingerprint"].unique()
+    for name, found in fps.items():
+        if len(found) > 1:
+            raise ReportError(
+                f"variant {name!r} appears under {len(found)} rule fingerprints ({', '.join(sorted(map(str, found)))}): "
+                "its rules changed between runs, and such figures must not be reported under one name; "
+                "report separate stores, or pass --allow-mixed to show them as separate runs")
+
+
+def _variant_name(g: pd.DataFrame) -> str:
+    """The name of the rules a group shares: a preset's name when one of its runs used it."""
+    names = list(dict.fromkeys(g["variant"]))
+    presets = [n for n in names if n in variant_names()]
+    return (presets or names)[0] + (f" (also run as {', '.join(n for n in names if n != (presets or names)[0])})"
+                                     if len(names) > 1 else "")
+
+
+def _series(rows: pd.DataFrame, keys: list[str], deals: np.ndarray | None, column: str) -> list[np.ndarray]:
+    out = []
+    for k in keys:
+        g = rows[rows["key"] == k].sort_values("deal")
+        if deals is not None:
+            g = g[g["deal"].isin(deals)]
+        out.append((g["outcome"].astype(str) == "won").to_numpy() if column == "won" else g[column].to_numpy())
+    return out
+
+
+def _comparisons(rows: pd.DataFrame, s: pd.DataFrame, chart_dir: Path, repro: Any) -> list[Section]:
+    sections = []
+    for n, ((_identity, seed, source), g) in enumerate(s.groupby(["strategy_identity", "seed", "source"], sort=False)):
+        if g["rules_fingerprint"].nunique() < 2:
+            continue
+        keys = _variant_order(g)
+        try:
+            t = variant_comparison(rows, keys)
+        except ReportError:
+            continue
+        strategy = g["strategy"].iloc[0]
+        base = t["variant"].iloc[0]
+        table = pd.DataFrame({
+            "variant": t["variant"], "deals": t["deals"].map("{:,}".format), "wins": t["wins"],
+            "win rate": t["win_rate"].map(_pct), "95% interval": [_interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)],
+            f"difference vs {base} (95% interval)": ["baseline" if i == 0 else _signed_interval(d, lo, hi) for i, (d, lo, hi)
+                                                   in enumerate(zip(t["difference"], t["diff_low"], t["diff_high"], strict=True))],
+            "McNemar p": [_p(p) for p in t["p_value"]], "mean cards home": t["mean_cards_home"].map("{:.2f}".format),
+            "mean score": t["mean_score"].map("{:.1f}".format),
+        })
+        deals = int(t["deals"].iloc[0])
+        lo, hi = int(t["first_deal"].min()), int(t["last_deal"].max())
+        sec = Section(f"Variant comparison: {strategy}", paragraphs=[
+            f"{strategy} played {len(keys)} variants on the same {deals:,} deals (deals {lo}–{hi}, seed {seed}, source {source}). "
+            f"Score: 5 points per card home plus 500 per win (Card Game Nook)."], tables=[("Variants compared", table)])
+        title = f"{strategy}: win rate by variant, {deals:,} deals each, seed {seed}"
+        facts = (f"Strategy {strategy}, {deals:,} deals ({lo}–{hi}) per variant, seed {seed}, source {source}, "
+                 f"bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.")
+        labelled = t.assign(label=t["variant"])
+        common = np.array(sorted(set.intersection(*[set(rows.loc[rows['key'] == k, 'deal']) for k in keys])))
+        sec.charts.append(Chart(title, charts.save(charts.win_rates(labelled, title), chart_dir, f"compare-{n}-rates"), facts, repro(keys)))
+        won = _series(rows, keys, common, "won")
+        sec.charts.append(Chart(f"{strategy}: convergence", charts.save(charts.convergence(
+            list(zip(t["variant"], won, strict=True)), f"{strategy}: running win rate by variant (95% band), seed {seed}"),
+            chart_dir, f"compare-{n}-convergence"), facts, repro(keys)))
+        home = _series(rows, keys, common, "cards_home")
+        sec.charts.append(Chart(f"{strategy}: cards home", charts.save(charts.cards_home(
+            list(zip(t["variant"], home, strict=True)), f"{strategy}: cards home at the end, {deals:,} deals per variant"),
+            chart_dir, f"compare-{n}-cards-home"), facts, repro(keys)))
+        sections.append(sec)
+    return sections
+
+
+def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, chart_dir: Path, repro: Any) -> list[Section]:
+    sections = []
+    for n, ((fp, seed, source), g) in enumerate(s.groupby(["rules_fingerprint", "seed", "source"], sort=False)):
+        if g["strategy_identity"].nunique() < 2:
+            continue
+        keys = list(g["key"])
+        try:
+            t = tournament(rows, keys)
+        except ReportError:
+            continue
+        variant = _variant_name(g)
+        r = t.ranking
+        ranking = pd.DataFrame({
+            "rank": r["rank"], "strategy": r["strategy"], "wins": r["wins"], "win rate": r["win_rate"].map(_pct),
+            "95% interval": [_interval(a, b) for a, b in zip(r["ci_low"], r["ci_high"], strict=True)],
+            "mean cards home": r["mean_cards_home"].map("{:.2f}".format), "mean score": r["mean_score"].map("{:.1f}".format)})
+        pair = t.pairwise
+        pairwise = pd.DataFrame({
+            "strategy A": pair["first"], "strategy B": pair["second"], "A won, B lost": pair["only_first"],
+            "B won, A lost": pair["only_second"], "difference A − B (95% interval)": [
+                _signed_interval(d, lo, hi) for d, lo, hi in zip(pair["difference"], pair["diff_low"], pair["diff_high"], strict=True)],
+            "McNemar p": pair["p_value"].map(_p), "Holm-adjusted p": pair["p_holm"].map(_p)})
+        dis = t.disagreements.assign(inspect=[f"bakers-dozen play --variant {variant} --deal {d} --seed {seed}"
+                                              + (f" --source {source}" if source != "default" else "") for d in t.disagreements["deal"]])
+        lo, hi = int(r["first_deal"].min()), int(r["last_deal"].max())
+        sec = Section(f"Tournament on {variant}", paragraphs=[
+            f"{len(keys)} strategies played the same {t.deals:,} deals of {variant} (deals {lo}–{hi}, seed {seed}, source {source}). "
+            f"Cochran's Q = {t.cochran_q:.1f} on {t.cochran_df} degrees of freedom, p = {_p(t.cochran_p)}: "
+            + ("the strategies differ." if t.cochran_p < 0.05 else "no evidence that the strategies differ."),
+            "Pairwise: McNemar's exact test on the deals exactly one of the two won, Holm-adjusted over all pairs."],
+            tables=[("Ranking", ranking), ("Pairwise comparisons", pairwise),
+                    ("Deals that disagree most with the ranking (lower-ranked strategies won, higher-ranked lost)", dis)])
+        facts = (f"Variant {variant} (rules {fp}), {t.deals:,} common deals ({lo}–{hi}), seed {seed}, source {source}, "
+                 f"bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.")
+        title = f"Tournament on {variant}: {t.deals:,} deals, seed {seed}"
+        sec.charts.append(Chart(title, charts.save(charts.win_rates(r.assign(label=r["strategy"]), title), chart_dir,
+                                                   f"tournament-{n}-rates"), facts, repro(keys)))
+        sec.charts.append(Chart(f"{title}: pairwise", charts.save(charts.tournament_matrix(
+            t, f"Tournament on {variant}: deals won by row and lost by column ({t.deals:,} deals)"), chart_dir,
+            f"tournament-{n}-matrix"), facts, repro(keys)))
+        ordered = list(r["key"])
+        sec.charts.append(Chart(f"{title}: convergence", charts.save(charts.convergence(
+            list(zip(r["strategy"], _series(rows, ordered, None, "won"), strict=True)),
+            f"Tournament on {variant}: running win rate (95% band), seed {seed}"), chart_dir, f"tournament-{n}-convergence"),
+            facts, repro(keys)))
+        sections.append(sec)
+    return sections
+
+
+def _sweeps(s: pd.DataFrame, manifests: dict[str, dict[str, Any]], chart_dir: Path, repro: Any) -> list[Section]:
+    rules = {k: manifests[k].get("parameters", {}).get("rules") for k in s["key"]}
+    buckets: dict[tuple[str, str], list[str]] = {}
+    for param in PARAMETERS:
+        groups: dict[str, list[str]] = {}
+        for k, r in rules.items():
+            if not r or not isinstance(r.get(param), int):
+                continue
+            rest = json.dumps({p: v for p, v in r.items() if p != param}, sort_keys=True)
+            row = s.set_index("key").loc[k]
+            groups.setdefault(f"{rest}|{row['seed']}|{row['source']}", []).append(k)
+        for sig, keys in groups.items():
+            if len({rules[k][param] for k in keys}) >= 3:
+                buckets[(param, sig)] = keys
+    sections = []
+    for n, ((param, _), keys) in enumerate(buckets.items()):
+        g = s.set_index("key").loc[keys].reset_index()
+        g = g.assign(value=[int(rules[k][param]) for k in g["key"]])
+        deals = f"{int(g['deals'].min()):,}–{int(g['deals'].max()):,}" if g["deals"].nunique() > 1 else f"{int(g['deals'].iloc[0]):,}"
+        title = f"Win rate against {param.replace('_', ' ')}, {deals} deals per point, seed {g['seed'].iloc[0]}"
+        table = pd.DataFrame({"strategy": g["strategy"], param: g["value"], "variant": g["variant"], "deals": g["deals"],
+                              "win rate": g["win_rate"].map(_pct),
+                              "95% interval": [_interval(a, b) for a, b in zip(g["ci_low"], g["ci_high"], strict=True)]})
+        table = table.sort_values(["strategy", param]).reset_index(drop=True)
+        sec = Section(f"Sweep of {param}", paragraphs=[
+            f"The same rules except {param}, which takes the values {sorted(set(g['value']))}."], tables=[(title, table)])
+        sec.charts.append(Chart(title, charts.save(charts.sweep(g, param, title), chart_dir, f"sweep-{n}"),
+                                f"{len(keys)} runs; strategies {', '.join(sorted(set(g['strategy'])))}; deals {deals} per point; "
+                                f"seed {g['seed'].iloc[0]}; bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.",
+                                repro(keys)))
+        sections.append(sec)
+    return sections

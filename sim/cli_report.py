@@ -1,0 +1,171 @@
+"""`compare`, `tournament`, `report` and `demo`: play studies and write reports.
+
+Each plays its runs into a results store (reusing what the store holds), then
+writes one HTML and one Markdown report with charts into ``--out`` and prints
+its main tables.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from sim.runner import DEFAULT_STORE, RunSummary
+from sim.study import StudyRun, default_study, run_study
+
+DEFAULT_OUT = "bakers-dozen-report"
+
+
+def _console() -> Console:
+    return Console() if sys.stdout.isatty() else Console(width=180)
+
+
+def _common(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")(f)
+    f = click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")(f)
+    f = click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True, help="Results directory.")(f)
+    f = click.option("--jobs", "-j", type=int, default=None, help="Worker processes [default: every core].")(f)
+    f = click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
+                     help="Deal numbering.")(f)
+    f = click.option("--seed", type=int, default=0, show_default=True, help="Deal seed.")(f)
+    f = click.option("--first", "-k", type=click.IntRange(min=1), default=1, show_default=True, help="First deal number.")(f)
+    return f
+
+
+def _print(report: Any, headings: Sequence[str]) -> None:
+    """Print the tables whose section heading or caption is in ``headings`` (a heading ending in '*' is a prefix)."""
+    console = _console()
+
+    def wanted(text: str) -> bool:
+        return any(text == h or (h.endswith("*") and text.startswith(h[:-1])) for h in headings)
+
+    for section in report.sections:
+        for caption, df in section.tables:
+            if wanted(caption) or wanted(section.heading):
+                table = Table(title=f"{section.heading}: {caption}", title_justify="left")
+                for col in df.columns:
+                    table.add_column(str(col), justify="left" if df[col].dtype == object else "right")
+                for row in df.itertuples(index=False):
+                    table.add_row(*map(str, row))
+                console.print(table)
+                for p in section.paragraphs:
+                    console.print(p, highlight=False, markup=False)
+
+
+def _play_and_report(runs: list[StudyRun], seed: int, source: str, jobs: int | None, store_dir: str, out_dir: str,
+                     quiet: bool, title: str, headings: Sequence[str]) -> list[RunSummary]:
+    import pandas as pd
+
+    from reports.build import COLUMNS, build
+    from sim.progress import make_progress
+    from sim.store import read_store
+
+    summaries = run_study(runs, store_dir, seed=seed, source=source, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
+    lo = min(r.first for r in runs)
+    hi = max(r.first + r.deals - 1 for r in runs)
+    rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
+    # Each run contributes exactly the deals this study asked of it, even when the store holds more.
+    parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
+             for s, r in zip(summaries, runs, strict=True)]
+    study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
+    html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
+                             command=shlex.join(["bakers-dozen", *sys.argv[1:]]))
+    _print(report, headings)
+    click.echo(f"report: {html} and {md}")
+    return summaries
+
+
+def _variants(names: str) -> list[Any]:
+    from sim.rules import resolve_variant
+
+    items = [n.strip() for n in names.split(",") if n.strip()]
+    if not items:
+        raise ValueError("--variants needs at least one variant name, e.g. bakers-dozen,dick-1883")
+    return [resolve_variant(n) for n in items]
+
+
+@click.command()
+@click.option("--variants", default="bakers-dozen,kings-into-empty,dick-1883,spanish-patience", show_default=True,
+              help="Comma-separated presets or .toml files; the first is the baseline.")
+@click.option("--strategy", "-s", "strategy_spec", default="heuristic", show_default=True, help="The strategy that plays them.")
+@click.option("--deals", "-n", type=click.IntRange(min=1), default=20_000, show_default=True, help="Deals per variant.")
+@_common
+def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
+            store_dir: str, out_dir: str, quiet: bool) -> None:
+    """Play one strategy under several variants on the same deals and compare them."""
+    rules = _variants(variants)
+    runs = [StudyRun(r, strategy_spec, deals, first) for r in rules]
+    _play_and_report(runs, seed, source, jobs, store_dir, out_dir, quiet,
+                     f"Variant comparison: {strategy_spec}, {deals:,} deals", ["Variants compared"])
+
+
+@click.command()
+@click.option("--variant", "-v", default="bakers-dozen", show_default=True, help="A preset name or a .toml file.")
+@click.option("--strategies", default="greedy,heuristic:preset=builder,heuristic:preset=balanced,heuristic", show_default=True,
+              help="Strategies separated by ';' (or ',' when no strategy has parameters).")
+@click.option("--deals", "-n", type=click.IntRange(min=1), default=10_000, show_default=True, help="Deals each.")
+@_common
+def tournament(variant: str, strategies: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
+               store_dir: str, out_dir: str, quiet: bool) -> None:
+    """Every strategy plays the same deals; rank them with paired tests."""
+    from sim.rules import resolve_variant
+
+    specs = _split_strategies(strategies)
+    if len(specs) < 2:
+        raise ValueError(f"a tournament needs at least two strategies; got {specs}")
+    rules = resolve_variant(variant)
+    runs = [StudyRun(rules, s, deals, first) for s in specs]
+    _play_and_report(runs, seed, source, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
+                     ["Ranking", "Pairwise comparisons"])
+
+
+def _split_strategies(text: str) -> list[str]:
+    """Strategies separated by ';', or by ',' when none carries parameters (``name:key=value,...``)."""
+    if ";" in text:
+        return [s.strip() for s in text.split(";") if s.strip()]
+    parts = [s.strip() for s in text.split(",") if s.strip()]
+    out: list[str] = []
+    for p in parts:  # "heuristic:preset=x,allow_dig=false": a bare key=value continues the previous strategy
+        if out and "=" in p and ":" not in p:
+            out[-1] += "," + p
+        else:
+            out.append(p)
+    return out
+
+
+@click.command()
+@click.argument("store_dir", type=click.Path(file_okay=False))
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")
+@click.option("--allow-mixed", is_flag=True, help="Report a variant name stored under several rule fingerprints anyway.")
+def report(store_dir: str, out_dir: str, allow_mixed: bool) -> None:
+    """Write the HTML and Markdown report of everything in a results store."""
+    from reports.build import build
+
+    if not Path(store_dir).is_dir():
+        raise ValueError(f"{store_dir} is not a directory; give a results store made by simulate, compare or demo")
+    html, md, rep = build(store_dir, out_dir, allow_mixed=allow_mixed)
+    _print(rep, ["Win rates"])
+    click.echo(f"report: {html} and {md}")
+
+
+@click.command()
+@click.option("--deals", "-n", type=click.IntRange(min=1), default=40_000, show_default=True,
+              help="Deals per run of the fast strategies.")
+@click.option("--slow-deals", type=click.IntRange(min=1), default=1_000, show_default=True,
+              help="Deals per run of the slow rollout player.")
+@click.option("--jobs", "-j", type=int, default=None, help="Worker processes [default: every core].")
+@click.option("--store", "store_dir", default="bakers-dozen-store", show_default=True, help="Results directory.")
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def demo(deals: int, slow_deals: int, jobs: int | None, store_dir: str, out_dir: str, quiet: bool) -> None:
+    """The default study: every preset variant under the built-in strategies, reported with charts."""
+    runs = default_study(deals, slow_deals)
+    _play_and_report(runs, 0, "default", jobs, store_dir, out_dir, quiet, "Baker's Dozen and its family: the default study",
+                     ["All runs", "Tournament on bakers-dozen*"])

@@ -1,0 +1,649 @@
+"""Results on disk: Parquet, one row per deal played, written chunk by chunk.
+
+A store is a directory that any number of runs share::
+
+    STORE/
+      bakers-dozen-store.json             marker: format name and version
+      <key>/                              one folder per run key (16 hex digits, `RunKey.hash`)
+        key.json                          what the key stands for (rules, strategy, seeds, source)
+        manifests/<start>-<pid>.json      one per invocation: toolkit version, command line,
+                                          start time, every run parameter
+        <key>_<first>_<last>.parquet      one per chunk: deals first..last (19 digits, zero-padded)
+        corrupt/                          chunk files that failed validation, moved aside
+
+A run key is (rules fingerprint, strategy identity ``name@version:params``, deal
+seed, deal source, strategy seed): the things that decide every row. Results of
+different keys never share a file, so a figure is never made of rows from two
+rule sets or two strategy versions (`read_store` refuses to mix them silently).
+
+Each chunk file is written to a temporary name in the same folder, flushed to
+disk, and renamed (`os.replace`), so a chunk file either holds the whole chunk
+or does not exist. Files are checked when read: the Parquet footer and page
+checksums, the key and deal range recorded in the file's metadata against its
+name, the row count and the deal numbers. A file that fails is never read as
+data (`CorruptChunkError`); the runner moves it aside and plays its deals again.
+
+Columns (one row per deal):
+
+=================  ===========================  ===============================================
+column             type                         meaning
+=================  ===========================  ===============================================
+deal               int64                        deal number
+seed               int64                        deal seed
+source             category                     deal numbering (``default`` or ``pysol``)
+variant            category                     name of the rules when the chunk was played
+rules_fingerprint  category                     `sim.rules.Rules.fingerprint`
+strategy           category                     strategy name
+strategy_version   category                     strategy version
+strategy_params    category                     parameters as JSON (sorted keys)
+strategy_identity  category                     ``name@version:params`` (part of the key)
+strategy_label     category                     name shown in tables (says ``(clairvoyant)``)
+clairvoyant        bool                         the strategy peeks at face-down cards
+strategy_seed      int64                        seed of the strategy's random generator
+tier               category                     ``compiled`` or ``python``
+outcome            category                     ``lost``, ``won``, ``unknown`` or ``error``
+cards_home         int16                        cards on the foundations at the end
+moves              int32                        moves played
+nodes              int64                        search nodes (0 where no search ran)
+micros             int64                        time spent on the deal, microseconds
+micros_averaged    bool                         True: ``micros`` is the chunk's wall time shared
+                                                out evenly (compiled policies that do not time
+                                                themselves); False: measured for the deal
+error              string (null)                what went wrong, for outcome ``error``
+win_moves          list<int16> (null)           for wins: the engine move codes (src*64+dst);
+                                                `decode_moves` turns them into `Move` values
+key                category                     `RunKey.hash`
+toolkit_version    category                     version of bakers-dozen that played the deal
+=================  ===========================  ===============================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import re
+import socket
+import time
+import uuid
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sim.engine import OUTCOMES
+
+FORMAT = "bakers-dozen-results"
+FORMAT_VERSION = 1
+MARKER = "bakers-dozen-store.json"
+META_KEY = b"bakers_dozen"
+COMPRESSION = "zstd"
+
+_STR = pa.dictionary(pa.int8(), pa.string())
+SCHEMA = pa.schema(
+    [
+        ("deal", pa.int64()),
+        ("seed", pa.int64()),
+        ("source", _STR),
+        ("variant", _STR),
+        ("rules_fingerprint", _STR),
+        ("strategy", _STR),
+        ("strategy_version", _STR),
+        ("strategy_params", _STR),
+        ("strategy_identity", _STR),
+        ("strategy_label", _STR),
+        ("clairvoyant", pa.bool_()),
+        ("strategy_seed", pa.int64()),
+        ("tier", _STR),
+        ("outcome", _STR),
+        ("cards_home", pa.int16()),
+        ("moves", pa.int32()),
+        ("nodes", pa.int64()),
+        ("micros", pa.int64()),
+        ("micros_averaged", pa.bool_()),
+        ("error", pa.string()),
+        ("win_moves", pa.list_(pa.int16())),
+        ("key", _STR),
+        ("toolkit_version", _STR),
+    ]
+)
+COLUMNS = tuple(SCHEMA.names)
+
+_CHUNK_RE = re.compile(r"^([0-9a-f]{16})_(\d{19})_(\d{19})\.parquet$")
+_KEY_RE = re.compile(r"^[0-9a-f]{16}$")
+_TMP_PREFIX = ".tmp-"
+
+
+class StoreError(ValueError):
+    """A store directory that cannot be used as asked; the message says why and what to do."""
+
+
+class StoreFullError(StoreError):
+    """The disk filled up while a chunk was being written (nothing finished was lost)."""
+
+
+class CorruptChunkError(StoreError):
+    """A chunk file that is truncated, damaged, or does not hold what its name says."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"chunk file {path} is not usable: {reason}")
+        self.path = path
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.reason))
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """What decides every row of a run; results are stored and reused under its `hash`."""
+
+    rules_fingerprint: str
+    strategy_identity: str
+    seed: int
+    source: str
+    strategy_seed: int = 0
+
+    @property
+    def hash(self) -> str:
+        payload = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class RunLabels:
+    """The columns that are the same for every row of a run: the key and how to read it."""
+
+    key: RunKey
+    variant: str
+    strategy: str
+    strategy_version: str
+    strategy_params: str
+    strategy_label: str
+    clairvoyant: bool
+    toolkit_version: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key.hash, **asdict(self.key), **{k: v for k, v in asdict(self).items() if k != "key"}}
+
+
+@dataclass(frozen=True)
+class ChunkFile:
+    """A chunk file found in a store: deals ``first..last`` of run key ``key``."""
+
+    key: str
+    first: int
+    last: int
+    path: Path
+
+    @property
+    def count(self) -> int:
+        return self.last - self.first + 1
+
+
+def chunk_name(key: str, first: int, last: int) -> str:
+    return f"{key}_{first:019d}_{last:019d}.parquet"
+
+
+# --- building a chunk's table ---------------------------------------------------------
+
+def _const(value: str, n: int) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array([value], pa.string()))
+
+
+def chunk_table(
+    labels: RunLabels,
+    tier: str,
+    deals: np.ndarray,
+    outcome: np.ndarray,
+    cards_home: np.ndarray,
+    moves: np.ndarray,
+    nodes: np.ndarray,
+    micros: np.ndarray,
+    micros_averaged: bool,
+    errors: dict[int, str],
+    win_offsets: np.ndarray,
+    win_moves: np.ndarray,
+) -> pa.Table:
+    """One chunk's rows as an Arrow table of `SCHEMA`.
+
+    ``errors`` maps row index to error text; ``win_moves[win_offsets[i]:win_offsets[i+1]]``
+    are row i's move codes (kept only for wins).
+    """
+    n = len(deals)
+    key = labels.key
+    outcome = np.asarray(outcome, dtype=np.int8)
+    won = outcome == 1
+    error_texts = pa.array([errors.get(i) for i in range(n)], pa.string()) if errors else pa.nulls(n, pa.string())
+    offsets = np.asarray(win_offsets, dtype=np.int64)
+    if offsets[-1] - offsets[0] >= 2**31:
+        raise StoreError(f"a chunk of {n} deals holds more than 2**31 winning move codes; use smaller chunks")
+    wins = pa.ListArray.from_arrays(
+        pa.array((offsets - offsets[0]).astype(np.int32)),
+        pa.array(np.asarray(win_moves, dtype=np.int16)[offsets[0] : offsets[-1]]),
+        mask=pa.array(~won),
+    )
+    arrays = [
+        pa.array(np.asarray(deals, dtype=np.int64)),
+        pa.array(np.full(n, key.seed, dtype=np.int64)),
+        _const(key.source, n),
+        _const(labels.variant, n),
+        _const(key.rules_fingerprint, n),
+        _const(labels.strategy, n),
+        _const(labels.strategy_version, n),
+        _const(labels.strategy_params, n),
+        _const(key.strategy_identity, n),
+        _const(labels.strategy_label, n),
+        pa.array(np.full(n, labels.clairvoyant, dtype=bool)),
+        pa.array(np.full(n, key.strategy_seed, dtype=np.int64)),
+        _const(tier, n),
+        pa.DictionaryArray.from_arrays(pa.array(outcome), pa.array(list(OUTCOMES), pa.string())),
+        pa.array(np.asarray(cards_home, dtype=np.int16)),
+        pa.array(np.asarray(moves, dtype=np.int32)),
+        pa.array(np.asarray(nodes, dtype=np.int64)),
+        pa.array(np.asarray(micros, dtype=np.int64)),
+        pa.array(np.full(n, micros_averaged, dtype=bool)),
+        error_texts,
+        wins,
+        _const(key.hash, n),
+        _const(labels.toolkit_version, n),
+    ]
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+# --- the store directory ----------------------------------------------------------------
+
+class Store:
+    """A results directory (see the module docs). Cheap to pickle: it is just a path."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    # opening -----------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], create: bool = True) -> Store:
+        """Open (and with ``create`` make) a store; raise `StoreError` for anything else at ``path``."""
+        store = cls(path)
+        p = store.path
+        if p.exists() and not p.is_dir():
+            raise StoreError(f"store {p} is a file, not a directory; give a directory (new or empty, or an existing store)")
+        marker = p / MARKER
+        if marker.exists():
+            store._check_marker(marker)
+            if create:
+                store._check_writable()
+            return store
+        if not create:
+            raise StoreError(f"{p} is not a bakers-dozen results store (it has no {MARKER})")
+        if p.is_dir():
+            others = sorted(x.name for x in p.iterdir() if not x.name.startswith("."))
+            if others:
+                shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+                raise StoreError(
+                    f"{p} holds files that are not a bakers-dozen results store ({shown}); "
+                    "give a new or empty directory, or an existing store"
+                )
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create store directory {p}: {exc.strerror or exc}") from None
+        store._check_writable()
+        _atomic_write_bytes(marker, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
+        return store
+
+    def _check_marker(self, marker: Path) -> None:
+        try:
+            info = json.loads(marker.read_text())
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{marker} is damaged ({exc}); this directory cannot be used as a results store") from None
+        if not isinstance(info, dict) or info.get("format") != FORMAT:
+            raise StoreError(f"{self.path} holds a store of another format ({marker} says {info!r})")
+        if info.get("version") != FORMAT_VERSION:
+            raise StoreError(
+                f"{self.path} is a results store of format version {info.get('version')!r}; "
+                f"this toolkit reads version {FORMAT_VERSION}"
+            )
+
+    def _check_writable(self) -> None:
+        probe = self.path / f"{_TMP_PREFIX}probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            with open(probe, "wb") as fh:
+                fh.write(b"ok")
+            probe.unlink()
+        except OSError as exc:
+            raise StoreError(f"store directory {self.path} is not writable: {exc.strerror or exc}") from None
+
+    # keys, manifests --------------------------------------------------------------
+    def key_dir(self, key: str) -> Path:
+        return self.path / key
+
+    def register(self, labels: RunLabels) -> Path:
+        """Make the key's folder and its ``key.json``; return the folder."""
+        d = self.key_dir(labels.key.hash)
+        (d / "manifests").mkdir(parents=True, exist_ok=True)
+        info = d / "key.json"
+        if not info.exists():
+            _atomic_write_bytes(info, json.dumps(labels.to_json(), indent=1, sort_keys=True).encode())
+        return d
+
+    def write_manifest(self, key: str, manifest: dict[str, Any], path: Path | None = None) -> Path:
+        """Record one invocation of a run (toolkit version, command line, start time, parameters);
+        with ``path``, rewrite that manifest (atomically), e.g. to add the finished summary."""
+        if path is None:
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(manifest.get("started_unix", time.time())))
+            path = self.key_dir(key) / "manifests" / f"{stamp}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
+        _atomic_write_bytes(path, json.dumps(manifest, indent=1, sort_keys=True, default=str).encode())
+        return path
+
+    def key_info(self, key: str) -> dict[str, Any]:
+        """What ``key`` stands for (its ``key.json``; just the key when that is missing or damaged)."""
+        try:
+            info = json.loads((self.key_dir(key) / "key.json").read_text())
+        except (OSError, ValueError):
+            return {"key": key}
+        return info if isinstance(info, dict) else {"key": key}
+
+    def keys(self) -> list[str]:
+        if not self.path.is_dir():
+            return []
+        return sorted(x.name for x in self.path.iterdir() if x.is_dir() and _KEY_RE.match(x.name))
+
+    def runs(self) -> list[dict[str, Any]]:
+        """What each key in the store stands for (the contents of its ``key.json``), with its chunk count."""
+        return [{**self.key_info(key), "chunks": len(self.chunk_files(key))} for key in self.keys()]
+
+    # chunk files -------------------------------------------------------------------
+    def chunk_path(self, key: str, first: int, last: int) -> Path:
+        return self.key_dir(key) / chunk_name(key, first, last)
+
+    def chunk_files(self, key: str, lo: int | None = None, hi: int | None = None) -> list[ChunkFile]:
+        """The chunk files of ``key`` (optionally only those meeting deals lo..hi), by first deal."""
+        d = self.key_dir(key)
+        if not d.is_dir():
+            return []
+        found = []
+        for entry in os.scandir(d):
+            m = _CHUNK_RE.match(entry.name)
+            if not m or m.group(1) != key:
+                continue
+            first, last = int(m.group(2)), int(m.group(3))
+            if last < first or (lo is not None and last < lo) or (hi is not None and first > hi):
+                continue
+            found.append(ChunkFile(key, first, last, Path(entry.path)))
+        return sorted(found, key=lambda c: (c.first, c.last))
+
+    def write_chunk(self, table: pa.Table, key: str, first: int, last: int, run_id: str = "") -> Path:
+        """Write one chunk atomically (temporary file, fsync, rename); return its path."""
+        path = self.chunk_path(key, first, last)
+        info = {"format": FORMAT, "version": FORMAT_VERSION, "key": key, "first": first, "last": last, "run": run_id}
+        table = table.replace_schema_metadata({META_KEY: json.dumps(info).encode()})
+        tmp = _temp_path(path)
+        try:
+            _write_parquet(table, tmp)
+            os.replace(tmp, path)
+            _fsync_dir(path.parent)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise StoreFullError(f"disk full while writing chunk {path.name} in {path.parent} ({exc.strerror})") from None
+            raise StoreError(f"cannot write chunk {path}: {exc.strerror or exc}") from None
+        return path
+
+    def load_chunk(self, chunk: ChunkFile, columns: Sequence[str] | None = None) -> pa.Table:
+        """Read and check one chunk file; raise `CorruptChunkError` if it is not exactly what its name says."""
+        return load_chunk_file(chunk, columns)
+
+    def quarantine(self, chunk: ChunkFile) -> Path:
+        """Move a bad chunk file aside (into ``corrupt/``) so it is never read as data."""
+        d = chunk.path.parent / "corrupt"
+        d.mkdir(exist_ok=True)
+        target = d / f"{chunk.path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        try:
+            os.replace(chunk.path, target)
+        except FileNotFoundError:  # someone else moved it first
+            pass
+        return target
+
+    def clean_temp(self, key: str, older_than: float = 3600.0) -> int:
+        """Delete temporary files left by writers that died (their process is gone, or they are old)."""
+        d = self.key_dir(key)
+        if not d.is_dir():
+            return 0
+        host = socket.gethostname()
+        removed = 0
+        now = time.time()
+        for entry in os.scandir(d):
+            if not entry.name.startswith(_TMP_PREFIX):
+                continue
+            parts = entry.name[len(_TMP_PREFIX) :].split("@", 3)
+            stale = False
+            try:
+                stale = now - entry.stat().st_mtime > older_than
+                if not stale and len(parts) == 4 and parts[2] == host:
+                    stale = not _pid_alive(int(parts[0]))
+            except (OSError, ValueError):
+                continue
+            if stale:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed += 1
+        return removed
+
+
+def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read and check one chunk file (see `Store.load_chunk`)."""
+    cols = None if columns is None else list(dict.fromkeys(["deal", *columns]))
+    try:
+        pf = pq.ParquetFile(chunk.path, page_checksum_verification=True)
+        raw = (pf.schema_arrow.metadata or {}).get(META_KEY)
+        if raw is None:
+            raise CorruptChunkError(chunk.path, "it carries no bakers-dozen metadata (not written by this toolkit)")
+        info = json.loads(raw)
+        if (info.get("key"), info.get("first"), info.get("last")) != (chunk.key, chunk.first, chunk.last):
+            raise CorruptChunkError(
+                chunk.path,
+                f"its metadata says key {info.get('key')} deals {info.get('first')}..{info.get('last')}, "
+                f"its name says key {chunk.key} deals {chunk.first}..{chunk.last}",
+            )
+        if info.get("version") != FORMAT_VERSION:
+            raise CorruptChunkError(chunk.path, f"format version {info.get('version')!r}; expected {FORMAT_VERSION}")
+        schema = pf.schema_arrow.remove_metadata()
+        if not schema.equals(SCHEMA):
+            raise CorruptChunkError(chunk.path, "its columns are not those of a bakers-dozen chunk")
+        if pf.metadata.num_rows != chunk.count:
+            raise CorruptChunkError(chunk.path, f"it has {pf.metadata.num_rows} rows for {chunk.count} deals")
+        table = pf.read(columns=cols)
+        deals = table.column("deal").to_numpy()
+        if deals.shape[0] != chunk.count or deals[0] != chunk.first or not np.array_equal(
+            deals, np.arange(chunk.first, chunk.last + 1, dtype=np.int64)
+        ):
+            raise CorruptChunkError(chunk.path, "its deal numbers are not the deals its name says")
+    except CorruptChunkError:
+        raise
+    except (pa.ArrowException, OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptChunkError(chunk.path, f"{type(exc).__name__}: {exc}") from None
+    return table
+
+
+# --- reading ----------------------------------------------------------------------------
+
+def read_store(
+    path: str | os.PathLike[str],
+    *,
+    key: str | None = None,
+    variant: str | None = None,
+    rules_fingerprint: str | None = None,
+    strategy: str | None = None,
+    strategy_identity: str | None = None,
+    seed: int | None = None,
+    source: str | None = None,
+    deals: tuple[int, int] | None = None,
+    columns: Sequence[str] | None = None,
+    allow_mixed: bool = False,
+) -> Any:
+    """The rows of a store as a pandas DataFrame, sorted by key and deal.
+
+    Filters: ``key`` (a `RunKey.hash`), ``variant`` (name), ``rules_fingerprint``,
+    ``strategy`` (name), ``strategy_identity``, ``seed``, ``source``, and ``deals``
+    (first, last) inclusive. ``columns`` reads only those (``key`` and ``deal``
+    are always read). Corrupt chunk files are skipped with a warning, never read.
+    A deal stored twice under one key (overlapping chunks) appears once.
+
+    Unless ``allow_mixed``, a selection that names a variant or a strategy but
+    finds it under more than one rules fingerprint or strategy version raises
+    `StoreError`: such rows must not be pooled into one figure.
+    """
+
+    store = Store.open(path, create=False)
+    unknown = sorted(set(columns or ()) - set(COLUMNS))
+    if unknown:
+        raise StoreError(f"unknown column(s) {', '.join(unknown)}; the store's columns: {', '.join(COLUMNS)}")
+    wanted = None if columns is None else [c for c in COLUMNS if c in {"key", "deal", *columns}]
+    infos = {k: store.key_info(k) for k in (store.keys() if key is None else [key])}
+    checks = {"variant": variant, "rules_fingerprint": rules_fingerprint, "strategy": strategy,
+              "strategy_identity": strategy_identity, "seed": seed, "source": source}
+    infos = {k: info for k, info in infos.items() if all(v is None or info.get(f) == v for f, v in checks.items())}
+    if not allow_mixed and (variant is not None or strategy is not None):
+        _refuse_mixed(list(infos.values()))
+    tables = []
+    for k in infos:
+        lo, hi = deals if deals is not None else (None, None)
+        for chunk in store.chunk_files(k, lo, hi):
+            try:
+                table = load_chunk_file(chunk, wanted)
+            except CorruptChunkError as exc:
+                warnings.warn(f"{exc}; skipped (a run of the same command replays it)", stacklevel=2)
+                continue
+            if deals is not None:
+                d = table.column("deal").to_numpy()
+                keep = (d >= deals[0]) & (d <= deals[1])
+                if not keep.all():
+                    table = table.filter(pa.array(keep))
+            tables.append(table if wanted is None else table.select(wanted))
+    if not tables:
+        schema = SCHEMA if wanted is None else pa.schema([SCHEMA.field(c) for c in wanted])
+        return schema.empty_table().to_pandas()
+    table = pa.concat_tables(tables).unify_dictionaries()
+    df = table.to_pandas()
+    if len(tables) > 1:
+        df = df.drop_duplicates(subset=["key", "deal"]).sort_values(["key", "deal"], kind="stable").reset_index(drop=True)
+    return df
+
+
+def _refuse_mixed(infos: list[dict[str, Any]]) -> None:
+    """Raise when one (variant, strategy) pair appears under several rules fingerprints or strategy versions."""
+    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for info in infos:
+        groups.setdefault((info.get("variant"), info.get("strategy")), []).append(info)
+    for (v, s), group in groups.items():
+        fps = sorted({str(i.get("rules_fingerprint")) for i in group})
+        versions = sorted({str(i.get("strategy_version")) for i in group})
+        if len(fps) > 1:
+            raise StoreError(
+                f"the store holds {v!r} / {s!r} under {len(fps)} rules fingerprints ({', '.join(fps)}); "
+                "select one with rules_fingerprint= (or pass allow_mixed=True)"
+            )
+        if len(versions) > 1:
+            raise StoreError(
+                f"the store holds {v!r} / {s!r} from {len(versions)} strategy versions ({', '.join(versions)}); "
+                "select one with strategy_identity= (or pass allow_mixed=True)"
+            )
+
+
+# --- win move lists ------------------------------------------------------------------
+
+def decode_moves(rules: Any, deal: int, seed: int, source: str, codes: Iterable[int]) -> list[Any]:
+    """The stored engine codes of a win as `sim.notation.Move` values, replayed from the deal."""
+    from sim.game import Game
+
+    game = Game.from_deal(rules, int(deal), int(seed), source)
+    for code in codes:
+        game.play_code(int(code))
+    return game.history
+
+
+def move_texts(rules: Any, deal: int, seed: int, source: str, codes: Iterable[int]) -> list[str]:
+    """The stored codes of a win as move notation (``"9H 3>7"``), ready for the referee or `verify`."""
+    numbered = rules.foundation != "suit"
+    return [m.text(numbered) for m in decode_moves(rules, deal, seed, source, codes)]
+
+
+def check_win(rules: Any, row: Any) -> Any:
+    """Re-check one stored win (a DataFrame row) with the independent referee; return its `Verdict`."""
+    from sim.deals import make_deal
+    from sim.referee import replay
+
+    start = make_deal(rules, int(row["deal"]), int(row["seed"]), str(row["source"])).position
+    moves = move_texts(rules, int(row["deal"]), int(row["seed"]), str(row["source"]), row["win_moves"])
+    return replay(rules, start, moves)
+
+
+# --- low-level file helpers --------------------------------------------------------
+
+def _temp_path(path: Path) -> Path:
+    """A temporary name beside ``path`` that says who is writing it (pid, host), for `Store.clean_temp`."""
+    return path.parent / f"{_TMP_PREFIX}{os.getpid()}@{uuid.uuid4().hex[:8]}@{socket.gethostname()}@{path.name}"
+
+
+_DICTIONARY_COLUMNS = [f.name for f in SCHEMA if pa.types.is_dictionary(f.type)] + ["cards_home", "moves"]
+
+
+def _write_parquet(table: pa.Table, path: Path) -> None:
+    """Write ``table`` to ``path`` and force it to disk.
+
+    Page checksums let a reader notice damaged pages; the deal numbers (consecutive)
+    are delta-encoded and only low-cardinality columns get Parquet dictionaries,
+    which makes the file small and the write cheap next to the play.
+    """
+    with open(path, "wb") as fh:
+        pq.write_table(table, fh, compression=COMPRESSION, write_page_checksum=True,
+                       use_dictionary=_DICTIONARY_COLUMNS, column_encoding={"deal": "DELTA_BINARY_PACKED"})
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = _temp_path(path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StoreFullError(f"disk full while writing {path} ({exc.strerror})") from None
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

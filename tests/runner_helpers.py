@@ -1,0 +1,77 @@
+"""Helpers of the runner and store tests: a row comparer, and strategies that misbehave on purpose.
+
+Worker processes load the strategies as ``tests.runner_helpers:ClassName``
+(the strategy loader finds the module from the current directory, the
+repository root when pytest runs).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import ClassVar
+
+import pandas as pd
+
+from sim.rules import Rules
+from strategies.base import CompiledPolicy, Param
+from strategies.greedy import GreedyStrategy
+
+TIME_COLUMNS = ["micros", "micros_averaged"]
+
+
+def rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Stored rows ready for exact comparison: no time columns, sorted by key and deal, plain dtypes."""
+    out = df.drop(columns=[c for c in TIME_COLUMNS if c in df]).sort_values(["key", "deal"]).reset_index(drop=True)
+    for c in out.columns:
+        if isinstance(out[c].dtype, pd.CategoricalDtype):
+            out[c] = out[c].astype(str)
+    if "win_moves" in out:
+        out["win_moves"] = out["win_moves"].map(lambda x: None if x is None else tuple(int(v) for v in x))
+    return out
+
+
+class DieOnce(GreedyStrategy):
+    """Plays like greedy (Python tier only), but the first process to reach deal ``deal`` dies on the spot.
+
+    The file ``marker`` records that the death happened, so the replayed chunk goes through.
+    """
+
+    name: ClassVar[str] = "die-once"
+    version: ClassVar[str] = "1"
+    PARAMETERS = {
+        "marker": Param(str, "", "file created just before the process dies"),
+        "deal": Param(int, 1, "deal number on which to die"),
+    }
+
+    def choose(self, view, moves):  # noqa: ANN001, ANN201
+        assert self.deal is not None
+        if self.deal.number == self.params["deal"] and not os.path.exists(self.params["marker"]):
+            with open(self.params["marker"], "w") as fh:
+                fh.write(str(os.getpid()))
+            os._exit(17)
+        return super().choose(view, moves)
+
+    def compiled(self, rules: Rules) -> CompiledPolicy | None:
+        return None
+
+
+class Boom(GreedyStrategy):
+    """Plays like greedy (Python tier only), but raises on every deal number divisible by 7."""
+
+    name: ClassVar[str] = "boom"
+    version: ClassVar[str] = "1"
+
+    def choose(self, view, moves):  # noqa: ANN001, ANN201
+        assert self.deal is not None
+        if self.deal.number % 7 == 0:
+            raise RuntimeError(f"boom on deal {self.deal.number}")
+        return super().choose(view, moves)
+
+    def compiled(self, rules: Rules) -> CompiledPolicy | None:
+        return None
+
+
+class GreedyV2(GreedyStrategy):
+    """Greedy under a new version number: its results must not be pooled with version 1's."""
+
+    version: ClassVar[str] = "2"

@@ -1,0 +1,173 @@
+"""Reports built from a small store: tables equal recomputation from the rows, every chart
+is written, the HTML stands alone, and bad input is answered clearly."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from reports.build import COLUMNS, build
+from reports.stats import paired_comparison, win_rate_interval
+from reports.tables import ReportError, summary, tournament, variant_comparison
+from sim.cli import main
+from sim.rules import Rules, find_variant
+from sim.runner import RunSpec, run
+from sim.store import read_store
+
+DEALS = 1200
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("store") / "results"
+    for v in ("bakers-dozen", "dick-1883", "spanish-patience"):
+        run(RunSpec(find_variant(v), "greedy", DEALS), path, jobs=1)
+    for s in ("heuristic", "random:home_first=true"):
+        run(RunSpec(find_variant("bakers-dozen"), s, DEALS), path, jobs=1)
+    for k in (1, 2):
+        run(RunSpec(Rules(name=f"bakers-dozen[face_down={k}]", face_down=k), "heuristic", DEALS), path, jobs=1)
+    return path
+
+
+@pytest.fixture(scope="module")
+def built(store, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    html, md, report = build(store, out, command="bakers-dozen report results")
+    return out, html, md, report
+
+
+def test_every_chart_is_written_and_embedded(built):
+    out, html, md, report = built
+    charts = [c for s in report.sections for c in s.charts]
+    assert len(charts) >= 10
+    text = html.read_text()
+    for c in charts:
+        png, svg = c.paths["png"], c.paths["svg"]
+        assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
+        assert "<svg" in svg.read_text()
+        assert c.title.split(":")[0] in text or c.facts in text
+        assert f"charts/{png.name}" in md.read_text()
+        assert c.reproduce and all(cmd.startswith("bakers-dozen ") for cmd in c.reproduce)
+    assert text.count("<svg") == len(charts)
+
+
+def test_the_html_needs_no_server_and_no_network(built):
+    _, html, _, _ = built
+    text = html.read_text()
+    assert "<script" not in text
+    assert not re.search(r"""(src|href)=["']https?://""", text)
+    assert "xlink:href=\"data:image/png;base64" in text or "<path" in text
+
+
+def test_sections_cover_comparisons_tournament_and_sweep(built):
+    headings = [s.heading for s in built[3].sections]
+    assert headings[0] == "All runs"
+    assert "Variant comparison: greedy" in headings
+    assert "Variant comparison: heuristic" in headings
+    assert any(h.startswith("Tournament on bakers-dozen") for h in headings)
+    assert "Sweep of face_down" in headings
+
+
+def test_summary_equals_a_recomputation_from_the_rows(store):
+    rows = read_store(store, columns=COLUMNS)
+    s = summary(rows)
+    for _, r in s.iterrows():
+        g = rows[rows["key"] == r["key"]]
+        wins = int((g["outcome"] == "won").sum())
+        assert r["deals"] == len(g) == DEALS and r["wins"] == wins
+        assert (r["ci_low"], r["ci_high"]) == win_rate_interval(wins, len(g))
+        assert r["mean_cards_home"] == pytest.approx(g["cards_home"].mean())
+        assert r["mean_score"] == pytest.approx(5 * g["cards_home"].mean() + 500 * wins / len(g))
+
+
+def test_comparison_and_tournament_equal_a_recomputation(store):
+    rows = read_store(store, columns=COLUMNS)
+    rows = rows.assign(key=rows["key"].astype(str))
+    s = summary(rows)
+    greedy = s[s["strategy"] == "greedy"]
+    keys = [greedy.loc[greedy["variant"] == v, "key"].iloc[0] for v in ("bakers-dozen", "dick-1883", "spanish-patience")]
+    t = variant_comparison(rows, keys)
+
+    def won(key):
+        g = rows[rows["key"] == key].sort_values("deal")
+        return (g["outcome"] == "won").to_numpy()
+
+    expected = paired_comparison(won(keys[2]), won(keys[0]))
+    assert t["difference"].iloc[2] == pytest.approx(expected.difference)
+    assert (t["diff_low"].iloc[2], t["diff_high"].iloc[2]) == pytest.approx((expected.low, expected.high))
+    bd = s[s["variant"] == "bakers-dozen"]
+    tour = tournament(rows, list(bd["key"]))
+    assert list(tour.ranking["win_rate"]) == sorted(tour.ranking["win_rate"], reverse=True)
+    top, bottom = tour.ranking["key"].iloc[0], tour.ranking["key"].iloc[-1]
+    a, b = won(top), won(bottom)
+    names = list(tour.wins_over.index)
+    assert tour.wins_over.loc[names[0], names[-1]] == int((a & ~b).sum())
+    assert tour.wins_over.loc[names[-1], names[0]] == int((~a & b).sum())
+    assert tour.deals == DEALS
+
+
+def test_markdown_tables_show_the_computed_figures(built, store):
+    md = built[2].read_text()
+    s = summary(read_store(store, columns=COLUMNS))
+    for _, r in s.iterrows():
+        assert f"{r['win_rate']:.2%}" in md and f"{r['ci_low']:.2%} – {r['ci_high']:.2%}" in md
+
+
+def test_empty_store_and_mixed_fingerprints_are_refused(tmp_path):
+    empty = tmp_path / "empty"
+    run(RunSpec(Rules(), "greedy", 10), empty, jobs=1)
+    for key_dir in empty.iterdir():
+        if key_dir.is_dir():
+            for f in key_dir.glob("*.parquet"):
+                f.unlink()
+    with pytest.raises(ReportError, match="holds no results"):
+        build(empty, tmp_path / "out")
+    mixed = tmp_path / "mixed"
+    run(RunSpec(Rules(), "greedy", 50), mixed, jobs=1)
+    run(RunSpec(Rules(worrying_back=True), "greedy", 50), mixed, jobs=1)  # also named bakers-dozen, other rules
+    with pytest.raises(ReportError, match="appears under 2 rule fingerprints"):
+        build(mixed, tmp_path / "out2")
+    html, _, _ = build(mixed, tmp_path / "out3", allow_mixed=True)
+    assert html.exists()
+
+
+def test_cli_report_compare_and_tournament(store, tmp_path):
+    r = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "rep" / "report.html").exists() and "Win rates" in r.output
+    r = CliRunner().invoke(main, ["compare", "--variants", "bakers-dozen,nope", "--deals", "10", "--store", str(tmp_path / "s")])
+    assert r.exit_code == 2 and "unknown variant 'nope'" in r.output
+    r = CliRunner().invoke(main, ["report", str(tmp_path / "missing")])
+    assert r.exit_code == 2 and "is not a directory" in r.output
+    r = CliRunner().invoke(main, ["tournament", "--strategies", "greedy", "--deals", "10", "--store", str(tmp_path / "s")])
+    assert r.exit_code == 2 and "at least two strategies" in r.output
+    r = CliRunner().invoke(main, ["compare", "--variants", "bakers-dozen,other-suit", "--strategy", "greedy", "--deals", "300",
+                                  "--store", str(store), "--out", str(tmp_path / "cmp"), "-j", "1", "-q"])
+    assert r.exit_code == 0, r.output
+    assert "difference vs bakers-dozen" in r.output
+    r = CliRunner().invoke(main, ["tournament", "--strategies", "greedy,heuristic:preset=balanced,allow_dig=false",
+                                  "--deals", "300", "--store", str(store), "--out", str(tmp_path / "tour"), "-j", "1", "-q"])
+    assert r.exit_code == 0, r.output
+    assert "heuristic:preset=balanced,allow_dig=False" in r.output and "McNemar" in r.output
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium is not installed (CI installs it)")
+def test_the_html_renders_in_headless_chromium(built, tmp_path):
+    _, html, _, _ = built
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,2400", f"--screenshot={shot}", html.as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )
+    from matplotlib.image import imread
+
+    pixels = imread(shot)
+    assert pixels.shape[0] >= 2000 and pixels.std() > 0.05  # a page with content, not a blank one

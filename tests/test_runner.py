@@ -1,0 +1,321 @@
+"""The parallel runner: same rows for any jobs/chunking, resume, reuse, faults, the simulate command."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from runner_helpers import rows
+
+import sim.runner as R
+from sim.cli import main
+from sim.rules import Rules, find_variant
+from sim.runner import Chunker, RunInterrupted, RunnerError, RunSpec, missing_ranges, plan_chunks, run
+from sim.store import Store, read_store
+
+RULES = Rules()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- planning -----------------------------------------------------------------------------
+
+def test_plan_covers_exactly_the_missing_deals_on_a_fixed_grid():
+    assert plan_chunks(1, 10, [], 4) == [(1, 4), (5, 8), (9, 10)]
+    assert plan_chunks(1, 10, [(1, 10)], 4) == []
+    assert plan_chunks(1, 10, [(3, 6)], 4) == [(1, 2), (7, 8), (9, 10)]
+    assert plan_chunks(5, 20, [(1, 7), (12, 13)], 5) == [(8, 9), (10, 11), (14, 14), (15, 19), (20, 20)]
+    assert plan_chunks(100, 100, [], 1000) == [(100, 100)]
+
+
+def test_missing_ranges():
+    assert missing_ranges(1, 10, []) == [(1, 10)]
+    assert missing_ranges(1, 10, [(4, 5), (1, 2), (9, 20)]) == [(3, 3), (6, 8)]
+    assert missing_ranges(1, 10, [(0, 11)]) == []
+
+
+def _drain(chunker):
+    out = []
+    while (c := chunker.next()) is not None:
+        out.append(c)
+    return out
+
+
+def test_adaptive_chunks_follow_the_measured_speed():
+    ch = Chunker([(1, 1_000_000)], jobs=2, compiled=True)
+    first = ch.next()
+    assert first == (1, R.FIRST_CHUNK[True])
+    ch.observe(2000, 2000 / 10_000)  # 10,000 deals/s: about 3 s of work per chunk
+    assert ch.next() == (first[1] + 1, first[1] + int(10_000 * R.TARGET_CHUNK_SECONDS))
+    ch.observe(2000, 0.001)  # very fast: capped
+    a, b = ch.next()
+    assert b - a + 1 == R.CHUNK_BOUNDS[True][1]
+    ch.observe(10, 100.0)  # very slow: floored
+    a, b = ch.next()
+    assert b - a + 1 == R.CHUNK_BOUNDS[True][0]
+    rest = _drain(ch)
+    assert rest[0][0] == b + 1 and rest[-1][1] == 1_000_000
+    assert all(y + 1 == x for (_, y), (x, _) in zip(rest, rest[1:], strict=False))
+
+
+def test_adaptive_chunks_shrink_at_the_end_so_every_job_gets_work():
+    ch = Chunker([(1, 40_000)], jobs=4, compiled=True)
+    ch.observe(1000, 0.001)
+    sizes = [b - a + 1 for a, b in _drain(ch)]
+    assert sum(sizes) == 40_000 and max(sizes) <= 5000 and sizes == sorted(sizes, reverse=True)
+
+
+def test_fixed_chunks_are_handed_out_whole_and_can_be_given_back():
+    ch = Chunker(plan_chunks(1, 10, [], 4), jobs=2, compiled=True, chunk=4)
+    assert ch.next() == (1, 4)
+    ch.give_back([(1, 4)])
+    assert _drain(ch) == [(1, 4), (5, 8), (9, 10)]
+    assert ch.remaining == 0
+
+
+# --- identical rows ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("strategy", ["greedy", "random:home_first=true"])
+def test_rows_do_not_depend_on_jobs_or_chunking(tmp_path, strategy):
+    deals = 1500 if strategy == "greedy" else 300
+    spec = RunSpec(find_variant("dick-1883"), strategy, deals, first=1001, seed=3, strategy_seed=9)
+    a = run(spec, tmp_path / "a", jobs=1, chunk=deals)
+    b = run(spec, tmp_path / "b", jobs=2, chunk=97)
+    c = run(spec, tmp_path / "c", jobs=2)
+    ra, rb, rc = (rows(read_store(tmp_path / x)) for x in "abc")
+    assert len(ra) == deals and ra["deal"].tolist() == list(range(1001, 1001 + deals))
+    assert ra.equals(rb) and ra.equals(rc)
+    assert a.wins == b.wins == c.wins and a.cards_home_sum == b.cards_home_sum == c.cards_home_sum
+
+
+def test_python_tier_gives_the_compiled_rows(tmp_path):
+    spec = RunSpec(RULES, "greedy", 400, first=50)
+    run(spec, tmp_path / "c", jobs=1, chunk=150)
+    run(RunSpec(RULES, "greedy", 400, first=50, tier="python"), tmp_path / "p", jobs=1, chunk=64)
+    c, p = rows(read_store(tmp_path / "c")), rows(read_store(tmp_path / "p"))
+    assert (c["tier"] == "compiled").all() and (p["tier"] == "python").all()
+    assert c.drop(columns="tier").equals(p.drop(columns="tier"))
+    assert not read_store(tmp_path / "p")["micros_averaged"].any()
+
+
+def test_strategy_errors_become_rows_not_crashes(tmp_path):
+    s = run(RunSpec(RULES, "tests.runner_helpers:Boom", 30), tmp_path, jobs=1)
+    df = read_store(tmp_path)
+    errors = df[df["outcome"] == "error"]
+    assert errors["deal"].tolist() == [7, 14, 21, 28] and s.outcomes["error"] == 4
+    assert errors["error"].iloc[0] == "boom raised RuntimeError: boom on deal 7"
+
+
+# --- reuse and resume ------------------------------------------------------------------------
+
+def test_deals_in_the_store_are_reused_not_replayed(tmp_path):
+    first = run(RunSpec(RULES, "greedy", 1000), tmp_path, jobs=1, chunk=300)
+    inodes = {c.path: c.path.stat().st_ino for c in Store(tmp_path).chunk_files(first.key)}
+    more = run(RunSpec(RULES, "greedy", 1500), tmp_path, jobs=1, chunk=250)
+    assert (more.reused, more.played, more.chunks_reused) == (1000, 500, 4)
+    assert {p: p.stat().st_ino for p in inodes} == inodes  # untouched
+    inside = run(RunSpec(RULES, "greedy", 700, first=400), tmp_path, jobs=1)
+    assert (inside.reused, inside.played) == (700, 0) and inside.deals_per_second is None
+    clean = run(RunSpec(RULES, "greedy", 700, first=400), tmp_path / "clean", jobs=1)
+    assert (inside.wins, inside.cards_home_sum) == (clean.wins, clean.cards_home_sum)
+    df = read_store(tmp_path)
+    assert df["deal"].tolist() == list(range(1, 1501))
+
+
+def test_force_replays_and_leaves_one_row_per_deal(tmp_path):
+    run(RunSpec(RULES, "greedy", 600), tmp_path, jobs=1, chunk=200)
+    before = rows(read_store(tmp_path))
+    s = run(RunSpec(RULES, "greedy", 600), tmp_path, jobs=1, chunk=250, force=True)
+    assert (s.played, s.reused) == (600, 0)
+    files = Store(tmp_path).chunk_files(s.key)
+    assert [(c.first, c.last) for c in files] == [(1, 250), (251, 500), (501, 600)]
+    assert rows(read_store(tmp_path)).equals(before)
+
+
+def test_overlapping_chunk_files_count_once(tmp_path):
+    run(RunSpec(RULES, "greedy", 500), tmp_path, jobs=1, chunk=500)
+    run(RunSpec(RULES, "greedy", 500, first=301), tmp_path / "other", jobs=1, chunk=500)
+    key = Store(tmp_path).keys()[0]
+    (tmp_path / "other" / key / f"{key}_{301:019d}_{800:019d}.parquet").rename(
+        tmp_path / key / f"{key}_{301:019d}_{800:019d}.parquet")
+    s = run(RunSpec(RULES, "greedy", 1000), tmp_path, jobs=1, chunk=100)
+    assert (s.reused, s.played) == (800, 200)
+    clean = run(RunSpec(RULES, "greedy", 1000), tmp_path / "clean", jobs=1)
+    assert s.wins == clean.wins and s.cards_home_sum == clean.cards_home_sum
+    assert rows(read_store(tmp_path)).equals(rows(read_store(tmp_path / "clean")))
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--deals", "0"], "deals must be 1 or more; got 0"),
+        (["--deals", "-5"], "deals must be 1 or more; got -5"),
+        (["--deals", "10", "--jobs", "0"], "jobs must be 1 or more"),
+        (["--deals", "10", "--chunk", "0"], "chunk must be 1 or more"),
+        (["--deals", "10", "--first", "0"], "deal number 0 is out of range"),
+        (["--deals", "10", "--first", str((1 << 62) - 5)], "run past the last deal number"),
+        (["--deals", "10", "--strategy", "nope"], "unknown strategy 'nope'"),
+        (["--deals", "10", "--variant", "nope"], "unknown variant 'nope'"),
+        (["--deals", "10", "--source", "pysol", "--variant", "good-measure"], "the pysol source deals 13 piles of 4"),
+        (["--deals", "10", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler is for --backend dask"),
+        (["--deals", "10", "--backend", "dask"], "needs --scheduler"),
+        (["--deals", "10", "--strategy", "tests.runner_helpers:Boom", "--tier", "compiled"], "has no compiled tier"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_2(tmp_path, args, message):
+    result = CliRunner().invoke(main, ["simulate", "--store", str(tmp_path / "s"), *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_store_problems_are_one_line_and_exit_code_2(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    result = CliRunner().invoke(main, ["simulate", "-n", "10", "--store", str(tmp_path)])
+    assert result.exit_code == 2 and "not a bakers-dozen results store (notes.txt)" in result.output
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+def test_simulate_prints_a_summary_and_json(tmp_path):
+    store = str(tmp_path / "s")
+    result = CliRunner().invoke(main, ["simulate", "-n", "800", "--jobs", "1", "--store", store, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    for field in ("variant", "strategy", "deals", "wins", "win_rate", "ci_low", "ci_high", "store", "mean_cards_home",
+                  "deals_per_second", "key", "rules_fingerprint", "strategy_identity", "played", "reused"):
+        assert field in data
+    assert data["deals"] == 800 and data["played"] == 800 and data["store"] == store
+    assert data["ci_low"] <= data["win_rate"] <= data["ci_high"]
+    text = CliRunner().invoke(main, ["simulate", "-n", "1000", "--jobs", "1", "--store", store])
+    assert text.exit_code == 0, text.output
+    assert "played 200, reused 800" in text.output and "95% Wilson interval" in text.output
+    assert "mean cards home" in text.output and "deals/s" in text.output
+
+
+# --- faults ----------------------------------------------------------------------------------------
+
+def test_a_worker_that_dies_has_its_chunk_replayed(tmp_path):
+    marker = tmp_path / "died"
+    spec = RunSpec(RULES, f"tests.runner_helpers:DieOnce:marker={marker},deal=130", 400)
+    s = run(spec, tmp_path / "s", jobs=2, chunk=50)
+    assert marker.exists() and s.retries == 1
+    assert (s.played, s.deals) == (400, 400)
+    greedy = run(RunSpec(RULES, "greedy", 400, tier="python"), tmp_path / "g", jobs=1, chunk=400)
+    cols = ["deal", "outcome", "cards_home", "moves", "win_moves"]
+    assert rows(read_store(tmp_path / "s"))[cols].equals(rows(read_store(tmp_path / "g"))[cols])
+    assert s.wins == greedy.wins
+
+
+def test_workers_that_keep_dying_stop_the_run_with_a_message(tmp_path, monkeypatch):
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    import sim.runner as R
+
+    def always_dies(*args, **kwargs):
+        raise TerminatedWorkerError("a worker process was killed")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(R, "_stream", always_dies)
+    with pytest.raises(RunnerError, match="died 3 times.*run the same command again to resume"):
+        run(RunSpec(RULES, "greedy", 100), tmp_path, jobs=2, retries=2)
+
+
+def test_ctrl_c_in_process_says_what_was_saved(tmp_path, monkeypatch):
+    import sim.runner as R
+
+    real = R._stream
+
+    def interrupted(tasks, *args, **kwargs):
+        for k, res in enumerate(real(tasks, *args, **kwargs)):
+            yield res
+            if k == 1:
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(R, "_stream", interrupted)
+    with pytest.raises(RunInterrupted) as info:
+        run(RunSpec(RULES, "greedy", 1000), tmp_path, jobs=1, chunk=100)
+    assert info.value.saved == 200 and info.value.total == 1000
+
+
+KILL_DEALS, KILL_CHUNK = 3000, 100
+
+
+def _cli(store: Path, *extra: str) -> list[str]:
+    """A run in a subprocess that is slow enough to be killed in the middle (Python tier: no compiling)."""
+    return [sys.executable, "-m", "sim", "simulate", "-s", "greedy", "--tier", "python", "-n", str(KILL_DEALS),
+            "--chunk", str(KILL_CHUNK), "--jobs", "2", "--store", str(store), "--quiet", *extra]
+
+
+def _wait_for_chunks(store: Path, n: int, proc: subprocess.Popen, limit: float = 60.0) -> int:
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        found = sum(len(Store(store).chunk_files(k)) for k in Store(store).keys())
+        if found >= n:
+            return found
+        assert proc.poll() is None, "the run ended before it could be killed"
+        time.sleep(0.02)
+    raise AssertionError("no chunk was written in time")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The rows of a clean run of the deals `_cli` plays (in this process, in one chunk)."""
+    store = tmp_path_factory.mktemp("clean")
+    run(RunSpec(RULES, "greedy", KILL_DEALS, tier="python"), store, jobs=1)
+    return rows(read_store(store))
+
+
+def test_a_killed_run_resumes_and_ends_with_a_clean_runs_rows(tmp_path, reference):
+    store = tmp_path / "s"
+    proc = subprocess.Popen(_cli(store), cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _wait_for_chunks(store, 3, proc)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole process group: power loss
+        proc.wait(timeout=30)
+    survivors = {c.path: c.path.stat().st_ino for k in Store(store).keys() for c in Store(store).chunk_files(k)}
+    assert 3 <= len(survivors) < KILL_DEALS // KILL_CHUNK
+    done = subprocess.run(_cli(store, "--json"), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["reused"] >= 3 * KILL_CHUNK and summary["reused"] + summary["played"] == KILL_DEALS
+    assert {p: p.stat().st_ino for p in survivors} == survivors  # what was saved was not replayed
+    assert not list(store.glob("*/.tmp-*"))  # half-written files of the killed writers are gone
+    assert rows(read_store(store)).equals(reference)
+
+
+def test_ctrl_c_stops_cleanly_and_the_same_command_resumes(tmp_path, reference):
+    store = tmp_path / "s"
+    proc = subprocess.Popen(_cli(store), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_chunks(store, 2, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted:" in err and "deals are saved in" in err and "run the same command again to resume" in err
+    assert "Traceback" not in err
+    done = subprocess.run(_cli(store, "--json"), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["reused"] > 0
+    assert rows(read_store(store)).equals(reference)
+
+
+@pytest.mark.slow
+def test_main_process_memory_stays_flat(tmp_path):
+    """2,000,000 greedy deals: the main process stays far under 500 MB (benchmarks/scaling.py does 10,000,000)."""
+    code = (  # VmHWM: peak resident memory of this process since exec (ru_maxrss carries over the parent's)
+        "from sim.runner import run, RunSpec; from sim.rules import Rules; "
+        f"s = run(RunSpec(Rules(), 'greedy', 2_000_000), {str(tmp_path)!r}, jobs=2); "
+        "print(s.deals, next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmHWM')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600, check=True)
+    deals, rss_kib = map(int, out.stdout.split())
+    assert deals == 2_000_000 and rss_kib < 500 * 1024

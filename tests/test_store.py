@@ -1,0 +1,323 @@
+"""The results store: Parquet chunks written atomically, checked on read, never mixed across keys."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from runner_helpers import rows
+
+from sim import store as S
+from sim.rules import Rules, find_variant
+from sim.runner import RunSpec, run
+from sim.store import COLUMNS, CorruptChunkError, Store, StoreError, StoreFullError, read_store
+
+RULES = Rules()
+
+
+@pytest.fixture
+def small_store(tmp_path):
+    """600 greedy deals in chunks of 100, played in this process."""
+    path = tmp_path / "store"
+    summary = run(RunSpec(RULES, "greedy", 600), path, jobs=1, chunk=100)
+    return path, summary
+
+
+def test_one_row_per_deal_with_every_column(small_store):
+    path, summary = small_store
+    df = read_store(path)
+    assert list(df.columns) == list(COLUMNS)
+    assert df["deal"].tolist() == list(range(1, 601))
+    assert set(df["outcome"].astype(str)) <= {"won", "lost"}
+    assert (df["variant"] == "bakers-dozen").all() and (df["rules_fingerprint"] == RULES.fingerprint).all()
+    assert (df["strategy"] == "greedy").all() and (df["strategy_identity"] == "greedy@1").all()
+    assert (df["strategy_version"] == "1").all() and (df["strategy_params"] == "{}").all()
+    assert (df["seed"] == 0).all() and (df["source"] == "default").all() and (df["tier"] == "compiled").all()
+    assert (df["key"] == summary.key).all() and df["error"].isna().all()
+    assert df["micros_averaged"].all() and (df["micros"] >= 0).all()
+    won = df["outcome"] == "won"
+    assert int(won.sum()) == summary.wins
+    assert df.loc[~won, "win_moves"].isna().all()
+    assert all(len(m) == n for m, n in zip(df.loc[won, "win_moves"], df.loc[won, "moves"], strict=True))
+    assert df["cards_home"].sum() == summary.cards_home_sum
+
+
+def test_stored_wins_pass_the_referee(tmp_path):
+    run(RunSpec(RULES, "greedy", 2000), tmp_path, jobs=1, chunk=1000)
+    df = read_store(tmp_path)
+    wins = df[df["outcome"] == "won"]
+    assert len(wins) >= 3
+    for _, row in wins.iterrows():
+        verdict = S.check_win(RULES, row)
+        assert verdict.legal and verdict.won, verdict
+    first = wins.iloc[0]
+    texts = S.move_texts(RULES, first["deal"], first["seed"], first["source"], first["win_moves"])
+    assert len(texts) == first["moves"] and all(" " in t and ">" in t for t in texts)
+
+
+def test_chunk_files_are_named_by_key_and_range(small_store):
+    path, summary = small_store
+    files = Store(path).chunk_files(summary.key)
+    assert [(c.first, c.last) for c in files] == [(a, a + 99) for a in range(1, 601, 100)]
+    assert all(c.path.name.startswith(summary.key + "_") for c in files)
+    manifests = list((path / summary.key / "manifests").glob("*.json"))
+    assert len(manifests) == 1
+    m = json.loads(manifests[0].read_text())
+    assert m["toolkit_version"] and m["command"] and m["started"]
+    assert m["parameters"]["deals"] == 600 and m["parameters"]["chunk"] == 100
+    assert m["parameters"]["rules"] == RULES.parameters() and m["summary"]["wins"] == summary.wins
+    assert not [p for p in (path / summary.key).iterdir() if p.name.startswith(".tmp")]
+
+
+def test_reading_selects_deals_and_columns(small_store):
+    path, _ = small_store
+    df = read_store(path, deals=(150, 249), columns=["outcome"])
+    assert list(df.columns) == ["deal", "outcome", "key"]  # in the store's column order
+    assert df["deal"].tolist() == list(range(150, 250))
+    assert read_store(path, strategy="random").empty
+    with pytest.raises(StoreError, match="unknown column"):
+        read_store(path, columns=["nope"])
+
+
+# --- damaged chunk files -------------------------------------------------------------
+
+def _first_chunk(path, key):
+    return Store(path).chunk_files(key)[0]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "flip", "renamed", "empty"])
+def test_damaged_chunk_is_detected_never_read_and_replayed(small_store, damage):
+    path, summary = small_store
+    clean = rows(read_store(path))
+    chunk = _first_chunk(path, summary.key)
+    data = chunk.path.read_bytes()
+    if damage == "truncate":  # a half-written file
+        chunk.path.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        chunk.path.write_bytes(b"deal,outcome\n1,won\n")
+    elif damage == "flip":  # one byte changed in the middle of the data pages
+        mid = len(data) // 3
+        chunk.path.write_bytes(data[:mid] + bytes([data[mid] ^ 0xFF]) + data[mid + 1 :])
+    elif damage == "renamed":  # a sound file under the name of other deals
+        second = Store(path).chunk_files(summary.key)[1]
+        shutil.copy(second.path, chunk.path)
+    else:
+        chunk.path.write_bytes(b"")
+    with pytest.raises(CorruptChunkError):
+        Store(path).load_chunk(chunk)
+    with pytest.warns(UserWarning, match="not usable"):
+        partial = read_store(path)
+    assert len(partial) == 500 and 1 not in set(partial["deal"])
+    again = run(RunSpec(RULES, "greedy", 600), path, jobs=1, chunk=100)
+    assert again.played == 100 and again.reused == 500
+    assert len(again.corrupt) == 1 and "corrupt" in again.corrupt[0]
+    assert rows(read_store(path)).equals(clean)
+    assert again.wins == summary.wins
+
+
+def test_temporary_files_are_ignored_and_cleaned(small_store):
+    path, summary = small_store
+    d = path / summary.key
+    chunk = _first_chunk(path, summary.key)
+    dead = d / f".tmp-999999@abcd0123@{os.uname().nodename}@{chunk.path.name}"
+    dead.write_bytes(b"half a chunk")
+    assert len(read_store(path)) == 600
+    assert Store(path).clean_temp(summary.key) == 1
+    assert not dead.exists()
+
+
+# --- the store directory itself ------------------------------------------------------------
+
+def test_a_file_is_not_a_store(tmp_path):
+    f = tmp_path / "results"
+    f.write_text("hello")
+    with pytest.raises(StoreError, match="is a file, not a directory"):
+        Store.open(f)
+
+
+def test_a_directory_of_other_files_is_refused(tmp_path):
+    (tmp_path / "data.csv").write_text("a,b\n")
+    with pytest.raises(StoreError, match="not a bakers-dozen results store"):
+        Store.open(tmp_path)
+    with pytest.raises(StoreError, match="not a bakers-dozen results store"):
+        run(RunSpec(RULES, "greedy", 10), tmp_path, jobs=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
+
+
+def test_a_store_of_another_format_is_refused(tmp_path):
+    (tmp_path / S.MARKER).write_text(json.dumps({"format": "something-else", "version": 7}))
+    with pytest.raises(StoreError, match="another format"):
+        Store.open(tmp_path)
+    (tmp_path / S.MARKER).write_text(json.dumps({"format": S.FORMAT, "version": 99}))
+    with pytest.raises(StoreError, match="format version 99"):
+        Store.open(tmp_path)
+    (tmp_path / S.MARKER).write_text("{not json")
+    with pytest.raises(StoreError, match="damaged"):
+        Store.open(tmp_path)
+
+
+def test_reading_a_directory_that_is_no_store(tmp_path):
+    with pytest.raises(StoreError, match="not a bakers-dozen results store"):
+        read_store(tmp_path)
+
+
+def test_an_unwritable_place_is_refused():
+    with pytest.raises(StoreError, match="cannot create store directory|not writable"):
+        Store.open("/proc/bakers-dozen-store")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_read_only_directory_is_refused(tmp_path):
+    d = tmp_path / "ro"
+    d.mkdir()
+    d.chmod(0o500)
+    try:
+        with pytest.raises(StoreError, match="not writable"):
+            Store.open(d)
+    finally:
+        d.chmod(0o700)
+
+
+def test_disk_full_loses_no_finished_chunk(tmp_path, monkeypatch):
+    real = S._write_parquet
+    calls = {"n": 0}
+
+    def filling_up(table, path):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            with open(path, "wb") as fh:  # half a file, then the disk is full
+                fh.write(b"PAR1")
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(table, path)
+
+    monkeypatch.setattr(S, "_write_parquet", filling_up)
+    with pytest.raises(StoreFullError, match=r"disk full.*200 of 500 deals are saved.*run the same command again"):
+        run(RunSpec(RULES, "greedy", 500), tmp_path, jobs=1, chunk=100)
+    summary_key = Store(tmp_path).keys()[0]
+    files = Store(tmp_path).chunk_files(summary_key)
+    assert [(c.first, c.last) for c in files] == [(1, 100), (101, 200)]
+    assert not [p for p in (tmp_path / summary_key).iterdir() if p.name.startswith(".tmp")]
+    monkeypatch.setattr(S, "_write_parquet", real)
+    again = run(RunSpec(RULES, "greedy", 500), tmp_path, jobs=1, chunk=100)
+    assert again.reused == 200 and again.played == 300
+    clean = run(RunSpec(RULES, "greedy", 500), tmp_path / "clean", jobs=1, chunk=250)
+    assert rows(read_store(tmp_path)).equals(rows(read_store(tmp_path / "clean")))
+    assert again.wins == clean.wins
+
+
+# --- several runs in one store ---------------------------------------------------------------
+
+def test_runs_share_a_store_and_are_told_apart(tmp_path):
+    a = run(RunSpec(RULES, "greedy", 200), tmp_path, jobs=1)
+    b = run(RunSpec(find_variant("dick-1883"), "greedy", 200), tmp_path, jobs=1)
+    c = run(RunSpec(RULES, "random:home_first=true", 100), tmp_path, jobs=1)
+    d = run(RunSpec(RULES, "greedy", 200, seed=5), tmp_path, jobs=1)
+    assert len({a.key, b.key, c.key, d.key}) == 4
+    df = read_store(tmp_path)
+    assert len(df) == 700
+    assert df.groupby("key", observed=True).size().to_dict() == {a.key: 200, b.key: 200, c.key: 100, d.key: 200}
+    assert len(read_store(tmp_path, variant="dick-1883")) == 200
+    assert len(read_store(tmp_path, strategy="greedy", seed=5)) == 200
+    runs = Store(tmp_path).runs()
+    assert {r["key"] for r in runs} == {a.key, b.key, c.key, d.key}
+
+
+def test_results_of_other_rules_under_the_same_name_are_never_pooled(tmp_path):
+    run(RunSpec(RULES, "greedy", 100), tmp_path, jobs=1)
+    other = Rules(kings_to_bottom=False)  # same name, other rules
+    assert other.name == RULES.name and other.fingerprint != RULES.fingerprint
+    s = run(RunSpec(other, "greedy", 100), tmp_path, jobs=1)
+    assert s.reused == 0 and s.played == 100
+    with pytest.raises(StoreError, match="2 rules fingerprints"):
+        read_store(tmp_path, variant="bakers-dozen")
+    assert len(read_store(tmp_path, variant="bakers-dozen", rules_fingerprint=other.fingerprint)) == 100
+    assert len(read_store(tmp_path, variant="bakers-dozen", allow_mixed=True)) == 200
+
+
+def test_results_of_another_strategy_version_are_never_pooled(tmp_path):
+    run(RunSpec(RULES, "greedy", 100), tmp_path, jobs=1)
+    s = run(RunSpec(RULES, "tests.runner_helpers:GreedyV2", 100), tmp_path, jobs=1)
+    assert s.strategy_identity == "greedy@2" and s.reused == 0
+    with pytest.raises(StoreError, match="2 strategy versions"):
+        read_store(tmp_path, strategy="greedy", columns=["outcome"])
+    assert len(read_store(tmp_path, strategy="greedy", strategy_identity="greedy@2")) == 100
+
+
+def test_key_hash_depends_on_everything_that_decides_a_row():
+    base = S.RunKey("abc", "greedy@1", 0, "default", 0)
+    variants = [
+        S.RunKey("abd", "greedy@1", 0, "default", 0),
+        S.RunKey("abc", "greedy@2", 0, "default", 0),
+        S.RunKey("abc", "greedy@1", 1, "default", 0),
+        S.RunKey("abc", "greedy@1", 0, "pysol", 0),
+        S.RunKey("abc", "greedy@1", 0, "default", 1),
+    ]
+    assert len({base.hash, *(k.hash for k in variants)}) == 6
+    assert base.hash == S.RunKey("abc", "greedy@1", 0, "default", 0).hash and len(base.hash) == 16
+
+
+def test_chunk_table_keeps_only_the_wins_move_lists():
+    labels = S.RunLabels(S.RunKey("f", "x@1", 0, "default"), "v", "x", "1", "{}", "x", False, "0")
+    outcome = np.array([1, 0, 1], dtype=np.int8)
+    offsets = np.array([0, 2, 2, 5])
+    table = S.chunk_table(labels, "compiled", np.array([4, 5, 6]), outcome, np.array([52, 3, 52]), np.array([2, 7, 3]),
+                          np.zeros(3), np.zeros(3), True, {1: "bad"}, offsets, np.array([10, 11, 12, 13, 14]))
+    assert table.column("win_moves").to_pylist() == [[10, 11], None, [12, 13, 14]]
+    assert table.column("error").to_pylist() == [None, "bad", None]
+    assert table.column("outcome").to_pylist() == ["won", "lost", "won"]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 KiB tmpfs (root only; skipped where mounting is not allowed)."""
+    where = tmp_path / "tiny"
+    where.mkdir()
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)], check=True, capture_output=True,
+                       timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True, timeout=10)
+
+
+def test_a_really_full_disk_stops_the_run_cleanly_and_it_resumes_after_space_is_freed(tiny_disk, tmp_path):
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    store = tiny_disk / "store"
+    args = ["simulate", "-n", "6000", "--chunk", "500", "--jobs", "1", "--store", str(store), "--quiet"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert "disk full" in result.output and "run the same command again to resume" in result.output
+    assert "Traceback" not in result.output
+    key = Store(store).keys()[0]
+    files = Store(store).chunk_files(key)
+    assert 0 < len(files) < 12
+    for c in files:  # every file that is there is whole
+        Store(store).load_chunk(c)
+    assert not [p for p in (store / key).iterdir() if p.name.startswith(".tmp")]
+    subprocess.run(["mount", "-o", "remount,size=8m", str(tiny_disk)], check=True, timeout=10)
+    again = CliRunner().invoke(main, [*args, "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.output)["reused"] == 500 * len(files)
+    run(RunSpec(RULES, "greedy", 6000), tmp_path / "clean", jobs=1)
+    assert rows(read_store(store)).equals(rows(read_store(tmp_path / "clean")))
+
+
+def test_a_read_only_filesystem_is_refused_even_for_root(tiny_disk):
+    run(RunSpec(RULES, "greedy", 100), tiny_disk / "store", jobs=1)
+    subprocess.run(["mount", "-o", "remount,ro", str(tiny_disk)], check=True, timeout=10)
+    with pytest.raises(StoreError, match="not writable: Read-only file system"):
+        run(RunSpec(RULES, "greedy", 200), tiny_disk / "store", jobs=1)
+    with pytest.raises(StoreError, match="cannot create store directory .*Read-only file system"):
+        Store.open(tiny_disk / "new")
+    assert len(read_store(tiny_disk / "store")) == 100  # reading still works
