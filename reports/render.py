@@ -70,7 +70,8 @@ color:#222;line-height:1.45}
 h1{border-bottom:2px solid #4c78a8;padding-bottom:.2em}h2{margin-top:2em;color:#2c4f7c}
 table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:.88em}
 th,td{border:1px solid #ccd;padding:.25em .6em;text-align:right;white-space:nowrap}
-th{background:#eef2f8}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
+th{background:#eef2f8}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
+caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
 figure{margin:1em 0 2em}figure svg{max-width:100%;height:auto}figcaption{font-size:.85em;color:#444}
 code{background:#f3f3f3;padding:.1em .3em;border-radius:3px;font-size:.9em}
 pre{background:#f3f3f3;padding:.5em;overflow-x:auto;white-space:pre-wrap}

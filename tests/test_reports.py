@@ -8,7 +8,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
