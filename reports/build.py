@@ -298,14 +298,21 @@ def _sweeps(s: pd.DataFrame, manifests: dict[str, dict[str, Any]], chart_dir: Pa
             row = s.set_index("key").loc[k]
             groups.setdefault(f"{rest}|{row['seed']}|{row['source']}", []).append(k)
         for sig, keys in groups.items():
-            if len({rules[k][param] for k in keys}) >= 3:
-                buckets[(param, sig)] = keys
+            # a strategy makes a line of the sweep only where it was played at three values or more
+            by_strategy: dict[str, list[str]] = {}
+            for k in keys:
+                by_strategy.setdefault(str(s.set_index("key").loc[k, "strategy_identity"]), []).append(k)
+            lines = [k for ks in by_strategy.values() if len({rules[x][param] for x in ks}) >= 3 for k in ks]
+            if lines:
+                buckets[(param, sig)] = lines
     sections = []
     for n, ((param, _), keys) in enumerate(buckets.items()):
         g = s.set_index("key").loc[keys].reset_index()
         g = g.assign(value=[int(rules[k][param]) for k in g["key"]])
         deals = f"{int(g['deals'].min()):,}–{int(g['deals'].max()):,}" if g["deals"].nunique() > 1 else f"{int(g['deals'].iloc[0]):,}"
-        title = f"Win rate against {param.replace('_', ' ')}, {deals} deals per point, seed {g['seed'].iloc[0]}"
+        base = next((v for v in g["variant"] if v in variant_names()), g["variant"].iloc[0])
+        title = (f"Win rate against {charts.AXIS_NAMES.get(param, param)} ({base} rules otherwise), "
+                 f"{deals} deals per point, seed {g['seed'].iloc[0]}")
         table = pd.DataFrame({"strategy": g["strategy"], param: g["value"], "variant": g["variant"], "deals": g["deals"],
                               "win rate": g["win_rate"].map(_pct),
                               "95% interval": [_interval(a, b) for a, b in zip(g["ci_low"], g["ci_high"], strict=True)]})

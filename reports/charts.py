@@ -21,6 +21,7 @@ from reports.tables import Tournament  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False})
 Z95 = 1.959963984540054
+AXIS_NAMES = {"face_down": "face-down cards per pile", "columns": "piles", "cards_per_column": "cards per pile"}
 
 
 def save(fig: Figure, out_dir: Path, stem: str) -> dict[str, Path]:
@@ -130,7 +131,7 @@ def sweep(table: pd.DataFrame, parameter: str, title: str) -> Figure:
         err = np.clip(np.vstack([r - g["ci_low"].to_numpy(), g["ci_high"].to_numpy() - r]), 0, None)
         ax.errorbar(x, r, yerr=err, marker="o", capsize=3, lw=1.3, label=strategy)
     ax.set_xticks(sorted(table["value"].unique()))
-    ax.set_xlabel(parameter.replace("_", " "))
+    ax.set_xlabel(AXIS_NAMES.get(parameter, parameter.replace("_", " ")))
     ax.set_ylabel("win rate (bars: 95% Wilson interval)")
     _percent(ax, "y")
     ax.legend(fontsize=8)

@@ -16,6 +16,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from sim.runner import DEFAULT_STORE, RunSummary
 from sim.study import StudyRun, default_study, run_study
@@ -47,16 +48,19 @@ def _print(report: Any, headings: Sequence[str]) -> None:
         return any(text == h or (h.endswith("*") and text.startswith(h[:-1])) for h in headings)
 
     for section in report.sections:
+        shown = False
         for caption, df in section.tables:
             if wanted(caption) or wanted(section.heading):
-                table = Table(title=f"{section.heading}: {caption}", title_justify="left")
+                table = Table(title=Text(f"{section.heading}: {caption}"), title_justify="left")
                 for col in df.columns:
-                    table.add_column(str(col), justify="left" if df[col].dtype == object else "right")
+                    table.add_column(Text(str(col)), justify="left" if df[col].dtype == object else "right")
                 for row in df.itertuples(index=False):
-                    table.add_row(*map(str, row))
+                    table.add_row(*(Text(str(v)) for v in row))  # Text: names like "x[face_down=1]" are not markup
                 console.print(table)
-                for p in section.paragraphs:
-                    console.print(p, highlight=False, markup=False)
+                shown = True
+        if shown:
+            for p in section.paragraphs:
+                console.print(Text(p))
 
 
 def _play_and_report(runs: list[StudyRun], seed: int, source: str, jobs: int | None, store_dir: str, out_dir: str,
