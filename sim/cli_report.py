@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sim.runner import DEFAULT_STORE, RunSummary
-from sim.study import StudyRun, default_study, run_study
+from sim.runner import DEFAULT_STORE, RunSpec, RunSummary
+from sim.study import default_study, run_study
 
 DEFAULT_OUT = "bakers-dozen-report"
 
@@ -63,15 +63,15 @@ def _print(report: Any, headings: Sequence[str]) -> None:
                 console.print(Text(p))
 
 
-def _play_and_report(runs: list[StudyRun], seed: int, source: str, jobs: int | None, store_dir: str, out_dir: str,
-                     quiet: bool, title: str, headings: Sequence[str]) -> list[RunSummary]:
+def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_dir: str, quiet: bool, title: str,
+                     headings: Sequence[str]) -> list[RunSummary]:
     import pandas as pd
 
     from reports.build import COLUMNS, build
     from sim.progress import make_progress
     from sim.store import read_store
 
-    summaries = run_study(runs, store_dir, seed=seed, source=source, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
+    summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
     lo = min(r.first for r in runs)
     hi = max(r.first + r.deals - 1 for r in runs)
     rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
@@ -105,8 +105,8 @@ def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int
             store_dir: str, out_dir: str, quiet: bool) -> None:
     """Play one strategy under several variants on the same deals and compare them."""
     rules = _variants(variants)
-    runs = [StudyRun(r, strategy_spec, deals, first) for r in rules]
-    _play_and_report(runs, seed, source, jobs, store_dir, out_dir, quiet,
+    runs = [RunSpec(r, strategy_spec, deals, first, seed, source) for r in rules]
+    _play_and_report(runs, jobs, store_dir, out_dir, quiet,
                      f"Variant comparison: {strategy_spec}, {deals:,} deals", ["Variants compared"])
 
 
@@ -125,8 +125,8 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least two strategies; got {specs}")
     rules = resolve_variant(variant)
-    runs = [StudyRun(rules, s, deals, first) for s in specs]
-    _play_and_report(runs, seed, source, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
+    runs = [RunSpec(rules, s, deals, first, seed, source) for s in specs]
+    _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
                      ["Ranking", "Pairwise comparisons"])
 
 
@@ -171,5 +171,5 @@ def report(store_dir: str, out_dir: str, allow_mixed: bool) -> None:
 def demo(deals: int, slow_deals: int, jobs: int | None, store_dir: str, out_dir: str, quiet: bool) -> None:
     """The default study: every preset variant under the built-in strategies, reported with charts."""
     runs = default_study(deals, slow_deals)
-    _play_and_report(runs, 0, "default", jobs, store_dir, out_dir, quiet, "Baker's Dozen and its family: the default study",
+    _play_and_report(runs, jobs, store_dir, out_dir, quiet, "Baker's Dozen and its family: the default study",
                      ["All runs", "Tournament on bakers-dozen*"])

@@ -10,25 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from vectors import PYSOL_DEAL_24 as DEAL_24
 
 from sim.cli import main
 from sim.deals import make_deal
 from sim.rules import find_variant
-
-DEAL_24 = """KD 8H AC AS
-KC 3D 8C 2S
-QD TD 7D 9S
-2H JH 6S QH
-KH 3S 9D 2C
-JD 3H TH 7S
-7C QS JC AH
-8D 4D 6H 7H
-6D AD 3C 2D
-KS TS 9C 5D
-4H TC 6C QC
-4S 5C 5S 5H
-8S 9H JS 4C
-"""
 
 
 def run(*args: str, input: str | None = None):

@@ -15,6 +15,7 @@ reach the same layout count once.
 from __future__ import annotations
 
 import pytest
+from vectors import PYSOL_DEAL_24
 
 from sim import referee
 from sim.deals import make_deal
@@ -45,21 +46,7 @@ GOLDEN_DEALS: dict[tuple[str, int], tuple[int, int, int, int]] = {
 
 # PySolFC's Baker's Dozen deal 24 (shared/rules.md), typed in: pins the counts
 # independently of the deal generator.
-PYSOL_24 = """
-KD 8H AC AS
-KC 3D 8C 2S
-QD TD 7D 9S
-2H JH 6S QH
-KH 3S 9D 2C
-JD 3H TH 7S
-7C QS JC AH
-8D 4D 6H 7H
-6D AD 3C 2D
-KS TS 9C 5D
-4H TC 6C QC
-4S 5C 5S 5H
-8S 9H JS 4C
-"""
+PYSOL_24 = "\n" + PYSOL_DEAL_24
 
 # Mid-game positions with an empty pile, face-down cards and cards home, for
 # variants with worrying back, king/any fills and alternate-colour foundations.
