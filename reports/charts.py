@@ -61,7 +61,8 @@ def win_rates(table: pd.DataFrame, title: str) -> Figure:
 def convergence(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
     """Running win rate as deals accumulate, with its 95% Wilson band; ``series`` = (label, won per deal in deal order)."""
     fig, ax = plt.subplots(figsize=(8.5, 4.2))
-    start = 10  # the first few deals say nothing; their bands would fill the plot
+    # the first few deals say little and their bands would fill the plot: start at 10 when there are enough
+    start = 10 if min(len(w) for _, w in series) >= 100 else 1
     for label, won in series:
         n = np.arange(1, len(won) + 1)
         p = np.cumsum(won) / n
