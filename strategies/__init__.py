@@ -18,12 +18,15 @@ from strategies.greedy import GreedyStrategy
 from strategies.heuristic import HeuristicStrategy
 from strategies.lookahead import LookaheadStrategy
 from strategies.random_play import RandomStrategy
+from strategies.sampling import SamplingStrategy
+from strategies.solver import SolverStrategy
 
 __all__ = ["UNDECIDED", "CompiledPolicy", "DealInfo", "Param", "Strategy", "StrategyError", "available", "load_strategy"]
 
 ENTRY_POINT_GROUP = "bakers_dozen.strategies"
 
-BUILTINS: dict[str, type[Strategy]] = {cls.name: cls for cls in (RandomStrategy, GreedyStrategy, HeuristicStrategy, LookaheadStrategy)}
+BUILTINS: dict[str, type[Strategy]] = {cls.name: cls for cls in (RandomStrategy, GreedyStrategy, HeuristicStrategy, LookaheadStrategy,
+                                                                  SolverStrategy, SamplingStrategy)}
 
 
 def _plugins() -> dict[str, type[Strategy]]:

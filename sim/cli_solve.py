@@ -1,0 +1,250 @@
+"""`bakers-dozen solve`: decide a range of deals with the solver, check every win with the referee.
+
+Prints one row per deal (verdict, nodes, seconds, moves, referee check) and a
+summary: decided fraction, wins with a 95% Wilson interval, time and nodes per
+deal; writes the rows to a CSV or Parquet file. Deals run in parallel chunks
+with joblib; each chunk is one compiled batch (`sim.batch.play_batch`) with the
+solver strategy, which also handles PySol's numbering through preset states.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from sim.rules import PARAMETERS, Rules, resolve_variant
+
+
+class SolveInputError(ValueError):
+    """A deal range, rule override or output path that `solve` cannot use."""
+
+
+COLUMNS = ("variant", "source", "seed", "deal", "verdict", "nodes", "seconds", "moves", "verified", "rules_fingerprint",
+           "strategy")
+
+
+def parse_deals(text: str) -> tuple[int, int]:
+    """``A-B`` (inclusive) or ``N`` as (first, last)."""
+    head, sep, tail = text.strip().partition("-")
+    try:
+        first = int(head)
+        last = int(tail) if sep else first
+    except ValueError:
+        raise SolveInputError(f"--deals {text!r} is not a range; allowed: A-B or N, whole numbers, 1 <= A <= B") from None
+    if first < 1:
+        raise SolveInputError(f"--deals {text!r}: deal numbers start at 1")
+    if first > last:
+        raise SolveInputError(f"--deals {text!r}: the first deal ({first}) is after the last ({last})")
+    return first, last
+
+
+def apply_overrides(rules: Rules, items: tuple[str, ...]) -> Rules:
+    """Rules with ``key=value`` overrides (values in TOML syntax: true, 3, "any")."""
+    changes: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in PARAMETERS:
+            raise SolveInputError(f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(PARAMETERS)}")
+        try:
+            parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            parsed = value.strip()
+        changes[key] = tuple(parsed) if isinstance(parsed, list) else parsed
+    return rules.replace(**changes) if changes else rules
+
+
+def _solve_chunk(rules: Rules, params: dict[str, Any], numbers: np.ndarray, seed: int, source: str,
+                 verify: bool) -> list[dict[str, Any]]:
+    """Solve one chunk in this process; one row per deal."""
+    from sim.batch import play_batch
+    from sim.deals import make_deal
+    from sim.engine import OUTCOMES
+    from sim.game import Game
+    from sim.referee import replay
+    from strategies.solver import SolverStrategy
+
+    strategy = SolverStrategy(**params)
+    result = play_batch(rules, strategy, numbers, seed=seed, source=source)
+    rows = []
+    for i, number in enumerate(numbers.tolist()):
+        verdict = OUTCOMES[int(result.outcome[i])]
+        verified: bool | None = None
+        if verdict == "won" and verify:
+            start = make_deal(rules, number, seed, source).position
+            game = Game(rules, start)
+            for code in result.win_moves[result.win_offsets[i] : result.win_offsets[i + 1]].tolist():
+                game.play_code(int(code))
+            texts = [m.text(rules.foundation != "suit") for m in game.history]
+            v = replay(rules, start, texts)
+            verified = bool(v.legal and v.won)
+        rows.append({
+            "variant": rules.name, "source": source, "seed": seed, "deal": number, "verdict": verdict,
+            "nodes": int(result.nodes[i]), "seconds": float(result.micros[i]) / 1e6, "moves": int(result.moves[i]),
+            "verified": verified, "rules_fingerprint": rules.fingerprint, "strategy": strategy.identity,
+        })
+    return rows
+
+
+def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
+                jobs: int = 1, verify: bool = True, progress: bool = False) -> list[dict[str, Any]]:
+    """Solve deals first..last (parallel chunks); rows sorted by deal number."""
+    from joblib import Parallel, delayed
+
+    numbers = np.arange(first, last + 1, dtype=np.int64)
+    jobs = max(1, jobs)
+    size = max(1, min(50, math.ceil(len(numbers) / (jobs * 4))))
+    chunks = [numbers[k : k + size] for k in range(0, len(numbers), size)]
+    rows: list[dict[str, Any]] = []
+    if jobs == 1:
+        results = (_solve_chunk(rules, params, c, seed, source, verify) for c in chunks)
+    else:
+        results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            delayed(_solve_chunk)(rules, params, c, seed, source, verify) for c in chunks)
+    for part in results:
+        rows.extend(part)
+        if progress:
+            click.echo(f"\r{len(rows)}/{len(numbers)} deals", nl=False, err=True)
+    if progress:
+        click.echo("", err=True)
+    rows.sort(key=lambda r: r["deal"])
+    return rows
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts, decided fraction, win rate with its Wilson interval, time and nodes per deal."""
+    from reports.stats import win_rate_interval
+
+    n = len(rows)
+    won = sum(r["verdict"] == "won" for r in rows)
+    lost = sum(r["verdict"] == "lost" for r in rows)
+    seconds = np.array([r["seconds"] for r in rows], dtype=float)
+    nodes = np.array([r["nodes"] for r in rows], dtype=float)
+    low, high = win_rate_interval(won, n)
+    return {
+        "deals": n, "won": won, "lost": lost, "unknown": n - won - lost,
+        "error": sum(r["verdict"] == "error" for r in rows),
+        "verified": sum(r["verified"] is True for r in rows),
+        "verify_failed": sum(r["verified"] is False for r in rows),
+        "decided": (won + lost) / n, "win_rate": won / n, "win_low": low, "win_high": high,
+        "mean_seconds": float(seconds.mean()), "median_seconds": float(np.median(seconds)),
+        "max_seconds": float(seconds.max()), "mean_nodes": float(nodes.mean()),
+        "nodes_per_second": float(nodes.sum() / max(seconds.sum(), 1e-9)),
+    }
+
+
+def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    if path.suffix == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False)
+
+
+@click.command()
+@click.option("--variant", "-v", default="bakers-dozen", show_default=True,
+              help="A preset name or alias (see `bakers-dozen variants`) or a .toml variant file.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a rule parameter, e.g. --set worrying_back=true (repeatable).")
+@click.option("--deals", "-d", "deal_range", required=True, help="Deal numbers A-B (inclusive) or N.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Deal seed (default source).")
+@click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
+              help="Deal numbering: this toolkit's, or PySolFC's.")
+@click.option("--nodes", type=click.IntRange(min=1), default=None, help="Node budget per deal (solver default if unset).")
+@click.option("--seconds", type=click.FloatRange(min=0.0), default=None, help="Time budget per deal (solver default if unset).")
+@click.option("--tt-mb", type=click.FloatRange(min=0.01), default=None, help="Transposition table MiB per worker.")
+@click.option("--param", "extra", multiple=True, metavar="KEY=VALUE", help="Any other solver parameter (repeatable).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+@click.option("--out", "-o", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the rows to FILE.csv or FILE.parquet.")
+@click.option("--verify/--no-verify", default=True, show_default=True, help="Replay every win with the referee.")
+@click.option("--rows", "show_rows", type=click.Choice(["auto", "all", "notable"]), default="auto", show_default=True,
+              help="Which deals to print: all, or the undecided, lost and slowest (auto: all up to 100 deals).")
+def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, source: str, nodes: int | None,
+          seconds: float | None, tt_mb: float | None, extra: tuple[str, ...], jobs: int, out: Path | None,
+          verify: bool, show_rows: str) -> None:
+    """Decide deals with the solver (won / lost / unknown) and check every win with the referee."""
+    from rich.table import Table
+
+    from sim.cli import _console
+    from sim.deals import check_deal_number
+    from strategies.base import StrategyError
+    from strategies.solver import SolverStrategy
+
+    rules = apply_overrides(resolve_variant(variant), overrides)
+    first, last = parse_deals(deal_range)
+    check_deal_number(first, seed, source)
+    check_deal_number(last, seed, source)
+    if out is not None and out.suffix not in (".csv", ".parquet"):
+        raise SolveInputError(f"--out {str(out)!r}: allowed file types are .csv and .parquet")
+    if source == "pysol":
+        from sim.deals import pysol_piles
+
+        pysol_piles(first, rules)  # refuses layouts PySol does not deal, with a clear message
+    params: dict[str, Any] = {}
+    for item in extra:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SolveInputError(f"--param {item!r} is not KEY=VALUE")
+        params[key.strip()] = value.strip()
+    for key, value in (("nodes", nodes), ("seconds", seconds), ("tt_mb", tt_mb)):
+        if value is not None:
+            params[key] = value
+    try:
+        strategy = SolverStrategy(**params)
+    except StrategyError as exc:
+        raise SolveInputError(str(exc)) from None
+    params = dict(strategy.params)
+
+    start = time.perf_counter()
+    rows = solve_deals(rules, params, first, last, seed, source, jobs, verify, progress=sys.stderr.isatty())
+    wall = time.perf_counter() - start
+    s = summary(rows)
+
+    where = f"deals {first}-{last}, source {source}" + (f", seed {seed}" if source == "default" else "")
+    title = f"{rules.name} ({rules.fingerprint}), {where}, {strategy.label}"
+    if show_rows == "all" or (show_rows == "auto" and len(rows) <= 100):
+        shown = rows
+    else:
+        slowest = sorted(rows, key=lambda r: -r["seconds"])[:10]
+        keep = {r["deal"] for r in rows if r["verdict"] != "won" or r["verified"] is False} | {r["deal"] for r in slowest}
+        shown = [r for r in rows if r["deal"] in keep]
+        title += f" (undecided, lost and 10 slowest of {len(rows)})"
+    table = Table(title=title)
+    for col in ("deal", "verdict", "nodes", "seconds", "moves", "referee"):
+        table.add_column(col, justify="left" if col in ("verdict", "referee") else "right")
+    for r in shown:
+        check = "-" if r["verified"] is None else ("ok" if r["verified"] else "FAILED")
+        table.add_row(str(r["deal"]), r["verdict"], f"{r['nodes']:,}", f"{r['seconds']:.3f}", str(r["moves"]), check)
+    console = _console()
+    console.print(table)
+    lines = [
+        f"deals: {s['deals']}  won: {s['won']}  lost: {s['lost']}  unknown: {s['unknown']}"
+        + (f"  error: {s['error']}" if s["error"] else ""),
+        f"decided: {s['decided']:.2%}  won: {s['win_rate']:.2%} (95% Wilson {s['win_low']:.2%} - {s['win_high']:.2%})"
+        + (f"; winnable fraction between {s['win_rate']:.2%} and {(s['won'] + s['unknown']) / s['deals']:.2%}"
+           if s["unknown"] else ""),
+        f"referee: {s['verified']} of {s['won']} wins replayed and won" + (f", {s['verify_failed']} FAILED" if s["verify_failed"] else "")
+        if verify else "referee: not run (--no-verify)",
+        f"time per deal: mean {s['mean_seconds'] * 1000:.1f} ms, median {s['median_seconds'] * 1000:.1f} ms, "
+        f"max {s['max_seconds']:.2f} s; {s['mean_nodes']:,.0f} nodes per deal, {s['nodes_per_second']:,.0f} nodes/s; "
+        f"wall {wall:.1f} s with {jobs} job(s)",
+    ]
+    if rules.face_down:
+        lines.append("clairvoyant: the solver sees face-down cards; its win rate is an upper bound for honest play")
+    for line in lines:
+        console.print(line, highlight=False)
+    if out is not None:
+        write_rows(rows, out)
+        console.print(f"wrote {len(rows)} rows to {out}", highlight=False)
+    if s["verify_failed"]:
+        sys.exit(1)

@@ -1,0 +1,348 @@
+"""`sampling`: an honest player for face-down deals that imagines the hidden cards and solves them.
+
+At each decision with cards still face down it:
+
+1. plays a safe move home at once (`strategies.solver_safe`: its safety
+   depends only on the foundations, which the player sees);
+2. draws ``samples`` completions of the hidden cards: the cards it has not seen
+   (neither face up on the tableau nor home), shuffled into the face-down
+   slots with the strategy's random generator. Where the variant moves kings
+   to the bottom at the deal, each pile's hidden kings are put under its other
+   hidden cards, and a completion that contradicts a face-up king resting on
+   hidden cards (then all of them must be kings) is drawn again. Completions
+   are consistent with everything on the table; they are not weighted by how
+   the king step reorders deals, which is a close approximation;
+3. solves every completion with the solver (`strategies.solver.decide`) on a
+   budget of ``sample_nodes`` nodes; the first moves of the winning lines are
+   the candidates. Each candidate is then played on every completion and the
+   result decided the same way: a win scores 2, an undecided result 1, a loss
+   0. It plays the candidate with the highest total, that is the move that
+   wins in the most samples; among equals, the one whose winning lines are
+   shortest in all (so that play makes progress rather than shuffling cards
+   between equally good places), then the earlier in the heuristic order
+   (`strategies.solver_order`, reading face-up cards only). A candidate is
+   dropped as soon as it can no longer reach the best total;
+4. a candidate that would bring back a position already seen in this game
+   (known from the face-up cards) is considered only if no other candidate
+   scores: a player whose samples call many moves winning could otherwise
+   wander in circles;
+5. when no completion is won, it plays as `greedy` does.
+
+It never reads a face-down card: it reads only the face-up part of each pile
+and the foundations, and overwrites the hidden slots with its own draws.
+
+Once no card is face down (at once on face-up variants) the position is fully
+known, and it plays as the `solver` does (one search with ``nodes`` /
+``seconds``, then the winning line; a proven loss resigns), except that an
+undecided search hands over to `greedy` rather than ending undecided.
+
+Both tiers run the same compiled code on the same random stream, so they make
+the same choices.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numba as nb
+import numpy as np
+
+from sim.engine import (
+    FOUNDATION,
+    P_FOUND,
+    P_KTB,
+    P_PILES,
+    P_SIZE,
+    P_WORRY,
+    SCRATCH_MICROS,
+    SCRATCH_NODES,
+    apply_move,
+    pile_base,
+    rule_params,
+)
+from sim.game import Game, View
+from sim.notation import Move
+from sim.position import Position
+from sim.rng import nb_mix64, nb_rng_below
+from sim.rules import Rules
+from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
+from strategies.greedy import greedy_policy
+from strategies.solver import PP_FLAGS, PP_NOISE, PP_RESTART_NODES, SCRATCH_SIZE, SolverStrategy, decide, solver_policy
+from strategies.solver_order import move_score
+from strategies.solver_safe import is_safe_home
+
+# sampling config (pparams[11]) slots
+SP_SAMPLES, SP_SAMPLE_NODES = range(2)
+REDRAWS = 50
+SEEN_SLOTS = 1 << 13
+"""Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots)."""
+SAMPLING_SCRATCH = SCRATCH_SIZE + SEEN_SLOTS
+
+
+@nb.njit(cache=True)
+def visible_key(st, prm):  # noqa: ANN001, ANN201 (numba)
+    """A nonzero 63-bit key of what a player sees: face-up cards by pile and place, face-down counts, foundations."""
+    P = prm[P_PILES]
+    total = np.uint64(0)
+    for p in range(P):
+        d = np.int64(st[P + p])
+        lin = np.uint64(p + 1) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(d) * np.uint64(0xBF58476D1CE4E5B9)
+        base = pile_base(prm, p)
+        for i in range(d, np.int64(st[p])):
+            lin += nb_mix64(np.uint64(np.int64(st[base + i]) * 64 + i + 1))
+        total += nb_mix64(lin)
+    for f in range(4):
+        total += nb_mix64(np.uint64(np.int64(st[2 * P + f]) + 16 * f + 7))
+    return np.int64(total >> np.uint64(1)) | 1
+
+
+@nb.njit(cache=True)
+def _seen(scratch, key, insert):  # noqa: ANN001, ANN201 (numba)
+    """Whether key is in the per-game set (scratch[SCRATCH_SIZE:]); insert it if asked."""
+    mask = SEEN_SLOTS - 1
+    slot = key & mask
+    for _ in range(SEEN_SLOTS):
+        v = scratch[SCRATCH_SIZE + slot]
+        if v == key:
+            return True
+        if v == 0:
+            if insert:
+                scratch[SCRATCH_SIZE + slot] = key
+            return False
+        slot = (slot + 1) & mask
+    return False  # full: forget nothing new
+
+
+@nb.njit(cache=True)
+def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
+    """Write into ``out`` (a copy of st) a random completion of the face-down slots.
+
+    Reads only face-up cards and the foundations of st.
+    """
+    P = prm[P_PILES]
+    seen = np.zeros(52, dtype=np.bool_)
+    for p in range(P):
+        base = pile_base(prm, p)
+        for i in range(np.int64(st[P + p]), np.int64(st[p])):
+            seen[np.int64(st[base + i])] = True
+    for f in range(4):
+        for i in range(np.int64(st[2 * P + f])):
+            seen[np.int64(st[2 * P + 5 + f * 13 + i])] = True
+    u = 0
+    for c in range(52):
+        if not seen[c]:
+            pool[u] = c
+            u += 1
+    ktb = prm[P_KTB] != 0
+    for _attempt in range(REDRAWS):
+        for i in range(u - 1, 0, -1):
+            j = nb_rng_below(rng, i + 1)
+            pool[i], pool[j] = pool[j], pool[i]
+        k = 0
+        ok = True
+        for p in range(P):
+            d = np.int64(st[P + p])
+            base = pile_base(prm, p)
+            if ktb:
+                for i in range(d):  # hidden kings first, each group in drawn order
+                    if pool[k + i] % 13 == 12:
+                        out[base] = pool[k + i]
+                        base += 1
+                for i in range(d):
+                    if pool[k + i] % 13 != 12:
+                        out[base] = pool[k + i]
+                        base += 1
+                if d > 0 and np.int64(st[pile_base(prm, p) + d]) % 13 == 12:
+                    for i in range(d):
+                        if pool[k + i] % 13 != 12:
+                            ok = False
+            else:
+                for i in range(d):
+                    out[base + i] = pool[k + i]
+            k += d
+        if ok:
+            break
+
+
+@nb.njit(cache=True)
+def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
+    """Compiled sampling player; see the module text."""
+    P = prm[P_PILES]
+    hidden = 0
+    for p in range(P):
+        hidden += np.int64(st[P + p])
+    if hidden == 0:
+        i = solver_policy(st, prm, moves, n, pparams, rng, scratch)
+        if i == -2:
+            return greedy_policy(st, prm, moves, n, pparams[0], rng, scratch)
+        return i
+    if n == 1:
+        return 0
+    if prm[P_FOUND] == 0:
+        for i in range(n):
+            m = moves[i]
+            if m % 64 >= FOUNDATION and m // 64 < FOUNDATION:
+                c = np.int64(st[pile_base(prm, m // 64) + np.int64(st[m // 64]) - 1])
+                if is_safe_home(st, prm, c, prm[P_WORRY] != 0):
+                    return i
+    cfg = pparams[0]
+    scfg = pparams[11]
+    samples = pparams[12]
+    work = pparams[13]
+    S = scfg[SP_SAMPLES]
+    budget = scfg[SP_SAMPLE_NODES]
+    pool = work[0:52]
+    order = work[64 : 64 + n]
+    okeys = work[64 + n : 64 + 2 * n]
+    for j in range(S):
+        samples[j, :] = st
+        draw_completion(st, prm, samples[j], rng, pool)
+    for i in range(n):  # heuristic order (stable, best first)
+        sc = move_score(st, prm, moves[i], True)
+        k = i
+        while k > 0 and okeys[k - 1] < sc:
+            okeys[k] = okeys[k - 1]
+            order[k] = order[k - 1]
+            k -= 1
+        okeys[k] = sc
+        order[k] = i
+    _seen(scratch, visible_key(st, prm), True)
+    s2 = np.empty(prm[P_SIZE], dtype=np.int8)
+    fresh = 0
+    for a in range(n):  # moves to positions seen before go last, and count only if nothing else scores
+        s2[:] = st
+        if apply_move(s2, prm, moves[order[a]]) == 0 and _seen(scratch, visible_key(s2, prm), False):
+            okeys[a] = 1
+        else:
+            okeys[a] = 0
+            order[fresh], order[a] = order[a], order[fresh]
+            okeys[fresh], okeys[a] = okeys[a], okeys[fresh]
+            fresh += 1
+    # stage 1: solve every completion as it stands; the first moves of the winning lines are the candidates
+    votes = work[64 + 2 * n : 64 + 3 * n]
+    first = work[64 + 3 * n : 64 + 3 * n + S]  # index of sample j's winning first move, or -1
+    flen = work[64 + 3 * n + S : 64 + 3 * n + 2 * S]  # length of the rest of that line
+    votes[:] = 0
+    nodes = 0
+    seconds = 0.0
+    line = pparams[10]
+    unit = max(1, min(cfg[PP_RESTART_NODES], budget // 8))
+    for j in range(S):
+        first[j] = -1
+        v, used, length, sec = decide(samples[j], prm, pparams[1], pparams[2], pparams[3], pparams[4], pparams[5],
+                                      pparams[6], pparams[7], pparams[8], pparams[9], line,
+                                      budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
+        nodes += used
+        seconds += sec
+        if v == 1 and length > 0:
+            for i in range(n):
+                if moves[i] == line[0]:
+                    votes[i] += 1
+                    first[j] = i
+                    flen[j] = length - 1
+                    break
+    # stage 2: each candidate, fresh positions first, most votes first, on every completion:
+    # a win scores 2, undecided 1; ties go to the shorter winning lines (progress)
+    best = 0
+    best_len = 0
+    best_i = -1
+    s2 = np.empty(prm[P_SIZE], dtype=np.int8)
+    for round_ in range(2):
+        for a in range(n):
+            i = order[a]
+            if votes[i] == 0 or (round_ == 0) != (a < fresh):
+                continue
+            score = 0
+            total = 0
+            for j in range(S):
+                if score + 2 * (S - j) < best:
+                    break
+                if first[j] == i:
+                    score += 2
+                    total += flen[j]
+                    continue
+                s2[:] = samples[j]
+                apply_move(s2, prm, moves[i])
+                v, used, length, sec = decide(s2, prm, pparams[1], pparams[2], pparams[3], pparams[4], pparams[5],
+                                              pparams[6], pparams[7], pparams[8], pparams[9], line,
+                                              budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
+                nodes += used
+                seconds += sec
+                if v == 1:
+                    score += 2
+                    total += length
+                elif v == 2:
+                    score += 1
+                    total += 1000
+            if score > best or (score == best and score > 0 and total < best_len):
+                best = score
+                best_len = total
+                best_i = i
+        if best_i >= 0:
+            break
+    scratch[SCRATCH_NODES] += nodes
+    scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
+    if best_i < 0:
+        return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
+    return best_i
+
+
+class SamplingStrategy(Strategy):
+    """Imagines the face-down cards several times, solves each, plays the move that wins most."""
+
+    name: ClassVar[str] = "sampling"
+    version: ClassVar[str] = "1"
+    description: ClassVar[str] = ("draws completions of the face-down cards, solves each after every move, and plays "
+                                  "the move that wins in most; the solver once nothing is hidden")
+    peeks: ClassVar[bool] = False
+    PARAMETERS = {
+        "samples": Param(int, 8, "completions of the hidden cards drawn at each decision", minimum=1),
+        "sample_nodes": Param(int, 2000, "solver node budget per completion and move", minimum=1),
+        "nodes": Param(int, 4_000_000, "node budget of the solver once nothing is hidden", minimum=1),
+        "seconds": Param(float, 10.0, "time budget of the solver once nothing is hidden", minimum=0.0),
+        "tt_mb": Param(float, 16.0, "transposition table size in MiB", minimum=0.01),
+    }
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        p = self.params
+        self._solver = SolverStrategy(nodes=p["nodes"], seconds=p["seconds"], tt_mb=p["tt_mb"])
+        self._extra: dict[Rules, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._scratch = np.zeros(SAMPLING_SCRATCH, dtype=np.int64)
+
+    def _pparams(self, rules: Rules) -> tuple:
+        if rules not in self._extra:
+            prm = rule_params(rules)
+            scfg = np.array([self.params["samples"], self.params["sample_nodes"]], dtype=np.int64)
+            samples = np.zeros((self.params["samples"], prm[P_SIZE]), dtype=np.int8)
+            work = np.zeros(64 + 3 * 4096 + 2 * self.params["samples"], dtype=np.int64)
+            self._extra[rules] = (scfg, samples, work)
+        return (self._solver.config(), *self._solver.work(rules).arrays(), *self._extra[rules])
+
+    def reset(self, deal: Any, rng: Any) -> None:
+        super().reset(deal, rng)
+        self._scratch[:] = 0
+
+    def choose(self, view: View, moves: list[Move]) -> Move | None | _Undecided:
+        rules = view.rules
+        unknown = sorted(view.unknown)
+        piles = []
+        for pile in view.piles:  # hidden slots get placeholders; the policy never reads them
+            piles.append(tuple(unknown.pop(0) if c < 0 else c for c in pile))
+        position = Position(tuple(piles), tuple(view.face_down(p) for p in range(view.n_piles)), view.foundations)
+        st = Game(rules, position).state_array()
+        codes = np.array([m.code for m in moves], dtype=np.int64)
+        assert self.rng is not None, "reset() hands the strategy its RNG before play"
+        rng = np.array([self.rng.key, self.rng.counter], dtype=np.uint64)
+        before = int(self._scratch[SCRATCH_NODES])
+        i = int(sampling_policy(st, rule_params(rules), codes, len(moves), self._pparams(rules), rng, self._scratch))
+        self.rng.counter = int(rng[1])
+        self.nodes += int(self._scratch[SCRATCH_NODES]) - before
+        if i == -1:
+            return None
+        if i < -1:
+            return UNDECIDED
+        return moves[i]
+
+    def compiled(self, rules: Rules) -> CompiledPolicy:
+        return CompiledPolicy(sampling_policy, self._pparams(rules), SAMPLING_SCRATCH)

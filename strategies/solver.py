@@ -1,0 +1,238 @@
+"""`solver`: decide a deal with every card known (won / lost / unknown), and play the winning line.
+
+The decision (`decide`) is a sequence of complete depth-first searches
+(`strategies.solver_search`), each with the sound prunings of
+`strategies.solver_safe`, `strategies.solver_dead` and the move filters, each
+cut at a node budget that follows the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1,
+...) times ``restart_nodes``:
+
+- the first search orders moves by the heuristic score
+  (`strategies.solver_order`); every later one adds a pseudo-random term of
+  size ``noise`` to the scores, seeded by the run's number. A depth-first
+  search that went wrong near the root stays lost in a huge subtree; a fresh
+  ordering finds most winning lines in a few thousand nodes (restarts, in the
+  manner of Gomes, Selman and Kautz's heavy-tailed search);
+- every search is complete, so the first one to finish gives the verdict;
+  proofs of loss that need N nodes come once the Luby budget reaches N, after
+  about N log N nodes in all (Luby, Sinclair and Zuckerman's universal
+  schedule).
+
+WON comes with the moves; LOST means a search ran out of positions; UNKNOWN
+means the node or time budget for the whole deal ran out (``nodes``,
+``seconds``). With ``restart_nodes=0`` there is one search with the whole
+budget. Nothing depends on the clock except a verdict under a ``seconds``
+limit, so verdicts and lines are reproducible.
+
+The solver reads face-down cards (``peeks``): on face-down variants its figures
+are clairvoyant upper bounds, labelled so.
+
+Memory: the transposition table takes ``tt_mb`` MiB (rounded down to a power
+of two), allocated once per strategy and variant and cleared lazily.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+import numba as nb
+import numpy as np
+
+from sim.engine import SCRATCH_MICROS, SCRATCH_NODES, rule_params
+from sim.game import Game, View
+from sim.notation import Move
+from sim.position import Position
+from sim.rules import Rules
+from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
+from strategies.solver_line import shorten_line
+from strategies.solver_search import (
+    F_DEAD,
+    F_LONE,
+    F_ORDER,
+    F_SAFE,
+    S_LOST,
+    S_UNKNOWN,
+    S_WON,
+    VERDICTS,
+    SolverWork,
+    solve,
+)
+
+# pparams[0] (int64) slots
+PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE = range(5)
+# scratch slots after the engine's two
+SC_STATUS, SC_LEN, SC_POS = 2, 3, 4
+SCRATCH_SIZE = 5
+# SC_STATUS values
+ST_FRESH, ST_WON, ST_LOST, ST_UNKNOWN = 0, 1, 2, 3
+
+
+@nb.njit(cache=True)
+def luby(i: np.int64) -> np.int64:
+    """Term i (1, 2, ...) of the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8, ..."""
+    while True:
+        k = 1
+        while (1 << k) - 1 < i:
+            k += 1
+        if i == (1 << k) - 1:
+            return np.int64(1) << (k - 1)
+        i -= (1 << (k - 1)) - 1
+
+
+@nb.njit(cache=True)
+def decide(st, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line,  # noqa: ANN001, ANN201 (numba)
+           max_nodes, max_seconds, flags, restart_nodes, noise):
+    """The restart schedule above. Returns (verdict, nodes, line length, seconds)."""
+    used = 0
+    spent = 0.0
+    k = 0
+    while used < max_nodes and spent < max_seconds:
+        budget = max_nodes - used
+        if restart_nodes > 0:
+            budget = min(budget, restart_nodes * luby(k + 1))
+        v, n, length, sec = solve(st, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line,
+                                  budget, max_seconds - spent, flags, k, noise if k > 0 else 0)
+        used += n
+        spent += sec
+        if v == S_WON and length <= line.shape[0]:
+            length = shorten_line(st, prm, keys, line, length, tmp)
+        if v != S_UNKNOWN:
+            return v, used, length, spent
+        k += 1
+    return S_UNKNOWN, used, 0, spent
+
+
+@nb.njit(cache=True)
+def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
+    """Compiled solver: search on the first call of a game, then follow the winning line.
+
+    Returns -1 (resign: proven lost) or -2 (undecided) when there is no line.
+    """
+    cfg = pparams[0]
+    if scratch[SC_STATUS] == ST_FRESH:
+        v, nodes, length, sec = decide(st, prm, pparams[1], pparams[2], pparams[3], pparams[4], pparams[5],
+                                       pparams[6], pparams[7], pparams[8], pparams[9], pparams[10],
+                                       cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS], cfg[PP_RESTART_NODES],
+                                       cfg[PP_NOISE])
+        scratch[SCRATCH_NODES] += nodes
+        scratch[SCRATCH_MICROS] += np.int64(sec * 1e6)
+        if v == S_WON and length <= pparams[10].shape[0]:
+            scratch[SC_STATUS] = ST_WON
+            scratch[SC_LEN] = length
+            scratch[SC_POS] = 0
+        elif v == S_LOST:
+            scratch[SC_STATUS] = ST_LOST
+        else:
+            scratch[SC_STATUS] = ST_UNKNOWN
+    status = scratch[SC_STATUS]
+    if status == ST_LOST:
+        return -1
+    if status != ST_WON or scratch[SC_POS] >= scratch[SC_LEN]:
+        return -2
+    want = pparams[10][scratch[SC_POS]]
+    scratch[SC_POS] += 1
+    for i in range(n):
+        if moves[i] == want:
+            return i
+    return n  # cannot happen: the line was found from this very position
+
+
+def _flags(params: dict[str, Any]) -> int:
+    flags = 0
+    for name, bit in (("safe", F_SAFE), ("dead", F_DEAD), ("order", F_ORDER), ("lone", F_LONE)):
+        if params[name]:
+            flags |= bit
+    return flags
+
+
+class SolverStrategy(Strategy):
+    """Perfect-information search: plays a proven winning line, resigns a proven loss."""
+
+    name: ClassVar[str] = "solver"
+    version: ClassVar[str] = "1"
+    description: ClassVar[str] = ("depth-first search with a transposition table, safe moves home, dead-position "
+                                  "proofs and restarts; decides won / lost / unknown and plays the winning line")
+    peeks: ClassVar[bool] = True
+    PARAMETERS = {
+        "nodes": Param(int, 4_000_000, "node budget per deal (all searches together)", minimum=1),
+        "seconds": Param(float, 10.0, "time budget per deal in seconds (all searches together)", minimum=0.0),
+        "tt_mb": Param(float, 64.0, "transposition table size in MiB (bounds its memory)", minimum=0.01),
+        "restart_nodes": Param(int, 2000, "unit of the Luby restart schedule in nodes (0: one search only)", minimum=0),
+        "noise": Param(int, 3000, "size of the random term added to ordering scores in restarts", minimum=0),
+        "safe": Param(bool, True, "play safe moves home without search"),
+        "dead": Param(bool, True, "cut dead positions (strategies.solver_dead)"),
+        "order": Param(bool, True, "order moves by the heuristic score"),
+        "lone": Param(bool, True, "never move a lone card onto another pile (empty piles stay empty)"),
+    }
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._work: dict[Rules, SolverWork] = {}
+        self._line: list[int] = []
+        self._status = ST_FRESH
+        self.verdict: str | None = None
+        self.seconds = 0.0
+
+    # --- the search -----------------------------------------------------------------
+    def work(self, rules: Rules) -> SolverWork:
+        """The table and work arrays for ``rules`` (allocated on first use)."""
+        if rules not in self._work:
+            self._work[rules] = SolverWork(rule_params(rules), self.params["tt_mb"])
+        return self._work[rules]
+
+    def config(self) -> np.ndarray:
+        p = self.params
+        cfg = np.zeros(5, dtype=np.int64)
+        cfg[PP_NODES] = p["nodes"]
+        cfg[PP_MICROS] = int(min(p["seconds"], 1e9) * 1e6)
+        cfg[PP_FLAGS] = _flags(p)
+        cfg[PP_RESTART_NODES] = p["restart_nodes"]
+        cfg[PP_NOISE] = p["noise"]
+        return cfg
+
+    def solve_state(self, rules: Rules, st: np.ndarray) -> tuple[str, int, list[int], float]:
+        """Decide the engine state ``st``: (verdict, nodes, winning move codes, seconds)."""
+        w = self.work(rules)
+        cfg = self.config()
+        v, nodes, length, sec = decide(st, rule_params(rules), *w.arrays(), cfg[PP_NODES], cfg[PP_MICROS] / 1e6,
+                                       cfg[PP_FLAGS], cfg[PP_RESTART_NODES], cfg[PP_NOISE])
+        line = w.line[:length].tolist() if v == S_WON and length <= w.line.shape[0] else []
+        if v == S_WON and not line:
+            v = S_UNKNOWN
+        return VERDICTS[v], int(nodes), line, float(sec)
+
+    def solve_position(self, rules: Rules, position: Position) -> tuple[str, int, list[int], float]:
+        """`solve_state` for a `Position`."""
+        return self.solve_state(rules, Game(rules, position).state_array())
+
+    # --- Python tier ----------------------------------------------------------------
+    def reset(self, deal: Any, rng: Any) -> None:
+        super().reset(deal, rng)
+        self._line = []
+        self._status = ST_FRESH
+        self.verdict = None
+        self.seconds = 0.0
+
+    def choose(self, view: View, moves: list[Move]) -> Move | None | _Undecided:
+        if self._status == ST_FRESH:
+            position = Position(view.piles, tuple(view.face_down(p) for p in range(view.n_piles)), view.foundations)
+            start = time.perf_counter()
+            verdict, nodes, line, _ = self.solve_position(view.rules, position)
+            self.seconds += time.perf_counter() - start
+            self.nodes += nodes
+            self.verdict = verdict
+            self._status = {"won": ST_WON, "lost": ST_LOST}.get(verdict, ST_UNKNOWN)
+            self._line = line[::-1]
+        if self._status == ST_LOST:
+            return None
+        if self._status != ST_WON or not self._line:
+            return UNDECIDED
+        want = self._line.pop()
+        for m in moves:
+            if m.code == want:
+                return m
+        raise RuntimeError("the solver's line left the legal moves")  # cannot happen
+
+    # --- compiled tier --------------------------------------------------------------
+    def compiled(self, rules: Rules) -> CompiledPolicy:
+        return CompiledPolicy(solver_policy, (self.config(), *self.work(rules).arrays()), SCRATCH_SIZE)

@@ -1,0 +1,121 @@
+"""Shortening the solver's winning lines.
+
+A depth-first search returns the path it happened to follow, which can wander
+(a card moved to one pile and later to another, when one move would do). The
+line is shortened by shortcuts: from each position of the line, among all
+legal moves, take the one that lands on the *latest* position of the line
+(compared exactly, pile by pile, so that the rest of the line stays legal
+move for move), and continue from there. Passes repeat until a pass finds no
+shortcut. The result is still a legal winning line from the same start (every
+kept move is legal where it is played, and the line ends on the same won
+position); it is only shorter.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from sim.engine import P_PILES, apply_move, gen_moves, pile_base, undo_move
+from sim.rng import nb_mix64
+
+
+@nb.njit(cache=True)
+def exact_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> np.uint64:
+    """A 64-bit key of the position that, unlike `position_key`, depends on which pile holds what."""
+    P = prm[P_PILES]
+    total = np.uint64(0)
+    for p in range(P):
+        lin = np.uint64(p + 1) * np.uint64(0x9E3779B97F4A7C15)
+        base = pile_base(prm, p)
+        for i in range(np.int64(st[p])):
+            lin += keys[0, np.int64(st[base + i]), i]
+        total += nb_mix64(lin)
+    for f in range(4):
+        h = np.int64(st[2 * P + f])
+        top = np.int64(st[2 * P + 5 + f * 13 + h - 1]) if h > 0 else -1
+        total += nb_mix64(np.uint64(h * 64 + top + 1) + np.uint64(f + 1) * np.uint64(0xD1B54A32D192ED03))
+    return total
+
+
+@nb.njit(cache=True)
+def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (numba)
+    """One pass of shortcuts over line[:length] (rewritten in place); returns the new length."""
+    size = 1
+    while size < 4 * (length + 1):
+        size *= 2
+    mask = np.uint64(size - 1)
+    table_k = np.zeros(size, dtype=np.uint64)
+    table_i = np.full(size, -1, dtype=np.int64)
+    st = st0.copy()
+    revs = np.empty(length, dtype=np.int64)
+    for i in range(length + 1):
+        k = exact_key(st, prm, keys) | np.uint64(1)
+        slot = k & mask
+        while table_i[slot] >= 0 and table_k[slot] != k:
+            slot = (slot + np.uint64(1)) & mask
+        table_k[slot] = k
+        table_i[slot] = i  # the latest index with this position
+        if i < length:
+            revs[i] = apply_move(st, prm, line[i])
+    for i in range(length - 1, -1, -1):
+        undo_move(st, prm, line[i], revs[i])
+    out = np.empty(length, dtype=np.int64)
+    n_out = 0
+    i = 0
+    while i < length:
+        best_j = i + 1
+        best_m = line[i]
+        n = gen_moves(st, prm, tmp)
+        for a in range(n):
+            m = tmp[a]
+            r = apply_move(st, prm, m)
+            k = exact_key(st, prm, keys) | np.uint64(1)
+            undo_move(st, prm, m, r)
+            slot = k & mask
+            while table_i[slot] >= 0:
+                if table_k[slot] == k:
+                    if table_i[slot] > best_j:
+                        best_j = table_i[slot]
+                        best_m = m
+                    break
+                slot = (slot + np.uint64(1)) & mask
+        apply_move(st, prm, best_m)
+        out[n_out] = best_m
+        n_out += 1
+        i = best_j
+    line[:n_out] = out[:n_out]
+    return n_out
+
+
+@nb.njit(cache=True)
+def shorten_line(st0: np.ndarray, prm: np.ndarray, keys: np.ndarray, line: np.ndarray, length: np.int64,
+                 tmp: np.ndarray) -> np.int64:
+    """Shorten the winning line ``line[:length]`` from ``st0`` in place; return its new length.
+
+    The result is replayed move by move against the legal moves; should it fail
+    (only a 64-bit key collision could make it), the original line is restored.
+    """
+    original = line[:length].copy()
+    n0 = length
+    while True:
+        new = _shortcut_pass(st0, prm, keys, line, length, tmp)
+        if new >= length:
+            break
+        length = new
+    st = st0.copy()
+    for i in range(length):
+        n = gen_moves(st, prm, tmp)
+        legal = False
+        for a in range(n):
+            if tmp[a] == line[i]:
+                legal = True
+                break
+        if not legal:
+            line[:n0] = original
+            return n0
+        apply_move(st, prm, line[i])
+    if np.int64(st[2 * prm[P_PILES] + 4]) != 52:
+        line[:n0] = original
+        return n0
+    return length

@@ -1,0 +1,86 @@
+"""Safe moves home: foundation moves the solver plays at once, without searching alternatives.
+
+Rule. With in-suit foundations, a card c of rank r may go home at once when
+every card that could ever be placed on c is already home: without worrying
+back these are the cards of rank r - 1 that build on c under the variant's rule;
+with worrying back (cards may come back from home) all cards of rank below r.
+
+Why it is sound (no winnable position becomes lost). Let X be a position where
+c is exposed and safe, Y the position after c goes home, and take any winning
+line from X. Delete from it every move of c and, with worrying back, every
+move of a card of rank below r (all of them are home in X; call them "low").
+Replay the rest from Y. By induction along the line, Y's piles are always X's
+piles with c and the low cards taken out, and Y's foundations hold at least
+X's cards. Each remaining move is then legal in Y:
+
+- taking cards out of a pile never covers anything, so its card, exposed in
+  X, is exposed in Y; so is a tableau destination t (t is not c, since only
+  low cards can be put on c, and without worrying back they never leave home);
+  an empty pile in X is empty in Y;
+- a move home is legal because Y's foundations hold every card X's hold; a
+  move back from a foundation (worrying back) takes a card of rank above r,
+  which is on top of its foundation in Y as in X (c and the low cards of its
+  suit lie below it);
+- and the invariant carries on: a kept card moves the same way in both.
+
+At the end all cards are home in X, hence in Y. The line from Y is no longer
+than the one from X, so safe moves also keep the "shortest winning line"
+arguments of the other rules valid.
+
+Aces are always safe; twos are safe when the aces of the suits that could be
+put on them are home; and so on. With alternate-colour foundations the rule is
+not applied (which foundation an ace starts matters there).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from sim.engine import FOUNDATION, P_BUILD, P_PILES, apply_move, builds_on, pile_base
+
+
+@nb.njit(cache=True, inline="always")
+def is_safe_home(st: np.ndarray, prm: np.ndarray, c: np.int64, worrying: bool) -> bool:
+    """Whether card c (which can go home now, in-suit foundations) may go home without search."""
+    P = prm[P_PILES]
+    r = c % 13
+    s = c // 13
+    if r == 0:
+        return True
+    for s2 in range(4):
+        if s2 == s:
+            continue
+        if np.int64(st[2 * P + s2]) >= r:
+            continue  # s2's card of rank r-1 is home
+        if worrying or builds_on(s2 * 13 + r - 1, c, prm[P_BUILD]):
+            return False
+    return True
+
+
+@nb.njit(cache=True)
+def play_safe_moves(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, top: np.int64, worrying: bool) -> np.int64:
+    """Play safe moves home until none is left; record each as ``move * 2 + revealed`` in
+    ``buf[top:]`` while it has room. Returns the new top of ``buf``."""
+    P = prm[P_PILES]
+    found = True
+    while found:
+        found = False
+        for p in range(P):
+            h = np.int64(st[p])
+            if h == 0:
+                continue
+            c = np.int64(st[pile_base(prm, p) + h - 1])
+            s = c // 13
+            if np.int64(st[2 * P + s]) != c % 13:
+                continue
+            if not is_safe_home(st, prm, c, worrying):
+                continue
+            if top >= buf.shape[0]:
+                return top
+            m = p * 64 + FOUNDATION + s
+            rev = apply_move(st, prm, m)
+            buf[top] = m * 2 + rev
+            top += 1
+            found = True
+    return top

@@ -1,0 +1,377 @@
+"""The solver's search: depth-first over positions with a transposition table.
+
+`solve` decides one position with every card known: WON (with the line of moves
+that wins), LOST (every position reachable under the sound prunings has been
+seen, none is won) or UNKNOWN (the node or time budget ran out, or a work
+buffer was too small).
+
+Each node is a position after the safe moves home (`strategies.solver_safe`).
+A node is expanded once: its key (`strategies.solver_hash`, the same for every
+order of the piles) goes into the transposition table the first time it is
+reached, and later arrivals are cut. An expanded node is checked for a dead
+position (`strategies.solver_dead`), then its legal moves are generated,
+filtered (moves that are never needed, below) and ordered
+(`strategies.solver_order`).
+
+Why LOST is a proof. Let d(x) be the length of the shortest winning line from a
+winnable position x. Every expanded winnable node x has a generated child y
+with d(y) < d(x): the first move of a shortest line is never filtered out
+(below), safe moves home do not make lines longer, and a dead test never fires
+on a winnable position. That child is expanded (now or earlier: the table
+holds only expanded nodes) unless a budget or buffer limit intervened, which
+makes the verdict UNKNOWN. So if the root were winnable, descending d would
+reach a won node, and the search would have reported it. The only unproven
+link is the 64-bit key: two different positions sharing a key could cut a
+branch; with at most a few hundred million nodes the chance is below 1e-9.
+
+Move filters (each can be switched off):
+
+- into an empty pile, only the first empty pile is tried (the piles are
+  interchangeable, so the other choices give the same position), and a card
+  alone in its pile never moves into an empty one (same position again);
+- lone cards (`F_LONE`, only where empty piles stay empty): a card alone in
+  its pile never moves onto another pile. In such a variant the emptied pile is
+  worthless, so the position before the move has every option the position
+  after has (the card can still take the same cards where it lies, and the
+  card it would cover stays free): a shortest winning line never makes the
+  move (dropping it and replaying the rest with that card's pile in place of
+  the covered card's gives a shorter line).
+
+The table stores 48 bits of key plus a 16-bit generation, so it is cleared
+lazily: a new search bumps the generation and old entries read as empty. A full
+bucket (8 probes) overwrites its first slot: the search may then expand a node
+twice, which costs time but keeps the proof valid (a node in the table was
+expanded, whatever was overwritten).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numba as nb
+import numpy as np
+
+from sim.engine import (
+    FOUNDATION,
+    MAX_MOVES_BUFFER,
+    P_FILL,
+    P_FOUND,
+    P_PILES,
+    P_WORRY,
+    apply_move,
+    cards_home,
+    gen_moves,
+    pile_base,
+    undo_move,
+)
+from sim.rng import nb_mix64
+from strategies.solver_dead import is_dead
+from strategies.solver_hash import position_key
+from strategies.solver_order import move_score
+from strategies.solver_safe import is_safe_home, play_safe_moves
+
+# Verdicts of `solve`.
+S_LOST, S_WON, S_UNKNOWN = 0, 1, 2
+VERDICTS = ("lost", "won", "unknown")
+
+# Switches (bits of `flags`).
+F_SAFE = 1  # play safe moves home without search
+F_DEAD = 2  # cut dead positions
+F_ORDER = 4  # order moves by `move_score`
+F_LONE = 8  # never move a lone card onto another pile (empty piles stay empty)
+F_ALL = F_SAFE | F_DEAD | F_ORDER | F_LONE
+
+# Frame fields.
+FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV = range(7)
+FRAME_FIELDS = 8
+
+GEN_BITS = 16
+GEN_MASK = (1 << GEN_BITS) - 1
+PROBES = 8
+CLOCK_EVERY = 1 << 14
+
+# `meta` slots.
+M_GEN, M_EVICTED, M_LIMIT_HIT = 0, 1, 2
+
+
+@nb.njit(cache=True, inline="always")
+def tt_seen(tt: np.ndarray, key: np.uint64, gen: np.uint64, meta: np.ndarray) -> bool:
+    """Whether key is in the table; if not, insert it."""
+    mask = np.uint64(tt.shape[0] - 1)
+    entry = (key & ~np.uint64(GEN_MASK)) | gen
+    idx = key & mask
+    for j in range(PROBES):
+        slot = (idx + np.uint64(j)) & mask
+        e = tt[slot]
+        if e == entry:
+            return True
+        if (e & np.uint64(GEN_MASK)) != gen:
+            tt[slot] = entry
+            return False
+    tt[idx] = entry
+    meta[M_EVICTED] += 1
+    return False
+
+
+@nb.njit(cache=True, inline="always")
+def tt_lookup(tt: np.ndarray, key: np.uint64, gen: np.uint64) -> bool:
+    """Whether key is in the table (no insertion)."""
+    mask = np.uint64(tt.shape[0] - 1)
+    entry = (key & ~np.uint64(GEN_MASK)) | gen
+    idx = key & mask
+    for j in range(PROBES):
+        e = tt[(idx + np.uint64(j)) & mask]
+        if e == entry:
+            return True
+        if (e & np.uint64(GEN_MASK)) != gen:
+            return False
+    return False
+
+
+@nb.njit(cache=True, inline="always")
+def _pile_lin(st, prm, keys, p):  # noqa: ANN001, ANN202 (numba)
+    lin = np.uint64(0)
+    base = pile_base(prm, p)
+    for i in range(np.int64(st[p])):
+        lin += keys[0, np.int64(st[base + i]), i]
+    return lin
+
+
+@nb.njit(cache=True, inline="always")
+def _rekey(st, prm, keys, lin, ksum, p):  # noqa: ANN001, ANN202 (numba)
+    """Refresh pile p's part of the incremental key ``ksum[0]`` (piles only; p may be a foundation: no-op)."""
+    if p < FOUNDATION:
+        new = _pile_lin(st, prm, keys, p)
+        ksum[0] += nb_mix64(new) - nb_mix64(lin[p])
+        lin[p] = new
+
+
+@nb.njit(cache=True)
+def _now() -> float:
+    with nb.objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@nb.njit(cache=True)
+def _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise):  # noqa: ANN001, ANN202 (numba)
+    """Generate, filter and order the moves of st into mbuf[mtop:]; return how many (-1: no room)."""
+    P = prm[P_PILES]
+    n = gen_moves(st, prm, tmp)
+    first_empty = -1
+    for p in range(P):
+        if st[p] == 0:
+            first_empty = p
+            break
+    lone_rule = (flags & F_LONE) != 0 and prm[P_FILL] == 0
+    k = 0
+    for i in range(n):
+        m = tmp[i]
+        src = m // 64
+        dst = m % 64
+        if dst < FOUNDATION:
+            if st[dst] == 0:
+                if dst != first_empty:
+                    continue
+                if src < FOUNDATION and st[src] == 1:
+                    continue
+            elif lone_rule and src < FOUNDATION and st[src] == 1:
+                continue
+        if mtop + k >= mbuf.shape[0]:
+            return -1
+        sc = move_score(st, prm, m) if (flags & F_ORDER) != 0 else np.int64(0)
+        if noise > 0:
+            rng[0] ^= rng[0] << np.uint64(13)
+            rng[0] ^= rng[0] >> np.uint64(7)
+            rng[0] ^= rng[0] << np.uint64(17)
+            sc += np.int64(rng[0] % np.uint64(noise))
+        # insertion by score, stable (ties keep engine order)
+        j = k
+        while j > 0 and scores[j - 1] < sc:
+            scores[j] = scores[j - 1]
+            mbuf[mtop + j] = mbuf[mtop + j - 1]
+            j -= 1
+        scores[j] = sc
+        mbuf[mtop + j] = m
+        k += 1
+    return k
+
+
+@nb.njit(cache=True)
+def _undo_safe(st, prm, abuf, start, stop, keys, lin, ksum):  # noqa: ANN001, ANN202 (numba)
+    for j in range(stop - 1, start - 1, -1):
+        undo_move(st, prm, abuf[j] // 2, abuf[j] % 2)
+        _rekey(st, prm, keys, lin, ksum, abuf[j] // 128)
+
+
+@nb.njit(cache=True)
+def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line,  # noqa: ANN001, ANN201 (numba)
+          max_nodes, max_seconds, flags, seed=0, noise=0):
+    """Search the position ``st0`` (not modified). Returns (verdict, nodes, line length, seconds).
+
+    On WON, ``line[:length]`` holds the engine move codes that win from st0.
+    ``seed`` and ``noise`` add a pseudo-random term in [0, noise) to each move's
+    ordering score (restarts).
+    """
+    t0 = _now()
+    st = st0.copy()
+    rng = np.empty(1, dtype=np.uint64)
+    rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
+    suit_found = prm[P_FOUND] == 0
+    worrying = prm[P_WORRY] != 0
+    use_safe = (flags & F_SAFE) != 0 and suit_found
+    use_dead = (flags & F_DEAD) != 0 and suit_found and not worrying
+    gen_i = meta[M_GEN] + 1
+    if gen_i > GEN_MASK:
+        tt[:] = 0
+        gen_i = 1
+    meta[M_GEN] = gen_i
+    meta[M_EVICTED] = 0
+    meta[M_LIMIT_HIT] = 0
+    gen = np.uint64(gen_i)
+    # incremental key: per-pile linear keys (with in-suit foundations the piles determine the position)
+    P = prm[P_PILES]
+    incremental = suit_found
+    lin = np.zeros(P, dtype=np.uint64)
+    ksum = np.zeros(1, dtype=np.uint64)
+    for p in range(P):
+        lin[p] = _pile_lin(st, prm, keys, p)
+        ksum[0] += nb_mix64(lin[p])
+    D = frames.shape[0]
+    nodes = 0
+    next_clock = CLOCK_EVERY
+    incomplete = False
+    d = 0
+    mtop = 0
+    atop = 0
+    entering = True
+    while True:
+        if entering:
+            entering = False
+            frames[d, FR_ASTART] = atop
+            if use_safe:
+                atop = play_safe_moves(st, prm, abuf, atop, worrying)
+                for a in range(frames[d, FR_ASTART], atop):
+                    _rekey(st, prm, keys, lin, ksum, abuf[a] // 128)
+            frames[d, FR_ACOUNT] = atop - frames[d, FR_ASTART]
+            if cards_home(st, prm) == 52:
+                k = 0
+                for j in range(d + 1):
+                    a0 = frames[j, FR_ASTART]
+                    for a in range(a0, a0 + frames[j, FR_ACOUNT]):
+                        if k < line.shape[0]:
+                            line[k] = abuf[a] // 2
+                        k += 1
+                    if j < d:
+                        if k < line.shape[0]:
+                            line[k] = frames[j, FR_MOVE]
+                        k += 1
+                return S_WON, nodes, k, _now() - t0
+            key = ksum[0] if incremental else position_key(st, prm, keys)
+            expand = not tt_seen(tt, key, gen, meta)
+            n = 0
+            if expand:
+                nodes += 1
+                if nodes >= next_clock:
+                    next_clock += CLOCK_EVERY
+                    if _now() - t0 > max_seconds:
+                        return S_UNKNOWN, nodes, 0, _now() - t0
+                if nodes > max_nodes:
+                    return S_UNKNOWN, nodes, 0, _now() - t0
+                if use_dead and is_dead(st, prm, dwork):
+                    expand = False
+            if expand:
+                n = _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise)
+                if n < 0:
+                    incomplete = True
+                    meta[M_LIMIT_HIT] = 1
+                    n = 0
+            if n == 0:
+                _undo_safe(st, prm, abuf, frames[d, FR_ASTART], atop, keys, lin, ksum)
+                atop = frames[d, FR_ASTART]
+                if d == 0:
+                    break
+                d -= 1
+                undo_move(st, prm, frames[d, FR_MOVE], frames[d, FR_REV])
+                _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] // 64)
+                _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] % 64)
+                continue
+            frames[d, FR_MSTART] = mtop
+            frames[d, FR_MCOUNT] = n
+            frames[d, FR_MIDX] = 0
+            mtop += n
+        i = frames[d, FR_MIDX]
+        if i < frames[d, FR_MCOUNT]:
+            frames[d, FR_MIDX] = i + 1
+            if d + 1 >= D:
+                incomplete = True
+                meta[M_LIMIT_HIT] = 1
+                continue
+            m = mbuf[frames[d, FR_MSTART] + i]
+            src = m // 64
+            dst = m % 64
+            if incremental and src < FOUNDATION and dst < FOUNDATION:
+                # a tableau move: unless it uncovers a safe card, the child's key is known
+                # without playing it, and a child already in the table is skipped at once
+                hs = np.int64(st[src])
+                bs = pile_base(prm, src)
+                c = np.int64(st[bs + hs - 1])
+                quiet = True
+                if use_safe and hs >= 2:
+                    u = np.int64(st[bs + hs - 2])
+                    if np.int64(st[2 * P + u // 13]) == u % 13 and is_safe_home(st, prm, u, worrying):
+                        quiet = False
+                if quiet:
+                    ls = lin[src] - keys[0, c, hs - 1]
+                    ld = lin[dst] + keys[0, c, np.int64(st[dst])]
+                    child = ksum[0] - nb_mix64(lin[src]) + nb_mix64(ls) - nb_mix64(lin[dst]) + nb_mix64(ld)
+                    if tt_lookup(tt, child, gen):
+                        continue
+            frames[d, FR_MOVE] = m
+            frames[d, FR_REV] = apply_move(st, prm, m)
+            _rekey(st, prm, keys, lin, ksum, src)
+            _rekey(st, prm, keys, lin, ksum, dst)
+            d += 1
+            entering = True
+            continue
+        mtop = frames[d, FR_MSTART]
+        _undo_safe(st, prm, abuf, frames[d, FR_ASTART], atop, keys, lin, ksum)
+        atop = frames[d, FR_ASTART]
+        if d == 0:
+            break
+        d -= 1
+        undo_move(st, prm, frames[d, FR_MOVE], frames[d, FR_REV])
+        _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] // 64)
+        _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] % 64)
+    if incomplete:
+        return S_UNKNOWN, nodes, 0, _now() - t0
+    return S_LOST, nodes, 0, _now() - t0
+
+
+class SolverWork:
+    """The solver's memory, allocated once per strategy and rules: the table and work arrays."""
+
+    def __init__(self, prm: np.ndarray, tt_mb: float, max_depth: int = 8192, line_capacity: int = 1 << 15) -> None:
+        from strategies.solver_hash import make_keys
+
+        entries = max(1 << 10, int(tt_mb * (1 << 20)) // 8)
+        size = 1 << (entries.bit_length() - 1)
+        self.prm = prm
+        self.keys = make_keys(int(prm[1]))
+        self.tt = np.zeros(size, dtype=np.uint64)
+        self.tt.fill(0)  # touch every page now, not in the middle of a timed search
+        self.meta = np.zeros(8, dtype=np.int64)
+        self.frames = np.zeros((max_depth, FRAME_FIELDS), dtype=np.int64)
+        self.mbuf = np.zeros(max_depth * 48, dtype=np.int64)
+        self.abuf = np.zeros(max(4096, max_depth), dtype=np.int64)
+        self.tmp = np.zeros(MAX_MOVES_BUFFER, dtype=np.int64)
+        self.scores = np.zeros(MAX_MOVES_BUFFER, dtype=np.int64)
+        self.dwork = np.zeros(256, dtype=np.int64)
+        self.line = np.zeros(line_capacity, dtype=np.int64)
+
+    def arrays(self) -> tuple:
+        return (self.keys, self.tt, self.meta, self.frames, self.mbuf, self.abuf, self.tmp, self.scores, self.dwork, self.line)
+
+    @property
+    def tt_bytes(self) -> int:
+        return int(self.tt.nbytes)

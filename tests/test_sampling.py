@@ -1,0 +1,123 @@
+"""The sampling player: it never reads face-down cards, its completions are consistent, both tiers
+agree, it is deterministic, and on face-up deals it plays as the solver does."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from sim import engine as E
+from sim.batch import play_batch
+from sim.game import Game
+from sim.play import play_compiled, play_python
+from sim.referee import replay
+from sim.rules import find_variant
+from strategies import DealInfo, load_strategy
+from strategies.sampling import SAMPLING_SCRATCH, SamplingStrategy, draw_completion, sampling_policy
+
+DICK = find_variant("dick-1883")
+CASTLES = find_variant("castles-in-spain")
+FAST = "sampling:samples=4,sample_nodes=500"
+
+
+def _shuffle_hidden(rules, st: np.ndarray, seed: int) -> np.ndarray:
+    """The same table with the face-down cards dealt differently (kings kept under the others)."""
+    prm = E.rule_params(rules)
+    P = rules.columns
+    out = st.copy()
+    hidden = [int(st[E.pile_base(prm, p) + i]) for p in range(P) for i in range(int(st[P + p]))]
+    random.Random(seed).shuffle(hidden)
+    k = 0
+    for p in range(P):
+        d = int(st[P + p])
+        part = hidden[k : k + d]
+        if rules.kings_to_bottom:
+            part = [c for c in part if c % 13 == 12] + [c for c in part if c % 13 != 12]
+        out[E.pile_base(prm, p) : E.pile_base(prm, p) + d] = part
+        k += d
+    return out
+
+
+@pytest.mark.parametrize("rules", (DICK, CASTLES), ids=lambda r: r.name)
+def test_decisions_do_not_depend_on_the_face_down_cards(rules):
+    prm = E.rule_params(rules)
+    s = load_strategy(FAST)
+    pp = s.compiled(rules).pparams
+    moves = np.empty(E.MAX_MOVES_BUFFER, dtype=np.int64)
+    for number in range(1, 9):
+        st = Game.from_deal(rules, number).state_array()
+        n = E.gen_moves(st, prm, moves)
+        picks = set()
+        for variant in range(4):
+            other = _shuffle_hidden(rules, st, variant) if variant else st
+            rng = np.array([99, 0], dtype=np.uint64)
+            scratch = np.zeros(SAMPLING_SCRATCH, dtype=np.int64)
+            i = sampling_policy(other, prm, moves, n, pp, rng, scratch)
+            picks.add((int(i), int(rng[1]), int(scratch[E.SCRATCH_NODES])))
+        assert len(picks) == 1, (rules.name, number, picks)
+
+
+@pytest.mark.parametrize("rules", (DICK, CASTLES), ids=lambda r: r.name)
+def test_completions_are_consistent_with_the_table(rules):
+    prm = E.rule_params(rules)
+    P = rules.columns
+    pool = np.zeros(52, dtype=np.int64)
+    rng = np.array([5, 0], dtype=np.uint64)
+    draws = set()
+    for number in range(1, 30):
+        st = Game.from_deal(rules, number).state_array()
+        for _ in range(5):
+            out = st.copy()
+            draw_completion(st, prm, out, rng, pool)
+            cards = []
+            for p in range(P):
+                base, d, h = E.pile_base(prm, p), int(st[P + p]), int(st[p])
+                pile = [int(c) for c in out[base : base + h]]
+                assert pile[d:] == [int(c) for c in st[base + d : base + h]]  # face-up cards untouched
+                hidden = pile[:d]
+                if rules.kings_to_bottom:
+                    kings = [c % 13 == 12 for c in hidden]
+                    assert kings == sorted(kings, reverse=True)  # kings under the other hidden cards
+                cards += pile
+            assert sorted(cards) == list(range(52))
+            draws.add(out.tobytes())
+    assert len(draws) > 100  # the draws differ
+
+
+def test_python_and_compiled_tiers_play_identically():
+    for rules, numbers in ((DICK, range(1, 4)), (CASTLES, range(1, 3))):
+        for number in numbers:
+            info = DealInfo(rules, number, 0, "default")
+            a = play_python(load_strategy(FAST), Game.from_deal(rules, number), info, strategy_seed=3)
+            b = play_compiled(load_strategy(FAST), Game.from_deal(rules, number), info, strategy_seed=3)
+            assert a.outcome == b.outcome and a.moves == b.moves and a.nodes == b.nodes
+
+
+def test_deterministic_given_deal_and_seed_and_wins_are_legal():
+    numbers = np.arange(1, 9)
+    a = play_batch(DICK, load_strategy(FAST), numbers, strategy_seed=1)
+    b = play_batch(DICK, load_strategy(FAST), numbers, strategy_seed=1)
+    assert np.array_equal(a.outcome, b.outcome) and np.array_equal(a.win_moves, b.win_moves)
+    assert set(a.outcome.tolist()) <= {E.WON, E.LOST}
+    for i, number in enumerate(numbers.tolist()):
+        if a.outcome[i] == E.WON:
+            g = Game.from_deal(DICK, number)
+            for code in a.win_moves[a.win_offsets[i] : a.win_offsets[i + 1]].tolist():
+                g.play_code(code)
+            v = replay(DICK, g.start, [m.text() for m in g.history])
+            assert v.legal and v.won
+
+
+def test_on_face_up_deals_it_plays_as_the_solver():
+    rules = find_variant("bakers-dozen")
+    numbers = np.arange(1, 13)
+    a = play_batch(rules, load_strategy(FAST), numbers, source="pysol")
+    b = play_batch(rules, load_strategy("solver"), numbers, source="pysol")
+    assert np.array_equal(a.outcome, b.outcome) and np.array_equal(a.win_moves, b.win_moves)
+
+
+def test_sampling_is_honest_and_registered():
+    s = load_strategy("sampling:samples=3")
+    assert isinstance(s, SamplingStrategy) and not s.peeks and "clairvoyant" not in s.label

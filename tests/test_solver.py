@@ -1,0 +1,334 @@
+"""The solver: soundness of every pruning rule, referee checks of every win, verdict stability,
+budgets, memory bounds, known verdicts of PySol deals, both tiers, and the `solve` command."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from sim import engine as E
+from sim.batch import play_batch, preset_states
+from sim.cli import main
+from sim.deals import make_deal
+from sim.game import Game
+from sim.play import play_compiled, play_python
+from sim.referee import replay
+from sim.rules import Rules, find_variant
+from strategies import DealInfo, load_strategy
+from strategies.solver import SolverStrategy, luby
+from strategies.solver_dead import is_dead
+from strategies.solver_hash import make_keys, position_key
+from strategies.solver_safe import is_safe_home
+
+BD = find_variant("bakers-dozen")
+SPANISH_WORRYING = find_variant("spanish-patience").replace(name="spanish-worrying", worrying_back=True)
+SMALL_RULES = (BD, find_variant("kings-into-empty"), find_variant("other-suit"), find_variant("good-measure"),
+               find_variant("spanish-patience"), SPANISH_WORRYING, find_variant("castles-in-spain"))
+SWITCHES = ("safe", "dead", "lone")
+
+
+def solver(**params) -> SolverStrategy:
+    return SolverStrategy(tt_mb=8, **params)
+
+
+def replay_codes(rules: Rules, start, codes: list[int]):
+    """The referee's verdict on engine move codes played from ``start``."""
+    game = Game(rules, start)
+    for code in codes:
+        game.play_code(code)
+    return replay(rules, start, [m.text(rules.foundation != "suit") for m in game.history])
+
+
+def late_positions(rules: Rules, deals: range, per_deal: int, seed: int = 1, wander: int = 6) -> list[np.ndarray]:
+    """Small positions: a winning line followed part of the way (most cards home), then a few
+    random moves (fewer than ``wander``), so that some stay winnable and some are lost."""
+    rng = random.Random(seed)
+    s = solver(nodes=300_000)
+    out = []
+    for d in deals:
+        start = Game.from_deal(rules, d)
+        verdict, _, line, _ = s.solve_state(rules, start.state_array())
+        if verdict != "won":
+            continue
+        for _ in range(per_deal):
+            g = Game.from_deal(rules, d)
+            for code in line[: rng.randrange(len(line) // 2, len(line))]:
+                g.play_code(code)
+            for _ in range(rng.randrange(wander)):
+                codes = g.legal_codes()
+                if len(codes) == 0:
+                    break
+                g.play_code(int(rng.choice(codes.tolist())))
+            out.append(g.state_array())
+    return out
+
+
+# --- the pieces ----------------------------------------------------------------------
+
+
+def test_luby_sequence():
+    assert [int(luby(i)) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+
+
+def test_position_key_ignores_pile_order_and_sees_the_rest():
+    prm = E.rule_params(BD)
+    keys = make_keys(int(prm[E.P_CAP]))
+    d = make_deal(BD, 7).position
+    rng = random.Random(3)
+    base = position_key(Game(BD, d).state_array(), prm, keys)
+    for _ in range(20):
+        piles = list(d.piles)
+        rng.shuffle(piles)
+        shuffled = type(d)(tuple(piles), d.face_down, d.foundations)
+        assert position_key(Game(BD, shuffled).state_array(), prm, keys) == base
+    # swapping two cards between piles changes the key
+    piles = [list(p) for p in d.piles]
+    piles[1][2], piles[2][2] = piles[2][2], piles[1][2]
+    other = type(d)(tuple(map(tuple, piles)), d.face_down, d.foundations)
+    assert position_key(Game(BD, other).state_array(), prm, keys) != base
+
+
+def test_transposition_table_memory_is_bounded_by_the_parameter():
+    for mb in (0.5, 3, 16):
+        w = SolverStrategy(tt_mb=mb).work(BD)
+        assert w.tt_bytes <= mb * 2**20 and w.tt_bytes > mb * 2**20 / 2
+
+
+def test_pysol_deal_64_is_dead_at_the_root_by_a_blocked_cycle():
+    st = preset_states(BD, np.array([64, 477, 1]), 0, "pysol")
+    prm = E.rule_params(BD)
+    work = np.zeros(256, dtype=np.int64)
+    assert is_dead(st[0], prm, work) and is_dead(st[1], prm, work)
+    assert not is_dead(st[2], prm, work)
+
+
+def test_blocked_king_is_dead():
+    # pile 1: 3S KS (the king of spades above the three: it can never leave); everything else goes home
+    rules = find_variant("kings-into-empty").replace(empty_fill="none", kings_to_bottom=False)
+    deck = [c for c in range(52)]
+    piles = [[2 + 39, 12 + 39]] + [[] for _ in range(12)]
+    rest = [c for c in deck if c not in piles[0]]
+    for k, c in enumerate(sorted(rest, key=lambda c: (-(c % 13), c))):  # high cards low in the piles
+        piles[1 + k % 12].append(c)
+    pos = type(make_deal(BD, 1).position)(tuple(map(tuple, piles)), (0,) * 13, ((), (), (), ()))
+    st = Game(rules, pos).state_array()
+    assert is_dead(st, E.rule_params(rules), np.zeros(256, dtype=np.int64))
+    assert solver().solve_state(rules, st)[0] == "lost"
+
+
+@pytest.mark.parametrize("rules", (BD, find_variant("other-suit"), find_variant("kings-into-empty")), ids=lambda r: r.name)
+def test_dead_test_never_fires_on_a_position_the_plain_search_wins(rules):
+    """Soundness of `solver_dead` directly: no position called dead is won by a search without it."""
+    prm = E.rule_params(rules)
+    work = np.zeros(256, dtype=np.int64)
+    plain = solver(nodes=100_000, dead=False, safe=False, lone=False, restart_nodes=0)
+    dead = checked = 0
+    for st in late_positions(rules, range(1, 61), 20, wander=12):
+        if is_dead(st, prm, work):
+            dead += 1
+            verdict = plain.solve_state(rules, st)[0]
+            assert verdict != "won"
+            checked += verdict == "lost"
+    assert dead >= 40 and checked >= 20, (dead, checked)
+
+
+@pytest.mark.parametrize("rules", (BD, find_variant("other-suit"), SPANISH_WORRYING, find_variant("good-measure")),
+                         ids=lambda r: r.name)
+def test_safe_moves_keep_winnable_positions_winnable(rules):
+    prm = E.rule_params(rules)
+    plain = solver(nodes=100_000, safe=False, restart_nodes=0)
+    tested = 0
+    for st in late_positions(rules, range(1, 31), 10, seed=5):
+        g_codes = np.empty(E.MAX_MOVES_BUFFER, dtype=np.int64)
+        n = E.gen_moves(st, prm, g_codes)
+        safe = [int(m) for m in g_codes[:n] if m % 64 >= E.FOUNDATION and m // 64 < E.FOUNDATION
+                and is_safe_home(st, prm, int(E.moved_card(st, prm, m)), bool(rules.worrying_back))]
+        if not safe:
+            continue
+        if plain.solve_state(rules, st)[0] != "won":
+            continue
+        after = st.copy()
+        E.apply_move(after, prm, safe[0])
+        assert plain.solve_state(rules, after)[0] != "lost"
+        tested += 1
+    assert tested >= 30
+
+
+def check_rules_against_plain_search(rules: Rules, deals: range, per_deal: int) -> dict[str, int]:
+    """Every pruning rule alone, and all together, against a search with none: a rule may turn
+    unknown into a verdict, never won into lost or back. Returns how many positions had each verdict."""
+    plain = solver(nodes=60_000, safe=False, dead=False, lone=False, order=False, restart_nodes=0)
+    full = solver(nodes=60_000)
+    singles = {name: solver(nodes=60_000, restart_nodes=0, **{k: k == name for k in SWITCHES}) for name in SWITCHES}
+    seen = {"won": 0, "lost": 0}
+    for st in late_positions(rules, deals, per_deal, seed=11, wander=14):
+        truth = plain.solve_state(rules, st)[0]
+        if truth == "unknown":
+            continue
+        seen[truth] += 1
+        for s in (full, *singles.values()):
+            verdict = s.solve_state(rules, st)[0]
+            assert verdict in (truth, "unknown"), (rules.name, s.label, truth, verdict)
+    return seen
+
+
+@pytest.mark.parametrize("rules", SMALL_RULES, ids=lambda r: r.name)
+def test_each_rule_agrees_with_the_plain_search_on_small_positions(rules):
+    seen = check_rules_against_plain_search(rules, range(1, 16), 8)
+    assert seen["won"] >= 20 and (seen["lost"] >= 10 or rules.empty_fill == "any")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules", SMALL_RULES, ids=lambda r: r.name)
+def test_each_rule_agrees_with_the_plain_search_on_thousands_of_small_positions(rules):
+    seen = check_rules_against_plain_search(rules, range(16, 116), 20)
+    assert seen["won"] + seen["lost"] >= 1000
+
+
+def check_rules_on_full_deals(numbers: np.ndarray, budget: int) -> int:
+    """Full PySol deals: whenever configurations with a rule on and off both decide, they agree.
+    Returns how many deals got a verdict."""
+    states = preset_states(BD, numbers, 0, "pysol")
+    configs = [solver(nodes=budget)] + [solver(nodes=budget, **{name: False}) for name in (*SWITCHES, "order")]
+    configs.append(solver(nodes=budget, restart_nodes=0))
+    decided = 0
+    for number, st in zip(numbers, states, strict=True):
+        verdicts = {s.solve_state(BD, st)[0] for s in configs} - {"unknown"}
+        assert len(verdicts) <= 1, (number, verdicts)
+        decided += len(verdicts) == 1
+    return decided
+
+
+def test_each_rule_agrees_on_full_deals():
+    assert check_rules_on_full_deals(np.arange(55, 85), 20_000) >= 27  # includes lost deal 64
+
+
+@pytest.mark.slow
+def test_each_rule_agrees_on_a_thousand_full_deals():
+    assert check_rules_on_full_deals(np.arange(1, 1001), 30_000) >= 950
+
+
+# --- wins are real ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rules", (*SMALL_RULES, find_variant("dick-1883")), ids=lambda r: r.name)
+def test_every_won_line_is_replayed_by_the_referee(rules):
+    s = solver(nodes=300_000)
+    wins = 0
+    for number in range(1, 31):
+        d = make_deal(rules, number)
+        verdict, _, line, _ = s.solve_state(rules, Game(rules, d.position).state_array())
+        if verdict == "won":
+            v = replay_codes(rules, d.position, line)
+            assert v.legal and v.won, (rules.name, number, v.reason)
+            wins += 1
+    assert wins >= 20
+
+
+def test_pysol_deals_1_to_30_are_won_and_verified_in_batch():
+    result = play_batch(BD, SolverStrategy(), np.arange(1, 31), source="pysol")
+    assert (result.outcome == E.WON).all()
+    for i, number in enumerate(range(1, 31)):
+        codes = result.win_moves[result.win_offsets[i] : result.win_offsets[i + 1]].tolist()
+        v = replay_codes(BD, make_deal(BD, number, source="pysol").position, codes)
+        assert v.legal and v.won
+
+
+def test_known_lost_pysol_deals_resign():
+    result = play_batch(BD, SolverStrategy(), np.array([64, 477]), source="pysol")
+    assert (result.outcome == E.LOST).all()
+
+
+# --- stability, budgets, tiers --------------------------------------------------------------
+
+
+def test_verdicts_and_lines_are_stable():
+    states = preset_states(BD, np.arange(10, 25), 0, "pysol")
+    a, b = solver(), solver()
+    for st in states:
+        assert a.solve_state(BD, st)[:3] == b.solve_state(BD, st)[:3] == a.solve_state(BD, st)[:3]
+    numbers = np.arange(10, 40)
+    whole = play_batch(BD, SolverStrategy(), numbers, source="pysol")
+    parts = [play_batch(BD, SolverStrategy(), numbers[k : k + 7], source="pysol") for k in range(0, 30, 7)]
+    assert np.array_equal(whole.outcome, np.concatenate([p.outcome for p in parts]))
+    assert np.array_equal(whole.nodes, np.concatenate([p.nodes for p in parts]))
+    assert np.array_equal(whole.win_moves, np.concatenate([p.win_moves for p in parts]))
+
+
+def test_budget_exhaustion_is_unknown_never_a_verdict():
+    hard = preset_states(BD, np.array([18, 417]), 0, "pysol")
+    for st in hard:
+        verdict, nodes, line, _ = solver(nodes=50, restart_nodes=0).solve_state(BD, st)
+        assert verdict == "unknown" and line == [] and nodes <= 51
+        assert solver(seconds=0.0).solve_state(BD, st)[0] == "unknown"
+    result = play_batch(BD, load_strategy("solver:nodes=50,restart_nodes=0"), np.array([18, 417, 64]), source="pysol")
+    assert result.outcome.tolist() == [E.UNKNOWN, E.UNKNOWN, E.LOST]  # 64 is dead at the root: one node suffices
+    assert result.nodes.tolist()[:2] == [51, 51]
+
+
+def test_python_and_compiled_tiers_play_identically():
+    for rules, numbers in ((BD, range(1, 9)), (find_variant("dick-1883"), range(1, 5)), (SPANISH_WORRYING, range(1, 5))):
+        for number in numbers:
+            info = DealInfo(rules, number, 0, "default")
+            a = play_python(SolverStrategy(), Game.from_deal(rules, number), info)
+            b = play_compiled(SolverStrategy(), Game.from_deal(rules, number), info)
+            assert a.outcome == b.outcome and a.moves == b.moves and a.nodes == b.nodes
+
+
+def test_solver_is_labelled_clairvoyant_and_registered():
+    s = load_strategy("solver:nodes=1000")
+    assert s.peeks and "clairvoyant" in s.label and s.params["nodes"] == 1000
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def test_solve_command_prints_verdicts_and_writes_a_file(tmp_path):
+    out = tmp_path / "verdicts.csv"
+    r = CliRunner().invoke(main, ["solve", "--deals", "62-65", "--source", "pysol", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "lost" in r.output and "decided: 100.00%" in r.output and "referee: 3 of 3 wins" in r.output
+    import pandas as pd
+
+    frame = pd.read_csv(out)
+    assert frame["deal"].tolist() == [62, 63, 64, 65]
+    assert frame["verdict"].tolist() == ["won", "won", "lost", "won"]
+    assert frame.loc[frame.verdict == "won", "verified"].all()
+    pq = tmp_path / "v.parquet"
+    r = CliRunner().invoke(main, ["solve", "--variant", "spanish-patience", "--set", "worrying_back=true", "--deals", "1-4",
+                                  "--jobs", "2", "--out", str(pq), "--nodes", "200000"])
+    assert r.exit_code == 0, r.output
+    frame = pd.read_parquet(pq)
+    assert len(frame) == 4 and frame["verified"].all()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--deals", "5-3"), "is after the last"),
+        (("--deals", "0-3"), "deal numbers start at 1"),
+        (("--deals", "x"), "is not a range"),
+        (("--variant", "nope", "--deals", "1"), "unknown variant 'nope'"),
+        (("--deals", "1", "--param", "dead=maybe"), "is not a bool"),
+        (("--deals", "1", "--set", "colour=red"), "expected KEY=VALUE"),
+        (("--deals", "1", "--out", "x.txt"), "allowed file types"),
+    ],
+)
+def test_solve_bad_input_exits_2_with_one_line(args, message):
+    r = CliRunner().invoke(main, ["solve", *args])
+    assert r.exit_code == 2, r.output
+    assert message in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.slow
+def test_pysol_deals_1_to_1000():
+    """The published cross-check: 997 winnable, 2 not winnable (64, 477), 1 left (417). Each win verified."""
+    rows = __import__("sim.cli_solve", fromlist=["solve_deals"]).solve_deals(
+        BD, dict(SolverStrategy().params), 1, 1000, source="pysol", jobs=2)
+    verdicts = {r["deal"]: r["verdict"] for r in rows}
+    assert [d for d, v in verdicts.items() if v == "lost"] == [64, 477]
+    assert sum(v == "won" for v in verdicts.values()) >= 997
+    assert all(r["verified"] for r in rows if r["verdict"] == "won")
