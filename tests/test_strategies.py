@@ -61,8 +61,8 @@ def test_random_tiers_play_identically(rules):
 @pytest.mark.slow
 @pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: r.name)
 def test_tiers_play_identically_at_volume(rules):
-    assert_tiers_agree(rules, "greedy", np.arange(1201, 6001))
-    assert_tiers_agree(rules, "random:home_first=true", np.arange(41, 441))
+    assert_tiers_agree(rules, "greedy", np.arange(1201, 4001))
+    assert_tiers_agree(rules, "random:home_first=true", np.arange(41, 241))
 
 
 def test_single_deal_compiled_move_list_equals_python():
