@@ -544,6 +544,8 @@ def run(
     finally:
         if client is not None:
             client.close()
+    # Writers of an earlier, killed run may have still been alive (and writing) when this one started.
+    st.clean_temp(key)
     if force:
         new = {st.chunk_path(key, a, b) for a, b in written}
         for c in old:

@@ -640,10 +640,15 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs; a zombie (killed, not yet reaped) counts as dead."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): trust kill()
