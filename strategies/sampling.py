@@ -32,9 +32,9 @@ It never reads a face-down card: it reads only the face-up part of each pile
 and the foundations, and overwrites the hidden slots with its own draws.
 
 Once no card is face down (at once on face-up variants) the position is fully
-known, and it plays as the `solver` does (one search with ``nodes`` /
-``seconds``, then the winning line; a proven loss resigns), except that an
-undecided search hands over to `greedy` rather than ending undecided.
+known, and it plays as the `solver` does (its searches with ``nodes`` /
+``seconds`` in all, then the winning line; a proven loss resigns), except that
+an undecided search hands over to `greedy` rather than ending undecided.
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
@@ -114,10 +114,44 @@ def _seen(scratch, key, insert):  # noqa: ANN001, ANN201 (numba)
 
 
 @nb.njit(cache=True)
+def _fill(st, prm, out, pool, ktb):  # noqa: ANN001, ANN201 (numba)
+    """Deal pool[:] into the face-down slots of out, pile by pile (hidden kings first where kings
+    go to the bottom at the deal); return whether the result fits every face-up king resting on
+    face-down cards (all of them must then be kings)."""
+    P = prm[P_PILES]
+    k = 0
+    ok = True
+    for p in range(P):
+        d = np.int64(st[P + p])
+        base = pile_base(prm, p)
+        if ktb:
+            for i in range(d):  # hidden kings first, each group in drawn order
+                if pool[k + i] % 13 == 12:
+                    out[base] = pool[k + i]
+                    base += 1
+            for i in range(d):
+                if pool[k + i] % 13 != 12:
+                    out[base] = pool[k + i]
+                    base += 1
+            if d > 0 and np.int64(st[pile_base(prm, p) + d]) % 13 == 12:
+                for i in range(d):
+                    if pool[k + i] % 13 != 12:
+                        ok = False
+        else:
+            for i in range(d):
+                out[base + i] = pool[k + i]
+        k += d
+    return ok
+
+
+@nb.njit(cache=True)
 def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
     """Write into ``out`` (a copy of st) a random completion of the face-down slots.
 
-    Reads only face-up cards and the foundations of st.
+    Reads only face-up cards and the foundations of st. Where kings go to the
+    bottom at the deal, a draw that puts a non-king under a face-up king resting
+    on face-down cards is drawn again; after `REDRAWS` failures the unseen kings
+    are dealt to such piles first and the rest shuffled into the other slots.
     """
     P = prm[P_PILES]
     seen = np.zeros(52, dtype=np.bool_)
@@ -138,30 +172,54 @@ def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
         for i in range(u - 1, 0, -1):
             j = nb_rng_below(rng, i + 1)
             pool[i], pool[j] = pool[j], pool[i]
-        k = 0
-        ok = True
-        for p in range(P):
-            d = np.int64(st[P + p])
-            base = pile_base(prm, p)
-            if ktb:
-                for i in range(d):  # hidden kings first, each group in drawn order
-                    if pool[k + i] % 13 == 12:
-                        out[base] = pool[k + i]
-                        base += 1
-                for i in range(d):
-                    if pool[k + i] % 13 != 12:
-                        out[base] = pool[k + i]
-                        base += 1
-                if d > 0 and np.int64(st[pile_base(prm, p) + d]) % 13 == 12:
-                    for i in range(d):
-                        if pool[k + i] % 13 != 12:
-                            ok = False
-            else:
-                for i in range(d):
-                    out[base + i] = pool[k + i]
-            k += d
-        if ok:
-            break
+        if _fill(st, prm, out, pool[:u], ktb):
+            return
+    # constructive: piles under a face-up king take unseen kings; the rest is shuffled in
+    kings = 0
+    for i in range(u):  # unseen kings to the front of the pool, in drawn order
+        if pool[i] % 13 == 12:
+            pool[kings], pool[i] = pool[i], pool[kings]
+            kings += 1
+    order = np.empty(u, dtype=np.int64)
+    taken = np.zeros(u, dtype=np.bool_)
+    kk = 0
+    for p in range(P):
+        d = np.int64(st[P + p])
+        base = pile_base(prm, p)
+        if d > 0 and np.int64(st[base + d]) % 13 == 12:
+            for i in range(d):
+                if kk < kings:
+                    out[base + i] = pool[kk]
+                    taken[kk] = True
+                    kk += 1
+    left = 0
+    for i in range(u):
+        if not taken[i]:
+            order[left] = pool[i]
+            left += 1
+    for i in range(left - 1, 0, -1):
+        j = nb_rng_below(rng, i + 1)
+        order[i], order[j] = order[j], order[i]
+    k = 0
+    for p in range(P):
+        d = np.int64(st[P + p])
+        base = pile_base(prm, p)
+        if d > 0 and np.int64(st[base + d]) % 13 == 12:
+            continue
+        start = k
+        if ktb:
+            for i in range(d):
+                if order[start + i] % 13 == 12:
+                    out[base] = order[start + i]
+                    base += 1
+            for i in range(d):
+                if order[start + i] % 13 != 12:
+                    out[base] = order[start + i]
+                    base += 1
+        else:
+            for i in range(d):
+                out[base + i] = order[start + i]
+        k += d
 
 
 @nb.njit(cache=True)
@@ -292,12 +350,12 @@ class SamplingStrategy(Strategy):
 
     name: ClassVar[str] = "sampling"
     version: ClassVar[str] = "1"
-    description: ClassVar[str] = ("draws completions of the face-down cards, solves each after every move, and plays "
-                                  "the move that wins in most; the solver once nothing is hidden")
+    description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
+                                  "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
     PARAMETERS = {
         "samples": Param(int, 8, "completions of the hidden cards drawn at each decision", minimum=1),
-        "sample_nodes": Param(int, 2000, "solver node budget per completion and move", minimum=1),
+        "sample_nodes": Param(int, 2000, "solver node budget per solve of a completion", minimum=1),
         "nodes": Param(int, 4_000_000, "node budget of the solver once nothing is hidden", minimum=1),
         "seconds": Param(float, 10.0, "time budget of the solver once nothing is hidden", minimum=0.0),
         "tt_mb": Param(float, 16.0, "transposition table size in MiB", minimum=0.01),

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import P_CAP, P_FOUND, P_PILES, pile_base
+from sim.engine import P_FOUND, P_PILES, pile_base
 from sim.rng import mix64, nb_mix64
 
 KEY_SEED = 0x5EED_0F_BA_4E_25
@@ -65,19 +65,3 @@ def position_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> np.uint64
                 lin += keys[1, np.int64(st[2 * P + 5 + f * 13 + i]), i]
             total += nb_mix64(lin ^ np.uint64(0xF00D))
     return total
-
-
-@nb.njit(cache=True)
-def pile_keys(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, lin: np.ndarray) -> None:
-    """Write each pile's linear key into ``lin[p]`` (for incremental updates)."""
-    P = prm[P_PILES]
-    for p in range(P):
-        acc = np.uint64(0)
-        base = pile_base(prm, p)
-        for i in range(np.int64(st[p])):
-            acc += keys[0, np.int64(st[base + i]), i]
-        lin[p] = acc
-
-
-def cap_of(prm: np.ndarray) -> int:
-    return int(prm[P_CAP])

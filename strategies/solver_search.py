@@ -24,7 +24,7 @@ reach a won node, and the search would have reported it. The only unproven
 link is the 64-bit key: two different positions sharing a key could cut a
 branch; with at most a few hundred million nodes the chance is below 1e-9.
 
-Move filters (each can be switched off):
+Move filters (the second can be switched off):
 
 - into an empty pile, only the first empty pile is tried (the piles are
   interchangeable, so the other choices give the same position), and a card
@@ -36,6 +36,12 @@ Move filters (each can be switched off):
   card it would cover stays free): a shortest winning line never makes the
   move (dropping it and replaying the rest with that card's pile in place of
   the covered card's gives a shorter line).
+
+Speed: with in-suit foundations the key is kept incrementally (each pile's
+linear key, `strategies.solver_hash`), and a tableau move that uncovers no safe
+card has a child whose key is known before the move is played: a child
+already in the table is skipped without playing it (the same nodes are
+expanded in the same order either way).
 
 The table stores 48 bits of key plus a 16-bit generation, so it is cleared
 lazily: a new search bumps the generation and old entries read as empty. A full
