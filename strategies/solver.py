@@ -55,7 +55,7 @@ from strategies.solver_search import (
     S_WON,
     VERDICTS,
     SolverWork,
-    _now,
+    clock,
     solve,
 )
 
@@ -96,9 +96,9 @@ def decide(st, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
         used += n
         spent += sec
         if v == S_WON and length <= line.shape[0]:
-            t0 = _now()
+            t0 = clock()
             length = shorten_line(st, prm, keys, line, length, tmp)
-            spent += _now() - t0
+            spent += clock() - t0
         if v != S_UNKNOWN:
             return v, used, length, spent
         k += 1

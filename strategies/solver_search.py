@@ -153,7 +153,8 @@ def _rekey(st, prm, keys, lin, ksum, p):  # noqa: ANN001, ANN202 (numba)
 
 
 @nb.njit(cache=True)
-def _now() -> float:
+def clock() -> float:
+    """Seconds on the performance counter, callable from compiled code (for the time budgets)."""
     with nb.objmode(t="float64"):
         t = time.perf_counter()
     return t
@@ -219,7 +220,7 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
     ``seed`` and ``noise`` add a pseudo-random term in [0, noise) to each move's
     ordering score (restarts).
     """
-    t0 = _now()
+    t0 = clock()
     st = st0.copy()
     rng = np.empty(1, dtype=np.uint64)
     rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
@@ -272,7 +273,7 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
                         if k < line.shape[0]:
                             line[k] = frames[j, FR_MOVE]
                         k += 1
-                return S_WON, nodes, k, _now() - t0
+                return S_WON, nodes, k, clock() - t0
             key = ksum[0] if incremental else position_key(st, prm, keys)
             expand = not tt_seen(tt, key, gen, meta)
             n = 0
@@ -280,10 +281,10 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
                 nodes += 1
                 if nodes >= next_clock:
                     next_clock += CLOCK_EVERY
-                    if _now() - t0 > max_seconds:
-                        return S_UNKNOWN, nodes, 0, _now() - t0
+                    if clock() - t0 > max_seconds:
+                        return S_UNKNOWN, nodes, 0, clock() - t0
                 if nodes > max_nodes:
-                    return S_UNKNOWN, nodes, 0, _now() - t0
+                    return S_UNKNOWN, nodes, 0, clock() - t0
                 if use_dead and is_dead(st, prm, dwork):
                     expand = False
             if expand:
@@ -350,8 +351,8 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
         _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] // 64)
         _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] % 64)
     if incomplete:
-        return S_UNKNOWN, nodes, 0, _now() - t0
-    return S_LOST, nodes, 0, _now() - t0
+        return S_UNKNOWN, nodes, 0, clock() - t0
+    return S_LOST, nodes, 0, clock() - t0
 
 
 class SolverWork:
