@@ -160,6 +160,8 @@ class SolverStrategy(Strategy):
         "nodes": Param(int, 4_000_000, "node budget per deal (all searches together)", minimum=1),
         "seconds": Param(float, 10.0, "time budget per deal in seconds (all searches together)", minimum=0.0),
         "tt_mb": Param(float, 64.0, "transposition table size in MiB (bounds its memory)", minimum=0.01),
+        "depth": Param(int, 8192, "longest line the search follows (about 450 bytes a move); a longer one leaves the "
+                       "verdict unknown", minimum=64),
         "restart_nodes": Param(int, 2000, "unit of the Luby restart schedule in nodes (0: one search only)", minimum=0),
         "noise": Param(int, 3000, "size of the random term added to ordering scores in restarts", minimum=0),
         "safe": Param(bool, True, "play safe moves home without search"),
@@ -180,7 +182,7 @@ class SolverStrategy(Strategy):
     def work(self, rules: Rules) -> SolverWork:
         """The table and work arrays for ``rules`` (allocated on first use)."""
         if rules not in self._work:
-            self._work[rules] = SolverWork(rule_params(rules), self.params["tt_mb"])
+            self._work[rules] = SolverWork(rule_params(rules), self.params["tt_mb"], max_depth=self.params["depth"])
         return self._work[rules]
 
     def config(self) -> np.ndarray:

@@ -358,7 +358,7 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
 class SolverWork:
     """The solver's memory, allocated once per strategy and rules: the table and work arrays."""
 
-    def __init__(self, prm: np.ndarray, tt_mb: float, max_depth: int = 8192, line_capacity: int = 1 << 15) -> None:
+    def __init__(self, prm: np.ndarray, tt_mb: float, max_depth: int = 8192) -> None:
         from strategies.solver_hash import make_keys
 
         entries = max(1 << 10, int(tt_mb * (1 << 20)) // 8)
@@ -374,7 +374,7 @@ class SolverWork:
         self.tmp = np.zeros(MAX_MOVES_BUFFER, dtype=np.int64)
         self.scores = np.zeros(MAX_MOVES_BUFFER, dtype=np.int64)
         self.dwork = np.zeros(256, dtype=np.int64)
-        self.line = np.zeros(line_capacity, dtype=np.int64)
+        self.line = np.zeros(max(1 << 15, max_depth + 64), dtype=np.int64)  # a line: the path plus <= 52 safe moves
 
     def arrays(self) -> tuple:
         return (self.keys, self.tt, self.meta, self.frames, self.mbuf, self.abuf, self.tmp, self.scores, self.dwork, self.line)

@@ -269,6 +269,14 @@ def test_budget_exhaustion_is_unknown_never_a_verdict():
     assert result.nodes.tolist()[:2] == [51, 51]
 
 
+def test_a_line_longer_than_the_depth_limit_is_unknown_never_lost():
+    """Deal 3's winning line is longer than 64 moves: with depth=64 the search cannot exhaust it."""
+    st = preset_states(BD, np.array([3]), 0, "pysol")[0]
+    assert solver(restart_nodes=0, nodes=20_000).solve_state(BD, st)[0] == "won"
+    verdict, nodes, line, _ = solver(restart_nodes=0, nodes=20_000, depth=64).solve_state(BD, st)
+    assert verdict == "unknown" and line == [] and nodes > 20_000
+
+
 def test_python_and_compiled_tiers_play_identically():
     for rules, numbers in ((BD, range(1, 9)), (find_variant("dick-1883"), range(1, 5)), (SPANISH_WORRYING, range(1, 5))):
         for number in numbers:
