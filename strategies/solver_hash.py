@@ -20,6 +20,15 @@ key. With alternate-colour foundations each foundation is hashed like a pile
 with its own numbers (the four foundations are interchangeable as well).
 Face-down flags are not part of the key: the solver sees every card, and the
 moves do not depend on them.
+
+Each position gets two keys from the same linear pile keys: the *key*, which
+picks the table slot, and the *check*, ``sum of mix64(linear key ^ CHECK_SALT)``,
+an independent 64-bit value of which the table stores 48 bits. A different
+position passes for a stored one only if the slot bits of its key and 48 bits
+of its check agree by chance: about ``probes x 2**-48`` (3e-14) a lookup,
+whatever the table size. With one 64-bit key split between slot and stored
+bits, a table of 2**30 slots would keep only 34 bits of discrimination, and a
+billion-node search would expect a false match.
 """
 
 from __future__ import annotations
@@ -32,6 +41,10 @@ from sim.rng import mix64, nb_mix64
 
 KEY_SEED = 0x5EED_0F_BA_4E_25
 """Seed of the fixed key table (any value works; fixed so keys are reproducible)."""
+CHECK_SALT = np.uint64(0xC4EC_5A17_93B1_D2E5)
+"""Mixed into every linear key for the check (any value other than 0 works)."""
+FOUNDATION_SALT = np.uint64(0xF00D)
+"""Mixed into a foundation's linear key, so a foundation never hashes like a pile."""
 
 
 def make_keys(cap: int) -> np.ndarray:
@@ -47,21 +60,24 @@ def make_keys(cap: int) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def position_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> np.uint64:
-    """The 64-bit key of the position in ``st`` (the same for every order of the piles)."""
+def position_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> tuple[np.uint64, np.uint64]:
+    """The key and the check of the position in ``st`` (the same for every order of the piles)."""
     P = prm[P_PILES]
     total = np.uint64(0)
+    check = np.uint64(0)
     for p in range(P):
         lin = np.uint64(0)
         base = pile_base(prm, p)
         for i in range(np.int64(st[p])):
             lin += keys[0, np.int64(st[base + i]), i]
         total += nb_mix64(lin)
+        check += nb_mix64(lin ^ CHECK_SALT)
     if prm[P_FOUND] != 0:
         for f in range(4):
             lin = np.uint64(0)
             h = np.int64(st[2 * P + f])
             for i in range(h):
                 lin += keys[1, np.int64(st[2 * P + 5 + f * 13 + i]), i]
-            total += nb_mix64(lin ^ np.uint64(0xF00D))
-    return total
+            total += nb_mix64(lin ^ FOUNDATION_SALT)
+            check += nb_mix64(lin ^ FOUNDATION_SALT ^ CHECK_SALT)
+    return total, check

@@ -21,8 +21,10 @@ on a winnable position. That child is expanded (now or earlier: the table
 holds only expanded nodes) unless a budget or buffer limit intervened, which
 makes the verdict UNKNOWN. So if the root were winnable, descending d would
 reach a won node, and the search would have reported it. The only unproven
-link is the 64-bit key: two different positions sharing a key could cut a
-branch; with at most a few hundred million nodes the chance is below 1e-9.
+link is the table: a position that passes for a stored one (its slot bits and
+48 bits of its independent check agree by chance, `strategies.solver_hash`)
+would be cut unexpanded; that has a chance of about 3e-14 a lookup, so about
+1e-6 for a default-budget search and 1e-4 for a billion nodes.
 
 Move filters (the second can be switched off):
 
@@ -72,7 +74,7 @@ from sim.engine import (
 )
 from sim.rng import nb_mix64
 from strategies.solver_dead import is_dead
-from strategies.solver_hash import position_key
+from strategies.solver_hash import CHECK_SALT, position_key
 from strategies.solver_order import move_score
 from strategies.solver_safe import is_safe_home, play_safe_moves
 
@@ -101,10 +103,10 @@ M_GEN, M_EVICTED, M_LIMIT_HIT = 0, 1, 2
 
 
 @nb.njit(cache=True, inline="always")
-def tt_seen(tt: np.ndarray, key: np.uint64, gen: np.uint64, meta: np.ndarray) -> bool:
-    """Whether key is in the table; if not, insert it."""
+def tt_seen(tt: np.ndarray, key: np.uint64, check: np.uint64, gen: np.uint64, meta: np.ndarray) -> bool:
+    """Whether the position (key picks the slot, 48 bits of check are stored) is in the table; if not, insert it."""
     mask = np.uint64(tt.shape[0] - 1)
-    entry = (key & ~np.uint64(GEN_MASK)) | gen
+    entry = (check & ~np.uint64(GEN_MASK)) | gen
     idx = key & mask
     for j in range(PROBES):
         slot = (idx + np.uint64(j)) & mask
@@ -120,10 +122,10 @@ def tt_seen(tt: np.ndarray, key: np.uint64, gen: np.uint64, meta: np.ndarray) ->
 
 
 @nb.njit(cache=True, inline="always")
-def tt_lookup(tt: np.ndarray, key: np.uint64, gen: np.uint64) -> bool:
-    """Whether key is in the table (no insertion)."""
+def tt_lookup(tt: np.ndarray, key: np.uint64, check: np.uint64, gen: np.uint64) -> bool:
+    """Whether the position is in the table (no insertion)."""
     mask = np.uint64(tt.shape[0] - 1)
-    entry = (key & ~np.uint64(GEN_MASK)) | gen
+    entry = (check & ~np.uint64(GEN_MASK)) | gen
     idx = key & mask
     for j in range(PROBES):
         e = tt[(idx + np.uint64(j)) & mask]
@@ -145,10 +147,11 @@ def _pile_lin(st, prm, keys, p):  # noqa: ANN001, ANN202 (numba)
 
 @nb.njit(cache=True, inline="always")
 def _rekey(st, prm, keys, lin, ksum, p):  # noqa: ANN001, ANN202 (numba)
-    """Refresh pile p's part of the incremental key ``ksum[0]`` (piles only; p may be a foundation: no-op)."""
+    """Refresh pile p's part of the incremental key and check ``ksum`` (piles only; p may be a foundation: no-op)."""
     if p < FOUNDATION:
         new = _pile_lin(st, prm, keys, p)
         ksum[0] += nb_mix64(new) - nb_mix64(lin[p])
+        ksum[1] += nb_mix64(new ^ CHECK_SALT) - nb_mix64(lin[p] ^ CHECK_SALT)
         lin[p] = new
 
 
@@ -240,10 +243,11 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
     P = prm[P_PILES]
     incremental = suit_found
     lin = np.zeros(P, dtype=np.uint64)
-    ksum = np.zeros(1, dtype=np.uint64)
+    ksum = np.zeros(2, dtype=np.uint64)
     for p in range(P):
         lin[p] = _pile_lin(st, prm, keys, p)
         ksum[0] += nb_mix64(lin[p])
+        ksum[1] += nb_mix64(lin[p] ^ CHECK_SALT)
     D = frames.shape[0]
     nodes = 0
     next_clock = CLOCK_EVERY
@@ -274,8 +278,11 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
                             line[k] = frames[j, FR_MOVE]
                         k += 1
                 return S_WON, nodes, k, clock() - t0
-            key = ksum[0] if incremental else position_key(st, prm, keys)
-            expand = not tt_seen(tt, key, gen, meta)
+            if incremental:
+                key, check = ksum[0], ksum[1]
+            else:
+                key, check = position_key(st, prm, keys)
+            expand = not tt_seen(tt, key, check, gen, meta)
             n = 0
             if expand:
                 nodes += 1
@@ -332,7 +339,9 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
                     ls = lin[src] - keys[0, c, hs - 1]
                     ld = lin[dst] + keys[0, c, np.int64(st[dst])]
                     child = ksum[0] - nb_mix64(lin[src]) + nb_mix64(ls) - nb_mix64(lin[dst]) + nb_mix64(ld)
-                    if tt_lookup(tt, child, gen):
+                    child_check = (ksum[1] - nb_mix64(lin[src] ^ CHECK_SALT) + nb_mix64(ls ^ CHECK_SALT)
+                                   - nb_mix64(lin[dst] ^ CHECK_SALT) + nb_mix64(ld ^ CHECK_SALT))
+                    if tt_lookup(tt, child, child_check, gen):
                         continue
             frames[d, FR_MOVE] = m
             frames[d, FR_REV] = apply_move(st, prm, m)
