@@ -28,7 +28,7 @@ SCRATCH_WITH_VISITED = WORK_OFFSET + 7 * 52
 """Scratch layout of strategies that remember positions: slots 0-1 are the
 engine's (nodes, microseconds), 2 counts stored hashes, 3 holds the hash of
 the position the strategy's last move led to, then the hash table, then work
-space for `pile_features` (known counts and the feature table)."""
+space (`heuristic` and `lookahead` keep their need tables there)."""
 
 
 @nb.njit(cache=True, inline="always")
@@ -63,56 +63,91 @@ F_FULL, F_BELOW, F_MISPLACED, F_FREES_HOME, F_TOP_NEED = range(5)
 """Rows of the per-pile feature table filled by `pile_features`."""
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
+def buried_urgency(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_of: np.ndarray) -> np.int64:
+    """Urgency of the most urgent card under pile p's exposed card (`F_BELOW`),
+    the pile's k lowest cards being unseen and ``need_of`` filled by `fill_needs`.
+
+    Urgency = need x 16 + cards above it (smaller is more urgent); unseen
+    cards count as needed after `UNKNOWN_NEED` others. `FAR` when no card lies
+    under the exposed one.
+    """
+    h = np.int64(st[p])
+    base = pile_base(prm, p)
+    below = FAR
+    if k > 0:  # the unseen card nearest the top is the most urgent unseen one
+        below = UNKNOWN_NEED * 16 + (h - k)
+    for i in range(k, h - 1):
+        below = min(below, need_of[np.int64(st[base + i])] * 16 + (h - 1 - i))
+    return below
+
+
+@nb.njit(cache=True, inline="always")
+def top_need(st: np.ndarray, prm: np.ndarray, p: np.int64, need_of: np.ndarray) -> np.int64:
+    """`need` of pile p's exposed card, 13 for an empty pile (`F_TOP_NEED`)."""
+    h = np.int64(st[p])
+    return need_of[np.int64(st[pile_base(prm, p) + h - 1])] if h > 0 else np.int64(13)
+
+
+@nb.njit(cache=True, inline="always")
+def pile_urgency(st: np.ndarray, p: np.int64, below: np.int64, top: np.int64) -> np.int64:
+    """Urgency of pile p's most urgent card from its `buried_urgency` and
+    `top_need` (`F_FULL`; `FAR` when the pile is empty)."""
+    return min(below, top * 16) if st[p] > 0 else below
+
+
+@nb.njit(cache=True, inline="always")
+def misplaced(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64) -> bool:
+    """Whether pile p's exposed card rests on a card it does not build on, or
+    on an unseen card (the pile's k lowest cards are unseen) (`F_MISPLACED`)."""
+    h = np.int64(st[p])
+    if h < 2:
+        return False
+    if h - 2 < k:
+        return True
+    base = pile_base(prm, p)
+    return not builds_on(np.int64(st[base + h - 1]), np.int64(st[base + h - 2]), prm[P_BUILD])
+
+
+@nb.njit(cache=True, inline="always")
+def frees_home(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_of: np.ndarray) -> bool:
+    """Whether the card under pile p's exposed one is seen (the pile's k lowest
+    cards are unseen) and could go home now (`F_FREES_HOME`)."""
+    h = np.int64(st[p])
+    if h < 2 or h - 2 < k:
+        return False
+    under = np.int64(st[pile_base(prm, p) + h - 2])
+    if prm[P_FOUND] == 0:  # then a tableau card with need 0 can go home now
+        return need_of[under] == 0
+    return home_slot(st, prm, under, 0) >= 0
+
+
+@nb.njit(cache=True, _nrt=False)
 def pile_features(st: np.ndarray, prm: np.ndarray, known: np.ndarray, feat: np.ndarray, need_of: np.ndarray) -> None:
     """Fill ``feat`` (5 rows, a column per pile) with what the heuristics ask of
-    each pile, in one pass:
+    each pile, the lowest ``known[p]`` cards of pile p being unseen:
 
-    - ``F_FULL``: urgency of the pile's most urgent card. Urgency = need x 16 +
-      cards above it (smaller is more urgent); unseen cards count as needed
-      after `UNKNOWN_NEED` others. `FAR` when the pile is empty.
-    - ``F_BELOW``: the same ignoring the exposed card.
+    - ``F_FULL``: urgency of the pile's most urgent card (`pile_urgency`).
+    - ``F_BELOW``: the same ignoring the exposed card (`buried_urgency`).
     - ``F_MISPLACED``: 1 when the exposed card does not rest on a card it builds
-      on (or rests on an unseen card).
-    - ``F_FREES_HOME``: 1 when the card under the exposed one is seen and could go home now.
-    - ``F_TOP_NEED``: need of the exposed card (13 for an empty pile).
+      on, or rests on an unseen card (`misplaced`).
+    - ``F_FREES_HOME``: 1 when the card under the exposed one is seen and could
+      go home now (`frees_home`).
+    - ``F_TOP_NEED``: need of the exposed card, 13 for an empty pile (`top_need`).
 
-    ``need_of`` (52 slots) receives `need` of every card.
+    ``need_of`` (52 slots) receives `need` of every card. `heuristic` calls the
+    per-pile functions itself, only for the piles its moves read. Compiled
+    without reference counting (``_nrt=False``; it allocates nothing): numba
+    would otherwise count references to the arrays of every inlined call.
     """
-    P = prm[P_PILES]
-    build = prm[P_BUILD]
     fill_needs(st, prm, need_of)
-    suit_home = prm[P_FOUND] == 0  # then a tableau card with need 0 can go home now
-    for p in range(P):
-        h = np.int64(st[p])
-        base = pile_base(prm, p)
-        below = FAR
-        k = known[p]
-        if k > 0:  # the unseen card nearest the top is the most urgent unseen one
-            below = UNKNOWN_NEED * 16 + (h - k)
-        for i in range(k, h - 1):
-            u = need_of[np.int64(st[base + i])] * 16 + (h - 1 - i)
-            if u < below:
-                below = u
-        best = below
-        if h > 0:
-            best = min(below, need_of[np.int64(st[base + h - 1])] * 16)
-        feat[F_FULL, p] = best
+    for p in range(prm[P_PILES]):
+        below, top = buried_urgency(st, prm, p, known[p], need_of), top_need(st, prm, p, need_of)
+        feat[F_FULL, p] = pile_urgency(st, p, below, top)
         feat[F_BELOW, p] = below
-        feat[F_MISPLACED, p] = 0
-        feat[F_FREES_HOME, p] = 0
-        feat[F_TOP_NEED, p] = 13
-        if h >= 1:
-            feat[F_TOP_NEED, p] = need_of[np.int64(st[base + h - 1])]
-        if h >= 2:
-            if h - 2 < known[p]:
-                feat[F_MISPLACED, p] = 1
-            else:
-                under = np.int64(st[base + h - 2])
-                if not builds_on(np.int64(st[base + h - 1]), under, build):
-                    feat[F_MISPLACED, p] = 1
-                if (need_of[under] == 0) if suit_home else (home_slot(st, prm, under, 0) >= 0):
-                    feat[F_FREES_HOME, p] = 1
+        feat[F_MISPLACED, p] = misplaced(st, prm, p, known[p])
+        feat[F_FREES_HOME, p] = frees_home(st, prm, p, known[p], need_of)
+        feat[F_TOP_NEED, p] = top
 
 
 @nb.njit(cache=True, inline="always")

@@ -38,18 +38,18 @@ from sim.engine import FOUNDATION, P_FILL, P_PILES
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, PolicyStrategy, StrategyError
 from strategies.features import (
-    F_BELOW,
-    F_FREES_HOME,
-    F_FULL,
-    F_MISPLACED,
-    F_TOP_NEED,
     FAR,
     SCRATCH_WITH_VISITED,
     WORK_OFFSET,
+    buried_urgency,
     child_hash,
-    pile_features,
+    fill_needs,
+    frees_home,
+    misplaced,
+    pile_urgency,
     position_hash,
     remember,
+    top_need,
     visited,
 )
 
@@ -64,57 +64,101 @@ WIDTHS = {"home": 1, "dig": 21, "no_bury": 21, "misplaced": 1, "keep_piles": 1, 
 
 
 def _packing(order: tuple[str, ...]) -> list[int]:
-    """pparams[1:13]: each rule's bit shift (first rule highest), then whether it is used."""
+    """pparams[1:14]: each rule's bit shift (first rule highest), then whether
+    it is used, then whether ``home`` comes first."""
     shifts, used, at = {}, {}, 0
     for name in reversed(order):
         shifts[name], used[name], at = at, 1, at + WIDTHS[name]
-    return [shifts.get(r, 0) for r in RULES] + [used.get(r, 0) for r in RULES]
+    return [shifts.get(r, 0) for r in RULES] + [used.get(r, 0) for r in RULES] + [int(order[0] == "home")]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
+def _goes_home(moves: np.ndarray, n: np.int64) -> bool:
+    """Whether one of the n moves takes a tableau card home."""
+    for i in range(n):
+        if moves[i] % 64 >= FOUNDATION and moves[i] // 64 < FOUNDATION:
+            return True
+    return False
+
+
+@nb.njit(cache=True, inline="always")
+def _key(pparams: np.ndarray, to_home: bool, dst_empty: bool, alone: bool, below: np.int64, src_misplaced: bool,
+         dst_full: np.int64, dst_need: np.int64) -> np.int64:
+    """Each rule's score of a move, made non-negative, packed into one key so
+    that a single comparison orders moves rule by rule (see `_packing`)."""
+    key = ((1 if to_home else 0) << pparams[1]) * pparams[7]
+    key += (FAR - below) << pparams[2] if pparams[8] else 0
+    key += (FAR + 1 if to_home else (FAR if dst_empty else dst_full)) << pparams[3] if pparams[9] else 0
+    key += (1 if src_misplaced else 0) << pparams[4] if pparams[10] else 0
+    key += (0 if (alone and not to_home) else 1) << pparams[5] if pparams[11] else 0
+    key += (13 if (to_home or dst_empty) else dst_need) << pparams[6] if pparams[12] else 0
+    return key
+
+
+@nb.njit(cache=True, inline="always")
+def _source(st: np.ndarray, prm: np.ndarray, src: np.int64, need_of: np.ndarray) -> tuple[bool, bool, np.int64]:
+    """What the rules read of a move's source pile: whether its exposed card is
+    `misplaced`, whether it may move without digging (misplaced, or over a card
+    that can go home), and its `buried_urgency`."""
+    k = np.int64(st[prm[P_PILES] + src])
+    loose = misplaced(st, prm, src, k)
+    return loose, loose or frees_home(st, prm, src, k, need_of), buried_urgency(st, prm, src, k, need_of)
+
+
+@nb.njit(cache=True, inline="always")
+def _destination(st: np.ndarray, prm: np.ndarray, dst: np.int64, need_of: np.ndarray) -> tuple[np.int64, np.int64]:
+    """What the rules read of a move's (non-empty) destination pile: its
+    `pile_urgency` and the `top_need` of the card the move covers."""
+    top = top_need(st, prm, dst, need_of)
+    below = buried_urgency(st, prm, dst, np.int64(st[prm[P_PILES] + dst]), need_of)
+    return pile_urgency(st, dst, below, top), top
+
+
+@nb.njit(cache=True, _nrt=False)
 def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
-    """Compiled heuristic; `HeuristicStrategy.choose` runs this same code on the view."""
-    P = prm[P_PILES]
-    known = scratch[WORK_OFFSET : WORK_OFFSET + P]
-    for p in range(P):
-        known[p] = st[P + p]
-    feat = scratch[WORK_OFFSET + 52 : WORK_OFFSET + 52 * 6].reshape((5, 52))
-    pile_features(st, prm, known, feat, scratch[WORK_OFFSET + 52 * 6 : WORK_OFFSET + 52 * 7])
+    """Compiled heuristic; `HeuristicStrategy.choose` runs this same code on the view.
+
+    It reads the features of a pile (see `strategies.features.pile_features`)
+    only when a move needs them: a move's source once for its run of moves
+    (the engine lists moves by source), its destination per move, and only
+    for the moves home when ``home`` is the first rule and a card can go home
+    (a move home then beats every other). Compiled without reference counting
+    (``_nrt=False``: it allocates nothing), which numba would otherwise do for
+    the arrays of every inlined call: that took a third more time a move,
+    engine included.
+    """
     here = np.uint64(scratch[3]) if scratch[2] > 0 else position_hash(st, prm)
     if not remember(scratch, here):
         return -1
-    allow_dig = pparams[0] != 0  # pparams[1:13]: see _packing
+    need_of = scratch[WORK_OFFSET : WORK_OFFSET + 52]
+    fill_needs(st, prm, need_of)
+    home_only = pparams[13] != 0 and _goes_home(moves, n)
+    allow_dig = pparams[0] != 0  # pparams[1:14]: see _packing
     fill_none = prm[P_FILL] == 0
-    best = -1
-    best_key = np.int64(-1)
-    best_child = np.uint64(0)
+    best, best_key, best_child = -1, np.int64(-1), np.uint64(0)
+    src_at, src_misplaced, src_free, below = -1, False, False, FAR
     for i in range(n):
         m = moves[i]
         src, dst = m // 64, m % 64
-        if src >= FOUNDATION:
-            continue
-        hs = np.int64(st[src])
         to_home = dst >= FOUNDATION
+        if src >= FOUNDATION or (home_only and not to_home):
+            continue
+        if src != src_at:
+            src_at = src
+            src_misplaced, src_free, below = _source(st, prm, src, need_of)
+        hs = np.int64(st[src])
         dst_empty = not to_home and st[dst] == 0
-        if not (to_home or feat[F_MISPLACED, src] == 1 or feat[F_FREES_HOME, src] == 1):
-            if not allow_dig or hs < 2 or (dst_empty and fill_none):
-                continue
-            if feat[F_BELOW, src] >= (FAR if dst_empty else feat[F_FULL, dst]):
-                continue
-        # Each rule's score, made non-negative, packed into one key so that a
-        # single comparison orders moves rule by rule (see `_packing`).
-        key = ((1 if to_home else 0) << pparams[1]) * pparams[7]
-        key += (FAR - feat[F_BELOW, src]) << pparams[2] if pparams[8] else 0
-        key += (FAR + 1 if to_home else (FAR if dst_empty else feat[F_FULL, dst])) << pparams[3] if pparams[9] else 0
-        key += feat[F_MISPLACED, src] << pparams[4] if pparams[10] else 0
-        key += (0 if (hs == 1 and not to_home) else 1) << pparams[5] if pparams[11] else 0
-        key += (13 if (to_home or dst_empty) else feat[F_TOP_NEED, dst]) << pparams[6] if pparams[12] else 0
+        digging = not (to_home or src_free)  # considered only to dig out a pile needed sooner
+        if digging and (not allow_dig or hs < 2 or (dst_empty and fill_none)):
+            continue
+        dst_full, dst_need = (FAR, np.int64(13)) if to_home or dst_empty else _destination(st, prm, dst, need_of)
+        if digging and below >= dst_full:
+            continue
+        key = _key(pparams, to_home, dst_empty, hs == 1, below, src_misplaced, dst_full, dst_need)
         if key > best_key:
             child = child_hash(st, prm, here, m)
             if to_home or not visited(scratch, child):
-                best = i
-                best_key = key
-                best_child = child
+                best, best_key, best_child = i, key, child
     if best >= 0:
         scratch[3] = np.int64(best_child)
     return best

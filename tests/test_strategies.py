@@ -326,6 +326,30 @@ def test_rule_order_changes_play():
     assert len(set(wins.values())) == 3, wins
 
 
+PINNED_PLAY = {
+    # (rule set, spec, deals 1..n): (wins, moves, cards home), recorded before the heuristic's
+    # features were read lazily. Speed work must leave them as they are; a change meant to alter
+    # play bumps the strategy's version and these figures together.
+    ("bakers-dozen", "heuristic", 2000): (203, 75632, 37983),
+    ("bakers-dozen", "heuristic:preset=balanced", 2000): (88, 59793, 29378),
+    ("bakers-dozen", "heuristic:preset=builder", 2000): (49, 60777, 25086),
+    ("bakers-dozen", "heuristic:allow_dig=false", 2000): (58, 56844, 28367),
+    ("bakers-dozen", "heuristic:order=dig/no_bury/home/cover/misplaced/keep_piles", 2000): (146, 72562, 28509),
+    ("dick-1883", "heuristic", 2000): (53, 64965, 23235),
+    ("alt-foundations", "heuristic:preset=builder", 2000): (56, 48635, 27025),
+    ("bakers-dozen", "lookahead:mode=search,depth=2", 500): (56, 18338, 9014),
+    ("bakers-dozen", "lookahead", 100): (67, 8086, 4263),
+}
+
+
+@pytest.mark.parametrize(("rules_name", "spec", "n"), PINNED_PLAY, ids=lambda x: str(x))
+def test_heuristic_and_lookahead_play_is_pinned(rules_name, spec, n):
+    rules = {r.name: r for r in ALL_RULES}[rules_name]
+    res = play_batch(rules, load_strategy(spec), np.arange(1, n + 1))
+    got = (int((res.outcome == 1).sum()), int(res.moves.sum()), int(res.cards_home.sum()))
+    assert got == PINNED_PLAY[rules_name, spec, n]
+
+
 def test_strategies_rank_as_expected_on_bakers_dozen():
     """Play quality: each more thoughtful player wins clearly more deals (2,000 deals, margins far beyond noise)."""
     rules = Rules()
