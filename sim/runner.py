@@ -492,78 +492,79 @@ def run(
     key = labels.key.hash
     st.register(labels)
     st.clean_temp(key)
-    client = connect_scheduler(scheduler) if backend == "dask" else None
     try:
-        if backend == "dask":
-            n_jobs = jobs or _cluster_threads(client, scheduler)
-        else:
-            from joblib import cpu_count
-
-            n_jobs = jobs or cpu_count()
-        run_id = uuid.uuid4().hex[:12]
-        manifest = _manifest(spec, labels, strategy, started, run_id, command,
-                             jobs=n_jobs, chunk=chunk or "adaptive", backend=backend, scheduler=scheduler, force=force)
-        manifest_path = st.write_manifest(key, manifest)
-        summary = RunSummary(
-            variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=strategy.label,
-            strategy_identity=strategy.identity, seed=spec.seed, source=spec.source, strategy_seed=spec.strategy_seed,
-            first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
-            seconds=0.0, store=str(st.path), key=key, jobs=n_jobs, backend=backend,
-        )
-        reused, covered, old = _reuse(st, key, spec.first, spec.last, force, summary)
-        todo = plan_chunks(spec.first, spec.last, covered, chunk) if chunk else missing_ranges(spec.first, spec.last, covered)
-        chunker = Chunker(todo, n_jobs, compiled, chunk)
-        writer = st if backend != "dask" else None  # dask workers may not see this disk: the main process writes
-
-        def make_task(a: int, b: int) -> ChunkTask:
-            return ChunkTask(spec.rules, spec.strategy, spec.seed, spec.source, spec.strategy_seed, spec.tier, a, b,
-                             labels, writer, run_id)
-
-        played = _Tally()
-        written: list[tuple[int, int]] = []
-        progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {strategy.label}")
-        for path in summary.corrupt:
-            progress.note(f"[yellow]damaged chunk file moved aside and replayed: {path}")
-        t0 = time.perf_counter()
+        client = connect_scheduler(scheduler) if backend == "dask" else None
         try:
-            _play_all(chunker, make_task, st, key, n_jobs, backend, client, played, written, progress, retries, summary)
-        except KeyboardInterrupt:
-            progress.stop()
-            raise RunInterrupted(_saved(st, key, spec.first, spec.last), spec.deals, st.path) from None
-        except StoreError as exc:
-            progress.stop()
-            saved = _saved(st, key, spec.first, spec.last)
-            full = isinstance(exc, StoreFullError)
-            todo = "free some space" if full else "fix that"
-            raise (StoreFullError if full else StoreError)(
-                f"{exc}; {saved:,} of {spec.deals:,} deals are saved in {st.path}; "
-                f"{todo} and run the same command again to resume") from None
+            if backend == "dask":
+                n_jobs = jobs or _cluster_threads(client, scheduler)
+            else:
+                from joblib import cpu_count
+
+                n_jobs = jobs or cpu_count()
+            run_id = uuid.uuid4().hex[:12]
+            manifest = _manifest(spec, labels, strategy, started, run_id, command,
+                                 jobs=n_jobs, chunk=chunk or "adaptive", backend=backend, scheduler=scheduler, force=force)
+            manifest_path = st.write_manifest(key, manifest)
+            summary = RunSummary(
+                variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=strategy.label,
+                strategy_identity=strategy.identity, seed=spec.seed, source=spec.source, strategy_seed=spec.strategy_seed,
+                first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
+                seconds=0.0, store=str(st.path), key=key, jobs=n_jobs, backend=backend,
+            )
+            reused, covered, old = _reuse(st, key, spec.first, spec.last, force, summary)
+            todo = plan_chunks(spec.first, spec.last, covered, chunk) if chunk else missing_ranges(spec.first, spec.last, covered)
+            chunker = Chunker(todo, n_jobs, compiled, chunk)
+            writer = st if backend != "dask" else None  # dask workers may not see this disk: the main process writes
+
+            def make_task(a: int, b: int) -> ChunkTask:
+                return ChunkTask(spec.rules, spec.strategy, spec.seed, spec.source, spec.strategy_seed, spec.tier, a, b,
+                                 labels, writer, run_id)
+
+            played = _Tally()
+            written: list[tuple[int, int]] = []
+            progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {strategy.label}")
+            for path in summary.corrupt:
+                progress.note(f"[yellow]damaged chunk file moved aside and replayed: {path}")
+            t0 = time.perf_counter()
+            try:
+                _play_all(chunker, make_task, st, key, n_jobs, backend, client, played, written, progress, retries, summary)
+            except StoreError as exc:
+                progress.stop()
+                saved = _saved(st, key, spec.first, spec.last)
+                full = isinstance(exc, StoreFullError)
+                todo = "free some space" if full else "fix that"
+                raise (StoreFullError if full else StoreError)(
+                    f"{exc}; {saved:,} of {spec.deals:,} deals are saved in {st.path}; "
+                    f"{todo} and run the same command again to resume") from None
+            finally:
+                progress.stop()
+            summary.seconds = time.perf_counter() - t0
         finally:
-            progress.stop()
-        summary.seconds = time.perf_counter() - t0
-    finally:
-        if client is not None:
-            client.close()
-    # Writers of an earlier, killed run may have still been alive (and writing) when this one started.
-    st.clean_temp(key)
-    if force:
-        new = {st.chunk_path(key, a, b) for a, b in written}
-        for c in old:
-            if spec.first <= c.first and c.last <= spec.last and c.path not in new:
-                c.path.unlink(missing_ok=True)
-    total = _Tally()
-    total.add(reused.outcomes, reused.home)
-    total.add(played.outcomes, played.home)
-    if total.deals != spec.deals:  # pragma: no cover - a bug guard: never report a figure over the wrong deals
-        raise RunnerError(f"internal error: the run covers {total.deals} deals, not {spec.deals}")
-    summary.outcomes = {name: int(c) for name, c in zip(OUTCOMES, total.outcomes, strict=True)}
-    summary.wins = summary.outcomes["won"]
-    summary.cards_home_sum = total.home
-    summary.played, summary.reused = played.deals, reused.deals
-    summary.chunks_played = len(written)
-    manifest.update(finished=_now(), finished_unix=time.time(), summary=summary.to_json())
-    st.write_manifest(key, manifest, manifest_path)
-    return summary
+            if client is not None:
+                client.close()
+        # Writers of an earlier, killed run may have still been alive (and writing) when this one started.
+        st.clean_temp(key)
+        if force:
+            new = {st.chunk_path(key, a, b) for a, b in written}
+            for c in old:
+                if spec.first <= c.first and c.last <= spec.last and c.path not in new:
+                    c.path.unlink(missing_ok=True)
+        total = _Tally()
+        total.add(reused.outcomes, reused.home)
+        total.add(played.outcomes, played.home)
+        if total.deals != spec.deals:  # pragma: no cover - a bug guard: never report a figure over the wrong deals
+            raise RunnerError(f"internal error: the run covers {total.deals} deals, not {spec.deals}")
+        summary.outcomes = {name: int(c) for name, c in zip(OUTCOMES, total.outcomes, strict=True)}
+        summary.wins = summary.outcomes["won"]
+        summary.cards_home_sum = total.home
+        summary.played, summary.reused = played.deals, reused.deals
+        summary.chunks_played = len(written)
+        manifest.update(finished=_now(), finished_unix=time.time(), summary=summary.to_json())
+        st.write_manifest(key, manifest, manifest_path)
+        return summary
+    except KeyboardInterrupt:  # in the play loop, or while connecting, cleaning up or writing the manifest
+        progress.stop()
+        raise RunInterrupted(_saved(st, key, spec.first, spec.last), spec.deals, st.path) from None
 
 
 def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> tuple[Any, bool]:
