@@ -306,6 +306,25 @@ def undo_move(st: np.ndarray, prm: np.ndarray, m: np.int64, revealed: np.int64) 
     _push(st, prm, src, c)
 
 
+@nb.njit(cache=True, inline="always")
+def put_pile(cards: np.ndarray, start: np.int64, n: np.int64, out: np.ndarray, base: np.int64, kings_first: bool) -> None:
+    """Write ``cards[start:start + n]`` into ``out[base:base + n]``, bottom up; with ``kings_first``
+    the kings go under the other cards, each group in its given order (kings to the bottom at the deal)."""
+    if not kings_first:
+        for i in range(n):
+            out[base + i] = cards[start + i]
+        return
+    j = base
+    for i in range(n):
+        if cards[start + i] % 13 == 12:
+            out[j] = cards[start + i]
+            j += 1
+    for i in range(n):
+        if cards[start + i] % 13 != 12:
+            out[j] = cards[start + i]
+            j += 1
+
+
 @nb.njit(cache=True)
 def deal_state(st: np.ndarray, prm: np.ndarray, deck: np.ndarray, home: np.ndarray) -> None:
     """Fill st with the deal of the shuffled ``deck`` (round-robin, kings to the
@@ -321,18 +340,7 @@ def deal_state(st: np.ndarray, prm: np.ndarray, deck: np.ndarray, home: np.ndarr
         h = np.int64(st[p])
         base = pile_base(prm, p)
         if prm[P_KTB] != 0:
-            tmp = np.empty(h, dtype=np.int8)
-            j = 0
-            for i in range(h):
-                if st[base + i] % 13 == 12:
-                    tmp[j] = st[base + i]
-                    j += 1
-            for i in range(h):
-                if st[base + i] % 13 != 12:
-                    tmp[j] = st[base + i]
-                    j += 1
-            for i in range(h):
-                st[base + i] = tmp[i]
+            put_pile(st[base : base + h].copy(), 0, h, st, base, True)
         st[P + p] = min(prm[P_FDOWN], max(h - 1, 0))
     for i in range(home.shape[0]):
         c = home[i]

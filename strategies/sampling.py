@@ -58,6 +58,7 @@ from sim.engine import (
     SCRATCH_NODES,
     apply_move,
     pile_base,
+    put_pile,
     rule_params,
 )
 from sim.game import Game, View
@@ -124,22 +125,11 @@ def _fill(st, prm, out, pool, ktb):  # noqa: ANN001, ANN201 (numba)
     for p in range(P):
         d = np.int64(st[P + p])
         base = pile_base(prm, p)
-        if ktb:
-            for i in range(d):  # hidden kings first, each group in drawn order
-                if pool[k + i] % 13 == 12:
-                    out[base] = pool[k + i]
-                    base += 1
+        put_pile(pool, k, d, out, base, ktb)  # hidden kings first, each group in drawn order
+        if ktb and d > 0 and np.int64(st[base + d]) % 13 == 12:
             for i in range(d):
                 if pool[k + i] % 13 != 12:
-                    out[base] = pool[k + i]
-                    base += 1
-            if d > 0 and np.int64(st[pile_base(prm, p) + d]) % 13 == 12:
-                for i in range(d):
-                    if pool[k + i] % 13 != 12:
-                        ok = False
-        else:
-            for i in range(d):
-                out[base + i] = pool[k + i]
+                    ok = False
         k += d
     return ok
 
@@ -206,19 +196,7 @@ def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
         base = pile_base(prm, p)
         if d > 0 and np.int64(st[base + d]) % 13 == 12:
             continue
-        start = k
-        if ktb:
-            for i in range(d):
-                if order[start + i] % 13 == 12:
-                    out[base] = order[start + i]
-                    base += 1
-            for i in range(d):
-                if order[start + i] % 13 != 12:
-                    out[base] = order[start + i]
-                    base += 1
-        else:
-            for i in range(d):
-                out[base + i] = order[start + i]
+        put_pile(order, k, d, out, base, ktb)
         k += d
 
 
