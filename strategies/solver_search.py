@@ -300,16 +300,7 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
                     incomplete = True
                     meta[M_LIMIT_HIT] = 1
                     n = 0
-            if n == 0:
-                _undo_safe(st, prm, abuf, frames[d, FR_ASTART], atop, keys, lin, ksum)
-                atop = frames[d, FR_ASTART]
-                if d == 0:
-                    break
-                d -= 1
-                undo_move(st, prm, frames[d, FR_MOVE], frames[d, FR_REV])
-                _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] // 64)
-                _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] % 64)
-                continue
+            # a node with no moves (cut, dead or stuck) backs up at once through the code below
             frames[d, FR_MSTART] = mtop
             frames[d, FR_MCOUNT] = n
             frames[d, FR_MIDX] = 0
