@@ -14,13 +14,14 @@ import numpy as np
 import pandas as pd
 
 from reports.stats import cochrans_q, holm, paired_comparison, win_rate_interval
+from sim.errors import UserError
 
 POINTS_PER_CARD = 5
 POINTS_PER_WIN = 500
 """The Card Game Nook score: 5 points per card home, 500 more for a win."""
 
 
-class ReportError(ValueError):
+class ReportError(UserError):
     """Rows that cannot make the table asked for (empty, mixed, or not on common deals)."""
 
 

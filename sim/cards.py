@@ -8,6 +8,8 @@ and type.
 
 from __future__ import annotations
 
+from sim.errors import UserError
+
 Card = int
 """A card code, 0..51."""
 
@@ -49,7 +51,7 @@ def card_str(c: Card, symbols: bool = False) -> str:
     return RANKS[rank_of(c)] + suit
 
 
-class CardParseError(ValueError):
+class CardParseError(UserError):
     """Text that does not name a card."""
 
 

@@ -18,6 +18,7 @@ from rich.table import Table
 from sim import __version__
 from sim.cards import CardParseError, card_str
 from sim.deals import DealError, make_deal
+from sim.errors import UserError
 from sim.game import Game, IllegalMoveError
 from sim.notation import MoveParseError
 from sim.position import LayoutError, Position, parse_position
@@ -27,7 +28,7 @@ USER_ERRORS = (RulesError, DealError, LayoutError, MoveParseError, IllegalMoveEr
 EXIT_BAD_INPUT = 2
 
 
-class RecordError(ValueError):
+class RecordError(UserError):
     """A JSON game record that cannot be checked as it stands."""
 
 

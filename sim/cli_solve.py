@@ -19,10 +19,11 @@ from typing import Any
 import click
 import numpy as np
 
+from sim.errors import UserError
 from sim.rules import PARAMETERS, Rules, resolve_variant
 
 
-class SolveInputError(ValueError):
+class SolveInputError(UserError):
     """A deal range, rule override or output path that `solve` cannot use."""
 
 

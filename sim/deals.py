@@ -23,6 +23,7 @@ import numpy as np
 
 from sim.cards import KING, parse_card, rank_of
 from sim.engine import shuffle_deck
+from sim.errors import UserError
 from sim.position import Position
 from sim.rules import Rules
 
@@ -32,7 +33,7 @@ MAX_SEED = (1 << 62) - 1
 PYSOL_MAX_DEAL = 10**20 - 1
 
 
-class DealError(ValueError):
+class DealError(UserError):
     """A deal number, seed or source that is not allowed."""
 
 

@@ -43,6 +43,16 @@ MAX_MOVES_BUFFER = 4096
 LOST, WON, UNKNOWN, ERROR = 0, 1, 2, 3
 OUTCOMES = ("lost", "won", "unknown", "error")
 
+# Why a game ended, finer than its outcome (a `termination` per game record and store row).
+T_WON, T_NO_MOVES, T_NO_PROGRESS, T_RESIGNED, T_UNDECIDED, T_TIMEOUT, T_ILLEGAL, T_RAISED = range(8)
+TERMINATIONS = ("won", "no_moves", "no_progress", "resigned", "undecided", "timeout", "illegal", "raised")
+"""won: every card home; no_moves: no legal move left; no_progress: the `NO_PROGRESS_LIMIT`
+guard; resigned: the strategy resigned; undecided: the strategy gave up without a verdict
+(a search out of budget); timeout: the per-deal time limit ran out; illegal: the strategy
+chose a move that is not legal; raised: the strategy raised an exception."""
+TERMINATION_OUTCOME = (WON, LOST, LOST, LOST, UNKNOWN, UNKNOWN, ERROR, ERROR)
+"""The outcome each termination counts as."""
+
 # Indices into the rule-parameter array.
 P_PILES, P_CAP, P_BUILD, P_FILL, P_FOUND, P_WORRY, P_KTB, P_FDOWN, P_CPC, P_SIZE = range(10)
 

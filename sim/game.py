@@ -15,6 +15,7 @@ import numpy as np
 from sim import engine as E
 from sim.cards import DECK_SIZE, KING, card_str, rank_of
 from sim.deals import Deal, make_deal
+from sim.errors import UserError
 from sim.notation import ANY_FOUNDATION, Move, parse_move
 from sim.position import Position
 from sim.rules import Rules
@@ -23,7 +24,7 @@ HIDDEN_CARD = -1
 """What a `View` shows in place of a face-down card."""
 
 
-class IllegalMoveError(ValueError):
+class IllegalMoveError(UserError):
     """A move that the rules do not allow in the current position; the message says why."""
 
 

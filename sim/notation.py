@@ -12,6 +12,7 @@ import re
 from typing import NamedTuple
 
 from sim.cards import CardParseError, card_str, parse_card
+from sim.errors import UserError
 
 FOUNDATION = 56
 """Place number of foundation 0 (piles are 0..N-1 with N <= 52); foundation f is FOUNDATION + f."""
@@ -21,7 +22,7 @@ ANY_FOUNDATION = FOUNDATION - 1
 _MOVE_RE = re.compile(r"^\s*(\S+)\s+(\d+|F\d?)\s*>\s*(\d+|F\d?)\s*$", re.IGNORECASE)
 
 
-class MoveParseError(ValueError):
+class MoveParseError(UserError):
     """Text that is not a move."""
 
 

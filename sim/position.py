@@ -15,12 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.cards import DECK_SIZE, CardParseError, card_str, is_red, parse_card, rank_of, suit_of
+from sim.errors import UserError
 from sim.rules import Rules
 
 HIDDEN = "??"
 
 
-class LayoutError(ValueError):
+class LayoutError(UserError):
     """A typed or pasted layout that does not fit the variant."""
 
 

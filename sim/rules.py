@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.cards import DECK_SIZE, CardParseError, card_str, parse_card
+from sim.errors import UserError
 
 BUILDS = ("any-suit", "other-suit", "alternate-colour", "same-suit")
 """How a card builds down on the tableau: one rank lower and ..."""
@@ -39,7 +40,7 @@ PARAMETERS = (
 """The fields that define the game; the fingerprint covers exactly these."""
 
 
-class RulesError(ValueError):
+class RulesError(UserError):
     """A variant name, file, field or value that is not allowed."""
 
 

@@ -45,6 +45,7 @@ import pyarrow as pa
 from sim import __version__
 from sim.deals import DealError, check_deal_number, make_deal
 from sim.engine import ERROR, OUTCOMES, WON
+from sim.errors import UserError
 from sim.progress import NullProgress, Progress
 from sim.rules import Rules
 from sim.store import ChunkFile, CorruptChunkError, RunKey, RunLabels, Store, StoreError, StoreFullError, load_chunk_file
@@ -55,7 +56,7 @@ DEFAULT_STORE = "results"
 SCHEDULER_TIMEOUT = 5.0
 
 
-class RunnerError(ValueError):
+class RunnerError(UserError):
     """A run that cannot be started or completed as asked; the message says why and what to do."""
 
 

@@ -79,6 +79,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sim.engine import OUTCOMES
+from sim.errors import UserError
 
 FORMAT = "bakers-dozen-results"
 FORMAT_VERSION = 1
@@ -121,7 +122,7 @@ _KEY_RE = re.compile(r"^[0-9a-f]{16}$")
 _TMP_PREFIX = ".tmp-"
 
 
-class StoreError(ValueError):
+class StoreError(UserError):
     """A store directory that cannot be used as asked; the message says why and what to do."""
 
 

@@ -14,13 +14,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sim.errors import UserError
 from sim.game import View
 from sim.notation import Move
 from sim.rng import CounterRNG
 from sim.rules import Rules
 
 
-class StrategyError(ValueError):
+class StrategyError(UserError):
     """An unknown strategy, parameter or parameter value."""
 
 
