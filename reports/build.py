@@ -23,9 +23,11 @@ import numpy as np
 import pandas as pd
 
 from reports import charts
+from reports.output import check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Report, Section, to_html, to_markdown
 from reports.tables import ReportError, summary, tournament, variant_comparison
-from sim.rules import PARAMETERS, variant_names
+from sim.deals import SOURCES
+from sim.rules import PARAMETERS, Rules, find_variant, rules_from_mapping, variant_names
 
 COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
            "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version"]
@@ -47,44 +49,123 @@ def _p(p: float) -> str:
     return "–" if not np.isfinite(p) else ("< 0.0001" if p < 1e-4 else f"{p:.4f}")
 
 
+MAX_MANIFEST_BYTES = 16 * 2**20
+"""A manifest larger than this is not one the runner wrote (they are a few KiB); it is skipped."""
+
+
 def latest_manifest(store_path: Path, key: str) -> dict[str, Any]:
-    """The newest manifest of a run key (parameters and command), or {} when there is none."""
+    """The newest readable manifest of a run key (parameters and command), or {} when there is none.
+
+    A store may come from someone else: a manifest that is not a JSON object, nests too
+    deeply or is implausibly large is skipped like a damaged one.
+    """
     files = sorted((store_path / key / "manifests").glob("*.json"))
     for f in reversed(files):
         try:
-            return json.loads(f.read_text())
-        except (OSError, ValueError):
+            if f.stat().st_size > MAX_MANIFEST_BYTES:
+                continue
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
             continue
+        if isinstance(data, dict):
+            return data
     return {}
 
 
-def reproduce_command(manifest: dict[str, Any], first: int, last: int, out_dir: Path, store_path: Path) -> str:
-    """A `bakers-dozen simulate` command that replays (or reuses) deals first..last of a run."""
-    params = manifest.get("parameters", {})
-    variant = params.get("variant", "?")
-    if variant not in variant_names() and params.get("rules"):
-        vdir = out_dir / "variants"
-        vdir.mkdir(parents=True, exist_ok=True)
-        path = vdir / f"{variant}.toml"
-        lines = [f'name = "{variant}"'] + [f"{k} = {_toml(v)}" for k, v in params["rules"].items()]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        variant = str(path.relative_to(out_dir.parent) if out_dir.parent in path.parents else path)
-    cmd = ["bakers-dozen", "simulate", "--variant", variant, "--strategy", params.get("strategy_spec", "?"),
-           "--first", str(first), "--deals", str(last - first + 1), "--seed", str(params.get("seed", 0)),
+def manifest_rules(manifest: dict[str, Any], fingerprint: str) -> Rules | None:
+    """The rules a manifest records, only when they are valid rules whose fingerprint is ``fingerprint``
+    (the one the store's rows carry); None otherwise. Nothing else in a manifest is trusted for rules."""
+    params = manifest.get("parameters")
+    if not isinstance(params, dict) or not isinstance(params.get("rules"), dict):
+        return None
+    name = params.get("variant")
+    try:
+        rules = rules_from_mapping({**params["rules"], "name": _text(name) if isinstance(name, str) else "custom"})
+    except (TypeError, ValueError):  # rules a hostile or damaged manifest made up (UserError is a ValueError)
+        return None
+    return rules if rules.fingerprint == fingerprint else None
+
+
+def _text(value: str) -> str:
+    """``value`` with anything UTF-8 cannot encode (lone surrogates from JSON escapes) replaced by '?'."""
+    return value.encode("utf-8", "replace").decode("utf-8")
+
+
+def _whole(value: Any, default: int) -> int:
+    """A whole number from a manifest, or ``default`` when it is not one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+class VariantFiles:
+    """The TOML files of the custom variants a report's commands name.
+
+    Each is written to ``<work>/variants/<safe name>.toml`` (see `reports.output.safe_name`)
+    and named in commands as it will be once the report is in ``shown``.
+    """
+
+    def __init__(self, work: Path, shown: Path) -> None:
+        self.work, self.shown = work, shown
+        self.taken: set[str] = set()
+        self.files: dict[tuple[str, str], str] = {}
+
+    def path_for(self, rules: Rules) -> str:
+        """The shown path of the file holding ``rules`` (written on first use)."""
+        key = (rules.name, rules.fingerprint)
+        if key not in self.files:
+            stem = safe_name(rules.name, self.taken)
+            vdir = self.work / "variants"
+            vdir.mkdir(exist_ok=True)
+            path = contained(self.work, vdir / f"{stem}.toml")
+            path.write_text(variant_toml(rules), encoding="utf-8")
+            self.files[key] = str(self.shown / "variants" / path.name)
+        return self.files[key]
+
+
+def variant_toml(rules: Rules) -> str:
+    """A variant file that `sim.rules.load_variant_file` reads back as ``rules`` (name included)."""
+    lines = [f"name = {_toml(_text(rules.name))}"] + [f"{k} = {_toml(v)}" for k, v in rules.parameters().items()]
+    return "\n".join(lines) + "\n"
+
+
+def reproduce_command(manifest: dict[str, Any], first: int, last: int, files: VariantFiles, store_path: Path,
+                      fingerprint: str) -> str:
+    """A `bakers-dozen simulate` command that replays (or reuses) deals first..last of a run.
+
+    A variant that is not a preset with these rules is written to a variant file
+    (``files``); its rules come from the manifest only when they match ``fingerprint``.
+    """
+    params = manifest.get("parameters")
+    params = params if isinstance(params, dict) else {}
+    name = params.get("variant")
+    variant = _text(name) if isinstance(name, str) else "?"
+    rules = manifest_rules(manifest, fingerprint)
+    if rules is not None and not (variant in variant_names() and find_variant(variant).fingerprint == fingerprint):
+        variant = files.path_for(rules)
+    spec = params.get("strategy_spec")
+    cmd = ["bakers-dozen", "simulate", "--variant", variant, "--strategy", _text(spec) if isinstance(spec, str) else "?",
+           "--first", str(first), "--deals", str(last - first + 1), "--seed", str(_whole(params.get("seed"), 0)),
            "--store", str(store_path)]
-    if params.get("source", "default") != "default":
-        cmd += ["--source", params["source"]]
-    if params.get("strategy_seed", 0):
+    source = params.get("source", "default")
+    if source in SOURCES and source != "default":
+        cmd += ["--source", source]
+    if _whole(params.get("strategy_seed"), 0):
         cmd += ["--strategy-seed", str(params["strategy_seed"])]
     return shlex.join(cmd)
 
 
 def _toml(v: Any) -> str:
+    """A TOML value: booleans, numbers, lists, and basic strings with every control character escaped."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, list | tuple):
         return "[" + ", ".join(_toml(x) for x in v) + "]"
+    if isinstance(v, str):
+        return '"' + "".join(_TOML_ESCAPES.get(ch, f"\\u{ord(ch):04x}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
+                             for ch in v) + '"'
     return json.dumps(v)
+
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def _summary_table(s: pd.DataFrame) -> pd.DataFrame:
@@ -114,10 +195,15 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     name found under several rule fingerprints (the rules changed between
     runs) is refused unless ``allow_mixed``: such figures must not sit side by
     side under one name.
+
+    ``out_dir`` is checked before anything is read (`reports.output.check_report_dir`);
+    the report is written to a staged folder and moved into place only when
+    complete, so a failure leaves an earlier report in ``out_dir`` as it was.
     """
     from sim.store import read_store
 
-    store_path, out_dir = Path(store_path), Path(out_dir)
+    check_report_dir(out_dir)
+    store_path, shown = Path(store_path), Path(out_dir)
     if rows is None:
         rows = read_store(store_path, columns=COLUMNS)
     if rows.empty:
@@ -125,18 +211,30 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     rows = rows.assign(key=rows["key"].astype(str), variant=rows["variant"].astype(str))
     if not allow_mixed:
         _refuse_mixed_names(rows)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    chart_dir = out_dir / "charts"
+    with staged_report(out_dir) as work:
+        report = _write(rows, store_path, work, shown, title, command)
+        html, md = to_html(report, work), to_markdown(report, work)
+    final = Path(out_dir)
+    for section in report.sections:
+        for chart in section.charts:
+            chart.paths = {k: final / p.relative_to(work) for k, p in chart.paths.items()}
+    return final / html.name, final / md.name, report
+
+
+def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str) -> Report:
+    """The report's sections, with their charts and variant files written into ``work``."""
+    chart_dir = work / "charts"
     s = summary(rows)
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
     manifests = {k: latest_manifest(store_path, k) for k in s["key"]}
     by_key = s.set_index("key")
+    files = VariantFiles(work, shown)
 
     def repro(keys_: list[str]) -> list[str]:
         if command:
             return [command]
         return sorted(set(reproduce_command(manifests[k], int(by_key.loc[k, "first_deal"]), int(by_key.loc[k, "last_deal"]),
-                                             out_dir, store_path) for k in keys_))
+                                            files, store_path, str(by_key.loc[k, "rules_fingerprint"])) for k in keys_))
 
     versions = sorted(set(s["toolkit_version"]))
     intro = [
@@ -161,9 +259,9 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     sections.append(overview)
     sections.extend(_comparisons(rows, s, chart_dir, repro))
     sections.extend(_tournaments(rows, s, chart_dir, repro))
-    sections.extend(_sweeps(s, manifests, chart_dir, repro))
-    report = Report(title or "bakers-dozen report", intro, sections)
-    return to_html(report, out_dir), to_markdown(report, out_dir), report
+    rules = {k: manifest_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
+    sections.extend(_sweeps(s, rules, chart_dir, repro))
+    return Report(title or "bakers-dozen report", intro, sections)
 
 
 def _refuse_mixed_names(rows: pd.DataFrame) -> None:
@@ -286,8 +384,8 @@ def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, chart_dir: Path, repro: An
     return sections
 
 
-def _sweeps(s: pd.DataFrame, manifests: dict[str, dict[str, Any]], chart_dir: Path, repro: Any) -> list[Section]:
-    rules = {k: manifests[k].get("parameters", {}).get("rules") for k in s["key"]}
+def _sweeps(s: pd.DataFrame, known: dict[str, Rules | None], chart_dir: Path, repro: Any) -> list[Section]:
+    rules = {k: r.parameters() if r is not None else None for k, r in known.items()}
     buckets: dict[tuple[str, str], list[str]] = {}
     for param in PARAMETERS:
         groups: dict[str, list[str]] = {}

@@ -6,6 +6,7 @@ strategy, number of deals) and whose axes carry units; `save` writes it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import matplotlib
@@ -17,17 +18,30 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from reports.output import contained, safe_name  # noqa: E402
 from reports.tables import Tournament  # noqa: E402
 
-plt.rcParams.update({"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False})
+# text.parse_math off: a name with dollar signs from data is shown as written, never parsed as mathtext
+plt.rcParams.update({"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False,
+                     "text.parse_math": False})
 Z95 = 1.959963984540054
+MAX_LABEL_CHARS = 60
+MAX_TITLE_CHARS = 160
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 AXIS_NAMES = {"face_down": "face-down cards per pile", "columns": "piles", "cards_per_column": "cards per pile"}
+
+
+def label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
+    """Chart text made from data (names): control characters shown as '?', cut to ``limit`` characters with '…',
+    so that a hostile or very long name can neither break the SVG nor stretch the figure."""
+    text = _CONTROL.sub("?", str(text))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def save(fig: Figure, out_dir: Path, stem: str) -> dict[str, Path]:
     """Write ``stem.png`` and ``stem.svg`` into ``out_dir``; return both paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"png": out_dir / f"{stem}.png", "svg": out_dir / f"{stem}.svg"}
+    paths = {kind: contained(out_dir, out_dir / f"{safe_name(stem, set())}.{kind}") for kind in ("png", "svg")}
     fig.savefig(paths["png"], bbox_inches="tight")
     fig.savefig(paths["svg"], bbox_inches="tight")
     plt.close(fig)
@@ -48,13 +62,13 @@ def win_rates(table: pd.DataFrame, title: str) -> Figure:
     err = np.clip(np.vstack([rate - table["ci_low"].to_numpy(), table["ci_high"].to_numpy() - rate]), 0, None)
     ax.barh(y, rate, color="#4c78a8", alpha=0.85, height=0.6)
     ax.errorbar(rate, y, xerr=err, fmt="none", ecolor="black", elinewidth=1.2, capsize=3)
-    ax.set_yticks(y, [f"{lab}  (n={d:,})" for lab, d in zip(table["label"], table["deals"], strict=True)])
+    ax.set_yticks(y, [f"{label(lab)}  (n={d:,})" for lab, d in zip(table["label"], table["deals"], strict=True)])
     for yi, r, hi in zip(y, rate, table["ci_high"], strict=True):
         ax.text(hi, yi, f"  {r:.2%}", va="center", fontsize=8)
     ax.set_xlim(0, min(1.0, max(0.05, float(table["ci_high"].max()) * 1.25)))
     _percent(ax)
     ax.set_xlabel("win rate (bars: 95% Wilson interval)")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(label(title, MAX_TITLE_CHARS), fontsize=10)
     return fig
 
 
@@ -63,21 +77,21 @@ def convergence(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
     fig, ax = plt.subplots(figsize=(8.5, 4.2))
     # the first few deals say little and their bands would fill the plot: start at 10 when there are enough
     start = 10 if min(len(w) for _, w in series) >= 100 else 1
-    for label, won in series:
+    for name, won in series:
         n = np.arange(1, len(won) + 1)
         p = np.cumsum(won) / n
         n, p = n[start - 1 :], p[start - 1 :]
         denom = 1 + Z95**2 / n
         centre = (p + Z95**2 / (2 * n)) / denom
         half = Z95 * np.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
-        (line,) = ax.plot(n, p, lw=1.3, label=f"{label} ({p[-1]:.2%} after {n[-1]:,})")
+        (line,) = ax.plot(n, p, lw=1.3, label=f"{label(name)} ({p[-1]:.2%} after {n[-1]:,})")
         ax.fill_between(n, centre - half, centre + half, color=line.get_color(), alpha=0.15, lw=0)
     ax.set_xscale("log")
     ax.set_xlabel(f"deals played (log scale, from {start})")
     ax.set_ylabel("win rate so far")
     _percent(ax, "y")
     ax.legend(fontsize=8, loc="best")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(label(title, MAX_TITLE_CHARS), fontsize=10)
     return fig
 
 
@@ -85,21 +99,21 @@ def cards_home(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
     """Share of deals ending with k cards home, k = 0..52; ``series`` = (label, cards home per deal)."""
     fig, ax = plt.subplots(figsize=(8.5, 4.2))
     k = np.arange(53)
-    for label, home in series:
+    for name, home in series:
         share = np.bincount(np.asarray(home, dtype=np.int64), minlength=53)[:53] / max(len(home), 1)
-        ax.step(k, share, where="mid", lw=1.3, label=f"{label} (mean {np.mean(home):.1f})")
+        ax.step(k, share, where="mid", lw=1.3, label=f"{label(name)} (mean {np.mean(home):.1f})")
     ax.set_xlim(-0.5, 52.5)
     ax.set_xlabel("cards home at the end of the deal (52 = won)")
     ax.set_ylabel("share of deals")
     _percent(ax, "y")
     ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(label(title, MAX_TITLE_CHARS), fontsize=10)
     return fig
 
 
 def tournament_matrix(t: Tournament, title: str) -> Figure:
     """Heat map: deals the row strategy won and the column strategy lost, with Holm-adjusted p-values."""
-    names = list(t.wins_over.index)
+    names = [label(n) for n in t.wins_over.index]
     m = t.wins_over.to_numpy(dtype=float)
     k = len(names)
     fig, ax = plt.subplots(figsize=(1.3 * k + 3.5, 1.0 * k + 2.2))
@@ -117,7 +131,7 @@ def tournament_matrix(t: Tournament, title: str) -> Figure:
     ax.set_xlabel("lost by (column)")
     ax.set_ylabel("won by (row)")
     fig.colorbar(im, ax=ax, label="deals won by row, lost by column")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(label(title, MAX_TITLE_CHARS), fontsize=10)
     return fig
 
 
@@ -130,11 +144,11 @@ def sweep(table: pd.DataFrame, parameter: str, title: str) -> Figure:
         x = g["value"].to_numpy(dtype=float)
         r = g["win_rate"].to_numpy()
         err = np.clip(np.vstack([r - g["ci_low"].to_numpy(), g["ci_high"].to_numpy() - r]), 0, None)
-        ax.errorbar(x, r, yerr=err, marker="o", capsize=3, lw=1.3, label=strategy)
+        ax.errorbar(x, r, yerr=err, marker="o", capsize=3, lw=1.3, label=label(str(strategy)))
     ax.set_xticks(sorted(table["value"].unique()))
     ax.set_xlabel(AXIS_NAMES.get(parameter, parameter.replace("_", " ")))
     ax.set_ylabel("win rate (bars: 95% Wilson interval)")
     _percent(ax, "y")
     ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(label(title, MAX_TITLE_CHARS), fontsize=10)
     return fig

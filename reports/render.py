@@ -2,16 +2,23 @@
 self-contained HTML file (charts inlined as SVG, no scripts, no network).
 
 A report is a list of sections, each with paragraphs, tables and figures;
-`reports.build` decides what goes in them.
+`reports.build` decides what goes in them. Text can hold names from data
+(variant and strategy names): it is escaped for HTML, and for Markdown
+(`md_escape`) except the `backtick` code spans of paragraphs, whose content is
+literal anyway.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
+
+from reports.output import contained
 
 
 @dataclass
@@ -39,27 +46,57 @@ class Report:
     sections: list[Section]
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#!~])")
+
+
+def md_escape(text: str) -> str:
+    """``text`` as literal Markdown inline text: every character that could start markup
+    (emphasis, links, images, HTML, code, table cells, headings) is backslash-escaped and
+    line breaks become spaces, so a name from data shows as written and can inject nothing."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).splitlines()))
+
+
+def _md_paragraph(text: str) -> str:
+    """A paragraph whose `backtick` spans are code (kept literal) and whose other text is escaped."""
+    pieces = " ".join(text.splitlines()).split("`")
+    if len(pieces) % 2 == 0:  # an unpaired backtick (from a name): no code spans at all
+        return md_escape(text)
+    return "".join(_md_code(p) if i % 2 else md_escape(p) for i, p in enumerate(pieces))
+
+
+def _md_code(text: str) -> str:
+    """An inline code span holding ``text`` literally (it holds no backtick: see `_md_paragraph`)."""
+    return f"`{text}`" if text.strip() else md_escape(text)
+
+
+def _md_fence(text: str, info: str = "") -> str:
+    """A fenced code block holding ``text`` literally: the fence is longer than any backtick run in it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
 def _md_table(df: pd.DataFrame) -> str:
-    cols = [str(c) for c in df.columns]
+    cols = [md_escape(str(c)) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |")
+        lines.append("| " + " | ".join(md_escape(str(v)) for v in row) + " |")
     return "\n".join(lines)
 
 
 def to_markdown(report: Report, out_dir: Path) -> Path:
     """Write ``report.md`` (charts linked as PNG files relative to it)."""
-    parts = [f"# {report.title}", *report.intro]
+    parts = [f"# {md_escape(report.title)}", *map(_md_paragraph, report.intro)]
     for s in report.sections:
-        parts.append(f"## {s.heading}")
-        parts.extend(s.paragraphs)
+        parts.append(f"## {md_escape(s.heading)}")
+        parts.extend(map(_md_paragraph, s.paragraphs))
         for caption, df in s.tables:
-            parts.append(f"**{caption}**\n\n{_md_table(df)}")
+            parts.append(f"**{md_escape(caption)}**\n\n{_md_table(df)}")
         for c in s.charts:
-            rel = c.paths["png"].relative_to(out_dir).as_posix()
-            commands = "\n".join(c.reproduce)
-            parts.append(f"![{c.title}]({rel})\n\n*{c.facts}* Reproduce:\n\n```sh\n{commands}\n```")
-    path = out_dir / "report.md"
+            rel = quote(c.paths["png"].relative_to(out_dir).as_posix())
+            commands = _md_fence("\n".join(c.reproduce), "sh")
+            parts.append(f"![{md_escape(c.title)}]({rel})\n\n*{md_escape(c.facts)}* Reproduce:\n\n{commands}")
+    path = contained(out_dir, out_dir / "report.md")
     path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
     return path
 
@@ -113,6 +150,6 @@ def to_html(report: Report, out_dir: Path) -> Path:
             parts.append(f"<figure>{_inline_svg(c.paths['svg'])}<figcaption>{html.escape(c.facts)} Reproduce:"
                          f"<pre><code>{commands}</code></pre></figcaption></figure>")
     parts.append("</body></html>")
-    path = out_dir / "report.html"
+    path = contained(out_dir, out_dir / "report.html")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path

@@ -1,0 +1,201 @@
+"""Where reports and result files go: checked before the work, named safely, written atomically.
+
+A report's folder is checked before any deal is played (`check_report_dir`): it
+must be a folder or not exist yet, be writable, and hold no symbolic link where
+the report puts its files. The report is then written into a fresh folder beside
+the target (`staged_report`) and moved into place only when complete, so a
+failure (read-only or full disk, a bug, Ctrl-C) leaves any earlier report as it
+was and no partial ``charts/``.
+
+Names that come from data (a variant's name from a TOML file or a store's
+manifest) become file names only through `safe_name`: safe characters, bounded
+length, and unique when two names sanitise alike. `contained` refuses any path
+that resolves outside the folder it is meant for, symbolic links included.
+
+`check_output_file` and `write_file_atomically` do the same for a single result
+file (``solve --out``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import unicodedata
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from sim.errors import UserError
+
+REPORT_ITEMS = ("report.html", "report.md", "charts", "variants")
+"""What a report puts in its folder; nothing else there is touched."""
+
+MAX_NAME_CHARS = 80
+"""Longest file name stem made from data (well under the 255 bytes file systems allow)."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+
+
+class OutputError(UserError):
+    """An output path that cannot be used: not a folder, not writable, a link out, or a name that leaves its folder."""
+
+
+def safe_name(name: str, taken: set[str]) -> str:
+    """A file name stem for ``name`` made of ``A-Z a-z 0-9 . _ -`` only, at most `MAX_NAME_CHARS` long.
+
+    Accents are dropped (``é`` -> ``e``); every other run of unsafe characters
+    (separators, ``..``, spaces, control characters, other scripts) becomes ``_``.
+    A name that had to change, or whose result is already in ``taken`` (compared
+    without case, for case-insensitive file systems), gets a suffix from a hash of
+    the full name, so two names never share a file. The result is added to ``taken``.
+    """
+    ascii_text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    base = _UNSAFE.sub("_", ascii_text).strip("._-")[:MAX_NAME_CHARS] or "variant"
+    stem = base
+    if stem != name or stem.lower() in taken or stem.lower() in _RESERVED:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+        for n in range(8, len(digest) + 1):  # longer hash prefixes only if two names share one
+            stem = f"{base[: MAX_NAME_CHARS - 1 - n]}-{digest[:n]}"
+            if stem.lower() not in taken:
+                break
+        else:
+            raise RuntimeError(f"safe_name: no unique file name for {name!r}; it was asked for twice")
+    taken.add(stem.lower())
+    return stem
+
+
+def contained(root: Path, path: Path) -> Path:
+    """``path``, after checking that it resolves (following symbolic links) inside the folder ``root``."""
+    base = root.resolve()
+    target = path.resolve()
+    if target != base and base not in target.parents:
+        raise OutputError(f"refusing to write {path}: it resolves to {target}, outside the output folder {base}")
+    return path
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or its closest ancestor that exists."""
+    for candidate in (path, *path.parents):
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+    return Path(path.anchor or ".")
+
+
+def _probe_writable(folder: Path, what: str) -> None:
+    """Create and remove a folder in ``folder``: the only reliable test that it is writable."""
+    probe = folder / f".bakers-dozen-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as exc:
+        raise OutputError(f"cannot write {what}: {folder} is not writable ({exc.strerror or exc})") from None
+
+
+def check_report_dir(out_dir: str | Path) -> Path:
+    """Check, before any work, that a report can be written to ``out_dir``; return it as an absolute path.
+
+    Refused in one line: an existing file; a path under a file; a folder that
+    cannot be written (or, when it does not exist yet, whose nearest existing
+    ancestor cannot); a symbolic link in the folder where the report puts
+    ``report.html``, ``report.md``, ``charts`` or ``variants``.
+    """
+    out = Path(out_dir).absolute()
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out_dir}: it is an existing file; give a folder for the report (it is created if missing)")
+    anchor = _nearest_existing(out)
+    if not anchor.is_dir():
+        raise OutputError(f"--out {out_dir}: {anchor} is a file, so no folder can be made under it")
+    if out.is_dir():
+        for item in REPORT_ITEMS:
+            p = out / item
+            if p.is_symlink():
+                raise OutputError(f"--out {out_dir}: {p} is a symbolic link (to {os.readlink(p)}); the report never writes "
+                                  "through links: remove it or choose another folder")
+    _probe_writable(anchor, f"the report into {out_dir}")
+    return out
+
+
+@contextlib.contextmanager
+def staged_report(out_dir: str | Path) -> Iterator[Path]:
+    """Yield a fresh folder to write a report into; move the report into ``out_dir`` when the block ends.
+
+    The folder is made beside ``out_dir`` when that does not exist yet (and
+    renamed to it at the end), else inside it (and the report's items,
+    `REPORT_ITEMS`, replace the old ones; other files there are left alone).
+    On any exception the staged folder is removed and ``out_dir`` is as it was.
+    """
+    out = check_report_dir(out_dir)
+    fresh = not out.exists()
+    try:
+        if fresh:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        work = (out.parent if fresh else out) / f".{out.name or 'report'}.partial-{uuid.uuid4().hex[:8]}"
+        work.mkdir()
+    except OSError as exc:
+        raise OutputError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
+    try:
+        yield work
+        try:
+            if fresh:
+                os.replace(work, out)
+            else:
+                _swap_items(work, out)
+        except OSError as exc:
+            raise OutputError(f"cannot move the finished report into {out_dir}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _swap_items(work: Path, out: Path) -> None:
+    """Replace the report items in ``out`` by those in ``work``: the old ones are moved aside first (a link is
+    moved, never followed), and everything is put back as it was if a rename fails."""
+    old = work / ".replaced"
+    old.mkdir()
+    moved: list[str] = []
+    placed: list[str] = []
+    try:
+        for item in REPORT_ITEMS:
+            if (out / item).exists() or (out / item).is_symlink():
+                os.replace(out / item, old / item)
+                moved.append(item)
+        for item in REPORT_ITEMS:
+            if (work / item).exists():
+                os.replace(work / item, out / item)
+                placed.append(item)
+    except OSError:
+        for item in placed:
+            os.replace(out / item, work / item)
+        for item in moved:
+            os.replace(old / item, out / item)
+        raise
+
+
+def check_output_file(path: str | Path, suffixes: tuple[str, ...], option: str = "--out") -> Path:
+    """Check, before any work, that a result file can be written at ``path`` (its folder exists and is writable,
+    it is not a folder, its suffix is one of ``suffixes``); return it."""
+    p = Path(path)
+    if p.suffix not in suffixes:
+        raise OutputError(f"{option} {str(p)!r}: allowed file types are {' and '.join(suffixes)}")
+    if p.is_dir():
+        raise OutputError(f"{option} {str(p)!r} is a folder; give a file name ending in {' or '.join(suffixes)}")
+    parent = p.absolute().parent
+    if not parent.is_dir():
+        raise OutputError(f"{option} {str(p)!r}: the folder {parent} does not exist")
+    _probe_writable(parent, f"{option} {str(p)!r}")
+    return p
+
+
+def write_file_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """Call ``write`` on a temporary file beside ``path`` and rename it onto ``path`` when it succeeds."""
+    tmp = path.with_name(f".{path.name}.partial-{uuid.uuid4().hex[:8]}{path.suffix}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
