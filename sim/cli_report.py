@@ -18,26 +18,58 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from sim.cli_limits import MAX_RUN_DEALS, Bounded, max_jobs
+from sim.deals import MAX_SEED, PYSOL_MAX_DEAL, DealError
+from sim.errors import UserError
 from sim.runner import DEFAULT_STORE, RunSpec, RunSummary
 from sim.study import default_study, run_study
 
 DEFAULT_OUT = "bakers-dozen-report"
 
 
+class StudyInputError(UserError):
+    """Options of compare, tournament or demo that make no study (no variants, fewer than two strategies)."""
+
+
 def _console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=180)
+
+
+JOBS = Bounded(int, 1, max_jobs)
+RUN_DEALS = Bounded(int, 1, MAX_RUN_DEALS)
 
 
 def _common(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")(f)
     f = click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")(f)
     f = click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True, help="Results directory.")(f)
-    f = click.option("--jobs", "-j", type=int, default=None, help="Worker processes [default: every core].")(f)
+    f = click.option("--jobs", "-j", type=JOBS, default=None,
+                     help="Worker processes, at most 4 per core [default: every core].")(f)
     f = click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
                      help="Deal numbering.")(f)
-    f = click.option("--seed", type=int, default=0, show_default=True, help="Deal seed.")(f)
-    f = click.option("--first", "-k", type=click.IntRange(min=1), default=1, show_default=True, help="First deal number.")(f)
+    f = click.option("--seed", type=Bounded(int, 0, MAX_SEED), default=0, show_default=True, help="Deal seed.")(f)
+    f = click.option("--first", "-k", type=Bounded(int, 1, PYSOL_MAX_DEAL), default=1, show_default=True,
+                     help="First deal number.")(f)
     return f
+
+
+def check_study(runs: Sequence[RunSpec], out_dir: str) -> None:
+    """Refuse, before any deal is played, a study that cannot finish or report: an unusable ``--out``,
+    deal numbers or a seed outside what the source deals, a source that cannot deal the rules, a bad strategy."""
+    from reports.output import check_report_dir
+    from sim.deals import check_deal_number, make_deal
+    from strategies import load_strategy
+
+    check_report_dir(out_dir)
+    for r in runs:
+        check_deal_number(r.first, r.seed, r.source)
+        try:
+            check_deal_number(r.last, r.seed, r.source)
+        except DealError as exc:
+            raise DealError(f"--first {r.first} with --deals {r.deals} runs to deal {r.last}, past the last one: {exc}") from None
+        make_deal(r.rules, r.first, r.seed, r.source)  # the source can deal these rules
+    for spec in dict.fromkeys(r.strategy for r in runs):
+        load_strategy(spec)
 
 
 def _print(report: Any, headings: Sequence[str]) -> None:
@@ -71,6 +103,7 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
     from sim.progress import make_progress
     from sim.store import read_store
 
+    check_study(runs, out_dir)
     summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
     lo = min(r.first for r in runs)
     hi = max(r.first + r.deals - 1 for r in runs)
@@ -91,7 +124,7 @@ def _variants(names: str) -> list[Any]:
 
     items = [n.strip() for n in names.split(",") if n.strip()]
     if not items:
-        raise ValueError("--variants needs at least one variant name, e.g. bakers-dozen,dick-1883")
+        raise StudyInputError("--variants needs at least one variant name, e.g. bakers-dozen,dick-1883")
     return [resolve_variant(n) for n in items]
 
 
@@ -99,7 +132,7 @@ def _variants(names: str) -> list[Any]:
 @click.option("--variants", default="bakers-dozen,kings-into-empty,dick-1883,spanish-patience", show_default=True,
               help="Comma-separated presets or .toml files; the first is the baseline.")
 @click.option("--strategy", "-s", "strategy_spec", default="heuristic", show_default=True, help="The strategy that plays them.")
-@click.option("--deals", "-n", type=click.IntRange(min=1), default=20_000, show_default=True, help="Deals per variant.")
+@click.option("--deals", "-n", type=RUN_DEALS, default=20_000, show_default=True, help="Deals per variant.")
 @_common
 def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
             store_dir: str, out_dir: str, quiet: bool) -> None:
@@ -114,7 +147,7 @@ def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int
 @click.option("--variant", "-v", default="bakers-dozen", show_default=True, help="A preset name or a .toml file.")
 @click.option("--strategies", default="greedy,heuristic:preset=builder,heuristic:preset=balanced,heuristic", show_default=True,
               help="Strategies separated by ';' (or ',' when no strategy has parameters).")
-@click.option("--deals", "-n", type=click.IntRange(min=1), default=10_000, show_default=True, help="Deals each.")
+@click.option("--deals", "-n", type=RUN_DEALS, default=10_000, show_default=True, help="Deals each.")
 @_common
 def tournament(variant: str, strategies: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
                store_dir: str, out_dir: str, quiet: bool) -> None:
@@ -123,7 +156,7 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
 
     specs = _split_strategies(strategies)
     if len(specs) < 2:
-        raise ValueError(f"a tournament needs at least two strategies; got {specs}")
+        raise StudyInputError(f"a tournament needs at least two strategies; got {specs}")
     rules = resolve_variant(variant)
     runs = [RunSpec(rules, s, deals, first, seed, source) for s in specs]
     _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
@@ -151,20 +184,21 @@ def _split_strategies(text: str) -> list[str]:
 def report(store_dir: str, out_dir: str, allow_mixed: bool) -> None:
     """Write the HTML and Markdown report of everything in a results store."""
     from reports.build import build
+    from reports.tables import ReportError
 
     if not Path(store_dir).is_dir():
-        raise ValueError(f"{store_dir} is not a directory; give a results store made by simulate, compare or demo")
+        raise ReportError(f"{store_dir} is not a directory; give a results store made by simulate, compare or demo")
     html, md, rep = build(store_dir, out_dir, allow_mixed=allow_mixed)
     _print(rep, ["Win rates"])
     click.echo(f"report: {html} and {md}")
 
 
 @click.command()
-@click.option("--deals", "-n", type=click.IntRange(min=1), default=40_000, show_default=True,
+@click.option("--deals", "-n", type=RUN_DEALS, default=40_000, show_default=True,
               help="Deals per run of the fast strategies.")
-@click.option("--slow-deals", type=click.IntRange(min=1), default=1_000, show_default=True,
+@click.option("--slow-deals", type=RUN_DEALS, default=1_000, show_default=True,
               help="Deals per run of the slow rollout player.")
-@click.option("--jobs", "-j", type=int, default=None, help="Worker processes [default: every core].")
+@click.option("--jobs", "-j", type=JOBS, default=None, help="Worker processes, at most 4 per core [default: every core].")
 @click.option("--store", "store_dir", default="bakers-dozen-store", show_default=True, help="Results directory.")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")

@@ -19,6 +19,8 @@ from typing import Any
 import click
 import numpy as np
 
+from sim.cli_limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, max_jobs, memory_mib
+from sim.deals import MAX_SEED
 from sim.errors import UserError
 from sim.rules import PARAMETERS, Rules, resolve_variant
 
@@ -35,6 +37,8 @@ def parse_deals(text: str) -> tuple[int, int]:
     """``A-B`` (inclusive) or ``N`` as (first, last)."""
     head, sep, tail = text.strip().partition("-")
     try:
+        if len(head) > 40 or len(tail) > 40:  # longer than any deal number
+            raise ValueError
         first = int(head)
         last = int(tail) if sep else first
     except ValueError:
@@ -43,6 +47,9 @@ def parse_deals(text: str) -> tuple[int, int]:
         raise SolveInputError(f"--deals {text!r}: deal numbers start at 1")
     if first > last:
         raise SolveInputError(f"--deals {text!r}: the first deal ({first}) is after the last ({last})")
+    if last - first + 1 > MAX_SOLVE_DEALS:
+        raise SolveInputError(f"--deals {text!r} names {last - first + 1:,} deals; allowed: at most {MAX_SOLVE_DEALS:,} "
+                              "per command (split the range)")
     return first, last
 
 
@@ -142,13 +149,16 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """Write the rows to ``path`` (.csv or .parquet) atomically: a failure leaves no partial file."""
     import pandas as pd
+
+    from reports.output import write_file_atomically
 
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     if path.suffix == ".parquet":
-        frame.to_parquet(path, index=False)
+        write_file_atomically(path, lambda tmp: frame.to_parquet(tmp, index=False))
     else:
-        frame.to_csv(path, index=False)
+        write_file_atomically(path, lambda tmp: frame.to_csv(tmp, index=False))
 
 
 @click.command()
@@ -157,15 +167,19 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a rule parameter, e.g. --set worrying_back=true (repeatable).")
 @click.option("--deals", "-d", "deal_range", required=True, help="Deal numbers A-B (inclusive) or N.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Deal seed (default source).")
+@click.option("--seed", type=Bounded(int, 0, MAX_SEED), default=0, show_default=True, help="Deal seed (default source).")
 @click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
               help="Deal numbering: this toolkit's, or PySolFC's.")
-@click.option("--nodes", type=click.IntRange(min=1), default=None, help="Node budget per deal (solver default if unset).")
-@click.option("--seconds", type=click.FloatRange(min=0.0), default=None, help="Time budget per deal (solver default if unset).")
-@click.option("--tt-mb", type=click.FloatRange(min=0.01), default=None, help="Transposition table MiB per worker.")
+@click.option("--nodes", type=Bounded(int, 1, MAX_SOLVE_NODES), default=None,
+              help="Node budget per deal (solver default if unset).")
+@click.option("--seconds", type=Bounded(float, 0.0, MAX_SOLVE_SECONDS), default=None,
+              help="Time budget per deal, at most a day (solver default if unset).")
+@click.option("--tt-mb", type=Bounded(float, 0.01, memory_mib), default=None,
+              help="Transposition table MiB per worker; all workers' tables together must fit in memory.")
 @click.option("--param", "extra", multiple=True, metavar="KEY=VALUE", help="Any other solver parameter (repeatable).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
-@click.option("--out", "-o", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--jobs", "-j", type=Bounded(int, 1, max_jobs), default=1, show_default=True,
+              help="Worker processes, at most 4 per core.")
+@click.option("--out", "-o", "out", type=click.Path(path_type=Path), default=None,
               help="Write the rows to FILE.csv or FILE.parquet.")
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Replay every win with the referee.")
 @click.option("--rows", "show_rows", type=click.Choice(["auto", "all", "notable"]), default="auto", show_default=True,
@@ -185,8 +199,10 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     first, last = parse_deals(deal_range)
     check_deal_number(first, seed, source)
     check_deal_number(last, seed, source)
-    if out is not None and out.suffix not in (".csv", ".parquet"):
-        raise SolveInputError(f"--out {str(out)!r}: allowed file types are .csv and .parquet")
+    if out is not None:
+        from reports.output import check_output_file
+
+        check_output_file(out, (".csv", ".parquet"))
     if source == "pysol":
         from sim.deals import pysol_piles
 
@@ -205,6 +221,9 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     except StrategyError as exc:
         raise SolveInputError(str(exc)) from None
     params = dict(strategy.params)
+    if params["tt_mb"] * jobs > memory_mib():
+        raise SolveInputError(f"--tt-mb {params['tt_mb']:g} with --jobs {jobs} needs {params['tt_mb'] * jobs:,.0f} MiB of "
+                              f"tables; this machine has {memory_mib():,.0f} MiB: lower --tt-mb or --jobs")
 
     start = time.perf_counter()
     rows = solve_deals(rules, params, first, last, seed, source, jobs, verify, progress=sys.stderr.isatty())

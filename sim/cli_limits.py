@@ -1,0 +1,114 @@
+"""Numeric command-line options with an allowed range, refused in one line before any work.
+
+`Bounded` is a click parameter type: a value that is not a number, is NaN or
+infinite, or lies outside its range raises `OptionRangeError` (a `UserError`),
+which the command line prints as one line naming the option, the value and the
+allowed range, with exit code 2. The limits of the study and solve verbs are
+here, each with the reason for its bound.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import click
+
+from sim.errors import UserError
+
+MAX_RUN_DEALS = 10**9
+"""Deals per run of `compare`, `tournament` and `demo`: a run's rows are read back whole to make its report
+(a few dozen bytes each), so a billion deals is as far as a report can go on a large machine."""
+
+MAX_SOLVE_DEALS = 1_000_000
+"""Deals per `solve` command: every deal's row (about 1 KiB) is held in memory until the summary."""
+
+MAX_SOLVE_NODES = 10**12
+"""Node budget per deal: the solver's counters are 64-bit, and 10^12 nodes are days of search for one deal."""
+
+MAX_SOLVE_SECONDS = 86_400.0
+"""Time budget per deal: one day."""
+
+
+class OptionRangeError(UserError):
+    """A numeric command-line option that is not a number, or is outside its allowed range."""
+
+
+def cores() -> int:
+    """The processor cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
+
+
+def max_jobs() -> int:
+    """The most worker processes a verb starts: four per core (more only add processes waiting for a core)."""
+    return 4 * cores()
+
+
+def memory_mib() -> float:
+    """This machine's physical memory in MiB (a large fallback where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    except (ValueError, OSError, AttributeError):
+        return float(2**20)
+
+
+def _show(x: float) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+class Bounded(click.ParamType):
+    """A whole number (``kind=int``) or a finite number (``kind=float``) in ``low..high``.
+
+    Whole numbers may be written ``20000``, ``20_000`` or ``2e4`` (an exact whole
+    value). ``high`` may be a function, evaluated when the option is read (for
+    bounds that depend on the machine, such as its cores).
+    """
+
+    def __init__(self, kind: type, low: float, high: float | Any) -> None:
+        self.kind, self.low, self._high = kind, low, high
+        self.name = "integer" if kind is int else "number"
+
+    @property
+    def high(self) -> float:
+        return self._high() if callable(self._high) else self._high
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        option = param.opts[0] if param is not None and param.opts else "value"
+        allowed = f"allowed: {_show(self.low)}..{_show(self.high)}"
+        text = str(value).strip()
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        if text.lstrip("+-").isdigit() and len(text) > 40:  # longer than any allowed value; not worth converting
+            raise OptionRangeError(f"{option} {shown} is out of range; {allowed}")
+        number = self._number(value)
+        if number is None:
+            what = "a whole number" if self.kind is int else "a finite number"
+            raise OptionRangeError(f"{option} {shown!r} is not {what}; {allowed}")
+        if not self.low <= number <= self.high:
+            raise OptionRangeError(f"{option} {shown} is out of range; {allowed}")
+        return number
+
+    def _number(self, value: Any) -> int | float | None:
+        """``value`` as this type's number, or None when it is not one (text, NaN, infinity, a fraction for int)."""
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int):
+            return value if self.kind is int else float(value)
+        text = str(value).strip()
+        if self.kind is int:
+            try:
+                return int(text)
+            except ValueError:
+                pass
+        try:
+            number = float(text)
+        except (ValueError, OverflowError):
+            return None
+        if not math.isfinite(number):
+            return None
+        if self.kind is int:
+            return int(number) if number.is_integer() else None
+        return number
