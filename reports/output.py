@@ -138,14 +138,19 @@ def staged_report(out_dir: str | Path) -> Iterator[Path]:
     except OSError as exc:
         raise OutputError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
     try:
-        yield work
+        try:
+            yield work
+        except OSError as exc:  # a full or read-only disk while writing: the user's to fix, not a bug
+            raise OutputError(f"cannot write the report into {out_dir}: {exc.strerror or exc}; "
+                              "nothing was changed there") from None
         try:
             if fresh:
                 os.replace(work, out)
             else:
                 _swap_items(work, out)
         except OSError as exc:
-            raise OutputError(f"cannot move the finished report into {out_dir}: {exc.strerror or exc}") from None
+            raise OutputError(f"cannot move the finished report into {out_dir}: {exc.strerror or exc}; "
+                              "nothing was changed there") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
