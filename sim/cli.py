@@ -186,8 +186,8 @@ def game_record_json(rules: Rules, start: Position, info: Any, strategy: str, ou
 
 MAX_RECORD_CHARS = 64 * 2**20
 """The largest record `verify` reads (characters). A game ends after at most
-`sim.engine.NO_PROGRESS_LIMIT` moves per card home, under 60,000 moves of under 10
-characters each; 64 Mi leaves room for indentation and long strategy names."""
+`sim.engine.NO_PROGRESS_LIMIT` moves per card home: under 60,000 moves, under 1 MiB
+of JSON; 64 Mi leaves room for indentation and long names."""
 
 _RECORD_FIELDS: dict[str, tuple[tuple[type, ...], bool, str]] = {
     # field: (JSON types allowed, required, what it is)
@@ -227,6 +227,8 @@ def load_record(text: str, name: str) -> dict[str, Any]:
         record = json.loads(text, parse_constant=refuse_constant)
     except RecursionError:
         raise RecordError(f"{name} is nested too deeply to be a game record") from None
+    except RecordError:
+        raise
     except ValueError as exc:  # JSONDecodeError, and integers longer than Python converts
         raise RecordError(f"{name} is not JSON: {exc}") from None
     if not isinstance(record, dict):
@@ -368,9 +370,9 @@ def _play_mismatches(record: dict[str, Any], rules: Rules, verdict: Any) -> list
             out.append(f"the record's termination {termination!r} counts as outcome {counts_as!r}, not {claimed!r}")
         if (termination == "won") != won:
             out.append(f"the record's termination is {termination!r} but the game is " + ("won" if won else "not won"))
-        if termination == "no_moves" and not won and legal_moves(rules, verdict.final):
-            n = len(legal_moves(rules, verdict.final))
-            out.append(f"the record's termination is 'no_moves' but {n} legal move(s) remain at the end")
+        left = len(legal_moves(rules, verdict.final)) if termination == "no_moves" and not won else 0
+        if left:
+            out.append(f"the record's termination is 'no_moves' but {left} legal move(s) remain at the end")
     return out
 
 
