@@ -103,7 +103,15 @@ def check_report_dir(out_dir: str | Path) -> Path:
     ancestor cannot); a symbolic link in the folder where the report puts
     ``report.html``, ``report.md``, ``charts`` or ``variants``.
     """
-    out = Path(out_dir).absolute()
+    try:
+        return _check_report_dir(Path(out_dir).absolute(), out_dir)
+    except OSError as exc:  # a name too long, a loop of links, ...
+        raise OutputError(f"--out {out_dir}: {exc.strerror or exc}") from None
+
+
+def _check_report_dir(out: Path, out_dir: str | Path) -> Path:
+    if out.is_symlink() and not out.exists():
+        raise OutputError(f"--out {out_dir} is a symbolic link to {os.readlink(out)}, which does not exist")
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out_dir}: it is an existing file; give a folder for the report (it is created if missing)")
     anchor = _nearest_existing(out)
@@ -185,6 +193,13 @@ def check_output_file(path: str | Path, suffixes: tuple[str, ...], option: str =
     p = Path(path)
     if p.suffix not in suffixes:
         raise OutputError(f"{option} {str(p)!r}: allowed file types are {' and '.join(suffixes)}")
+    try:
+        return _check_output_file(p, suffixes, option)
+    except OSError as exc:  # a name too long, a loop of links, ...
+        raise OutputError(f"{option} {str(p)!r}: {exc.strerror or exc}") from None
+
+
+def _check_output_file(p: Path, suffixes: tuple[str, ...], option: str) -> Path:
     if p.is_dir():
         raise OutputError(f"{option} {str(p)!r} is a folder; give a file name ending in {' or '.join(suffixes)}")
     parent = p.absolute().parent

@@ -55,6 +55,7 @@ SOLVE = [
     (["--deals", "1", "--seed", "-3"], "--seed -3 is out of range"),
     (["--deals", "1", "--out", "/nonexistent/x.csv"], "the folder /nonexistent does not exist"),
     (["--deals", "1", "--out", "x.txt"], "allowed file types are .csv and .parquet"),
+    (["--deals", "1", "--out", "/tmp/" + "x" * 300 + "/y.csv"], "File name too long"),
 ]
 
 
@@ -97,6 +98,8 @@ STUDY = [
     (["--deals", "10", "--jobs", "-1"], "--jobs -1 is out of range"),
     (["--deals", "10", "--out", "/etc/passwd"], "it is an existing file"),
     (["--deals", "10", "--out", "/etc/passwd/x"], "is a file, so no folder can be made under it"),
+    (["--deals", "10", "--out", "/tmp/" + "x" * 300 + "/y"], "File name too long"),
+    (["--deals", "10", "--out", "/tmp/" + "y/" * 3000], "File name too long"),
 ]
 
 
