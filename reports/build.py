@@ -274,12 +274,17 @@ def _refuse_mixed_names(rows: pd.DataFrame) -> None:
                 "report separate stores, or pass --allow-mixed to show them as separate runs")
 
 
-def _variant_name(g: pd.DataFrame) -> str:
-    """The name of the rules a group shares: a preset's name when one of its runs used it."""
+def _primary_name(g: pd.DataFrame) -> str:
+    """The name of the rules a group shares: a preset's name when one of its runs used it, else the first."""
     names = list(dict.fromkeys(g["variant"]))
-    presets = [n for n in names if n in variant_names()]
-    return (presets or names)[0] + (f" (also run as {', '.join(n for n in names if n != (presets or names)[0])})"
-                                     if len(names) > 1 else "")
+    return next((n for n in names if n in variant_names()), names[0])
+
+
+def _variant_name(g: pd.DataFrame) -> str:
+    """The primary name of a group's rules, with the other names its runs used."""
+    names = list(dict.fromkeys(g["variant"]))
+    first = _primary_name(g)
+    return first + (f" (also run as {', '.join(n for n in names if n != first)})" if len(names) > 1 else "")
 
 
 def _series(rows: pd.DataFrame, keys: list[str], deals: np.ndarray | None, column: str) -> list[np.ndarray]:
@@ -357,8 +362,10 @@ def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, chart_dir: Path, repro: An
             "B won, A lost": pair["only_second"], "difference A − B (95% interval)": [
                 _signed_interval(d, lo, hi) for d, lo, hi in zip(pair["difference"], pair["diff_low"], pair["diff_high"], strict=True)],
             "McNemar p": pair["p_value"].map(_p), "Holm-adjusted p": pair["p_holm"].map(_p)})
-        dis = t.disagreements.assign(inspect=[f"bakers-dozen play --variant {variant} --deal {d} --seed {seed}"
-                                              + (f" --source {source}" if source != "default" else "") for d in t.disagreements["deal"]])
+        play = ["bakers-dozen", "play", "--variant", _primary_name(g)]
+        where = ["--source", source] if source != "default" else []
+        dis = t.disagreements.assign(inspect=[shlex.join([*play, "--deal", str(d), "--seed", str(seed), *where])
+                                              for d in t.disagreements["deal"]])
         lo, hi = int(r["first_deal"].min()), int(r["last_deal"].max())
         sec = Section(f"Tournament on {variant}", paragraphs=[
             f"{len(keys)} strategies played the same {t.deals:,} deals of {variant} (deals {lo}–{hi}, seed {seed}, source {source}). "

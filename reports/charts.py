@@ -35,7 +35,8 @@ def label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
     """Chart text made from data (names): control characters shown as '?', cut to ``limit`` characters with '…',
     so that a hostile or very long name can neither break the SVG nor stretch the figure."""
     text = _CONTROL.sub("?", str(text))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return " " + text if text.startswith("_") else text  # matplotlib hides legend entries whose label starts with _
 
 
 def save(fig: Figure, out_dir: Path, stem: str) -> dict[str, Path]:
