@@ -22,7 +22,15 @@ from click.testing import CliRunner
 
 import reports.render
 from reports.build import build, variant_toml
-from reports.output import MAX_NAME_CHARS, OutputError, check_report_dir, contained, safe_name, staged_report
+from reports.output import (
+    MAX_NAME_CHARS,
+    OutputError,
+    check_report_dir,
+    contained,
+    safe_name,
+    staged_report,
+    write_file_atomically,
+)
 from reports.render import md_escape
 from sim.cli import main
 from sim.rules import Rules, rules_from_mapping
@@ -194,6 +202,22 @@ def test_a_variant_file_with_a_hostile_name_through_the_cli(tmp_path):
     assert r.exit_code == 0, r.output
     assert list(victim.iterdir()) == []
     assert all(out in p.parents for p in out.rglob("*"))
+    assert all(SAFE.match(t.stem) for t in (out / "variants").glob("*"))
+
+
+def test_a_result_file_is_written_atomically(tmp_path):
+    target = tmp_path / "rows.csv"
+    target.write_text("old rows")
+
+    def half_then_full(tmp: Path) -> None:
+        tmp.write_text("half")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(OutputError, match="No space left on device"):
+        write_file_atomically(target, half_then_full)
+    assert target.read_text() == "old rows" and [p.name for p in tmp_path.iterdir()] == ["rows.csv"]
+    write_file_atomically(target, lambda tmp: tmp.write_text("new rows"))
+    assert target.read_text() == "new rows" and [p.name for p in tmp_path.iterdir()] == ["rows.csv"]
 
 
 # --- symbolic links in --out ------------------------------------------------------------------
