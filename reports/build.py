@@ -15,6 +15,7 @@ the command that reproduces its runs.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,8 @@ def latest_manifest(store_path: Path, key: str) -> dict[str, Any]:
     A store may come from someone else: a manifest that is not a JSON object, nests too
     deeply or is implausibly large is skipped like a damaged one.
     """
+    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", key):  # a key from a store's rows names its own folder only
+        return {}
     files = sorted((store_path / key / "manifests").glob("*.json"))
     for f in reversed(files):
         try:

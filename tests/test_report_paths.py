@@ -168,6 +168,19 @@ def test_manifests_that_lie_about_rules_or_are_not_json_are_ignored(store, tmp_p
             f.write_bytes(data)
 
 
+def test_manifests_are_read_only_from_the_store_keys_own_folder(tmp_path):
+    from reports.build import latest_manifest
+
+    store = tmp_path / "store"
+    (tmp_path / "outside" / "manifests").mkdir(parents=True)
+    (tmp_path / "outside" / "manifests" / "m.json").write_text('{"parameters": {"variant": "from outside"}}')
+    (store / "abc123" / "manifests").mkdir(parents=True)
+    (store / "abc123" / "manifests" / "m.json").write_text('{"parameters": {"variant": "mine"}}')
+    assert latest_manifest(store, "abc123")["parameters"]["variant"] == "mine"
+    for key in ("../outside", "..", str(tmp_path / "outside"), "a/../../outside"):
+        assert latest_manifest(store, key) == {}
+
+
 # --- names from the rows (variant files) shown as written, escaped ---------------------------------
 
 
