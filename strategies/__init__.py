@@ -228,8 +228,9 @@ def load_strategy(spec: str) -> Strategy:
     if cls in BUILTINS.values():
         return cls(**params)
     strategy = _guarded(f"creating strategy {cls.__module__}.{cls.__qualname__}", lambda: cls(**params))
-    if not isinstance(strategy, Strategy):
-        raise StrategyError(f"creating strategy {cls.__qualname__} did not give a Strategy")
+    if not isinstance(strategy, Strategy) or not isinstance(getattr(strategy, "params", None), dict):
+        raise StrategyError(f"creating strategy {cls.__module__}.{cls.__qualname__} did not run Strategy.__init__ "
+                            "(a plug-in's __init__ must call super().__init__(**params))")
     return strategy
 
 

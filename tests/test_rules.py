@@ -473,5 +473,6 @@ def test_missing_file(tmp_path):
 def test_a_directory_is_not_a_variant_file(tmp_path):
     d = tmp_path / "dir.toml"
     d.mkdir()
-    with pytest.raises(RulesError, match="cannot read variant file"):
-        load_variant_file(d)
+    for call in (lambda: load_variant_file(d), lambda: resolve_variant(str(d))):
+        with pytest.raises(RulesError, match="is a directory"):
+            call()
