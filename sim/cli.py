@@ -226,8 +226,9 @@ def _play_compiled_plugin(play: Callable[..., Any], strategy: Any, game: Game, i
     except NumbaError as exc:
         if is_builtin(strategy):
             raise
-        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise StrategyError(f"strategy {strategy.name!r}: its compiled policy does not compile: {first.strip()}") from None
+        reasons = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith(("Failed in", "During"))]
+        reason = reasons[0] if reasons else type(exc).__name__
+        raise StrategyError(f"strategy {strategy.name!r}: its compiled policy does not compile: {reason}") from None
 
 
 def game_record_json(rules: Rules, start: Position, info: Any, strategy: str, outcome: str, cards_home: int,

@@ -107,7 +107,7 @@ def _converted(kind: type, value: Any) -> Any:
         return None
     if isinstance(value, str):
         text = value.strip()
-        if len(text) > 40:  # no number a parameter allows is written longer; int() of huge text is slow
+        if len(text) > 40 or not text.isascii():  # no allowed number is written longer; int() reads other digits too
             return None
         try:
             value = int(text)

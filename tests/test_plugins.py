@@ -203,3 +203,30 @@ def test_entry_points_of_a_real_distribution_on_the_path(plugin_dir, monkeypatch
     listing = run("strategies")
     assert listing.exit_code == 0 and "plugged" in listing.stdout
     assert listing.stderr.count("\n") == 1 and "'half'" in listing.stderr
+
+
+def test_a_compiled_policy_numba_cannot_compile_is_the_plugins_error(plugin_dir):
+    module = write_plugin(plugin_dir, GOOD.replace("class Plug", """
+import numba as nb
+import numpy as np
+from strategies.base import CompiledPolicy
+
+
+@nb.njit
+def untyped(st, prm, moves, n, pparams, rng, scratch):
+    return undefined_name_xyz(n)
+
+
+class Plug""") + """
+    def compiled(self, rules):
+        return CompiledPolicy(untyped, np.zeros(1, dtype=np.int64))
+""")
+    assert_one_line_error(run("play", "--deal", "1", "--strategy", f"{module}:Plug"),
+                          "its compiled policy does not compile", "undefined_name_xyz")
+    assert run("play", "--deal", "1", "--tier", "python", "--strategy", f"{module}:Plug").exit_code == 0
+
+
+def test_forcing_the_compiled_tier_of_a_python_only_strategy_is_one_line(plugin_dir):
+    module = write_plugin(plugin_dir, GOOD + "    def compiled(self, rules):\n        return None\n")
+    assert_one_line_error(run("play", "--deal", "1", "--tier", "compiled", "--strategy", f"{module}:Plug"),
+                          "has no compiled tier")
