@@ -26,7 +26,8 @@ class Plug(GreedyStrategy):
 
 BROKEN = {
     # case: (module text, spec suffix, what the one line must say)
-    "import raises": ("raise RuntimeError('no config file')\n", ":Plug", "importing strategy module {m!r} failed: RuntimeError: no config file"),
+    "import raises": ("raise RuntimeError('no config file')\n", ":Plug",
+                      "importing strategy module {m!r} failed: RuntimeError: no config file"),
     "syntax": ("def broken(:\n", ":Plug", "syntax error in"),
     "indentation": ("x = 1\n  y = 2\n", ":Plug", "syntax error in"),
     "exit at import": ("import sys\nsys.exit(3)\n", ":Plug", "called sys.exit(3)"),
