@@ -60,7 +60,7 @@ TOKEN = st.one_of(st.sampled_from(CARDS), st.sampled_from(CARDS).map(lambda c: f
 def layouts(draw) -> str:
     """A deck split into piles of any height, then mutated: duplicates, missing cards, junk, markers, home lines."""
     deck = [CARDS[c] for c in draw(st.permutations(range(52)))]
-    n_piles = draw(st.integers(1, 60))
+    n_piles = draw(st.sampled_from([13, 10]) | st.integers(1, 60))  # often the count the variant wants
     cuts = sorted(draw(st.lists(st.integers(0, 52), min_size=n_piles - 1, max_size=n_piles - 1)))
     piles = [deck[a:b] for a, b in zip([0, *cuts], [*cuts, 52], strict=True)]
     for _ in range(draw(st.integers(0, 4))):
@@ -130,20 +130,25 @@ def _toml_value(value) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
     if isinstance(value, str):
-        return json.dumps(value)  # a JSON string is a TOML basic string
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
     if isinstance(value, list):
         return "[" + ", ".join(map(_toml_value, value)) + "]"
-    return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return "{" + ", ".join(f"{_toml_value(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
 
 
+TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
+"""Text TOML can hold (no lone surrogates)."""
 TOML_VALUES = st.recursive(
-    st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats() | st.text(max_size=30)
+    st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats() | TEXT
     | st.sampled_from(["any-suit", "other-suit", "alternate-colour", "same-suit", "none", "kings", "any", "suit",
                        "AC", "bakers-dozen", "dick", "../../x", "/etc/x"] + [v.name for v in VARIANTS]),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(TEXT, children, max_size=3),
     max_leaves=8,
 )
-FIELD = st.sampled_from(("base", "name", "description", *PARAMETERS)) | st.text(min_size=1, max_size=12)
+KNOWN_FIELD = st.sampled_from(("base", "name", "description", *PARAMETERS))
+FIELD = KNOWN_FIELD | KNOWN_FIELD | KNOWN_FIELD | TEXT
+"""Mostly the real fields (so that values are what gets tested), sometimes any key."""
+SHAPES = [(1, 52), (2, 26), (4, 13), (13, 4), (26, 2), (52, 1)]
 SMALL = {"columns": st.integers(1, 52), "cards_per_column": st.integers(1, 52), "face_down": st.integers(0, 5)}
 
 
@@ -153,7 +158,10 @@ def variant_files(draw) -> str:
     for key, values in SMALL.items():  # often a plausible size, so that valid shapes are reached too
         if draw(st.booleans()):
             fields[key] = draw(values)
-    text = "".join(f"{json.dumps(k)} = {_toml_value(v)}\n" for k, v in fields.items())
+    if draw(st.booleans()):  # a full deck: every shape the rules allow, 1 to 52 piles
+        fields["columns"], fields["cards_per_column"] = draw(st.sampled_from(SHAPES))
+        fields.pop("start_home", None)
+    text = "".join(f"{_toml_value(k)} = {_toml_value(v)}\n" for k, v in fields.items())
     if draw(st.integers(0, 9)) == 0:  # damaged TOML
         cut = draw(st.integers(0, len(text)))
         text = text[:cut] + draw(st.sampled_from(["[", "=", "\"", "]]", "\x00", "[[a]]\n", "a.b.c = 1\n"])) + text[cut:]
@@ -161,7 +169,7 @@ def variant_files(draw) -> str:
 
 
 @FUZZ
-@given(text=variant_files(), verb=st.sampled_from(["deal", "play"]), number=st.integers(-3, 2**64))
+@given(text=variant_files(), verb=st.sampled_from(["deal", "play"]), number=st.integers(1, 500) | st.integers(-3, 2**64))
 def test_fuzz_variant_files(tmp_path_factory, text, verb, number):
     path = tmp_path_factory.mktemp("variant") / "fuzzed.toml"
     path.write_text(text, encoding="utf-8")
