@@ -91,7 +91,7 @@ def _variants(names: str) -> list[Any]:
 
     items = [n.strip() for n in names.split(",") if n.strip()]
     if not items:
-        raise ValueError("--variants needs at least one variant name, e.g. bakers-dozen,dick-1883")
+        raise click.UsageError("--variants needs at least one variant name, e.g. bakers-dozen,dick-1883")
     return [resolve_variant(n) for n in items]
 
 
@@ -123,7 +123,7 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
 
     specs = _split_strategies(strategies)
     if len(specs) < 2:
-        raise ValueError(f"a tournament needs at least two strategies; got {specs}")
+        raise click.UsageError(f"a tournament needs at least two strategies; got {specs}")
     rules = resolve_variant(variant)
     runs = [RunSpec(rules, s, deals, first, seed, source) for s in specs]
     _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
@@ -153,7 +153,7 @@ def report(store_dir: str, out_dir: str, allow_mixed: bool) -> None:
     from reports.build import build
 
     if not Path(store_dir).is_dir():
-        raise ValueError(f"{store_dir} is not a directory; give a results store made by simulate, compare or demo")
+        raise click.UsageError(f"{store_dir} is not a directory; give a results store made by simulate, compare or demo")
     html, md, rep = build(store_dir, out_dir, allow_mixed=allow_mixed)
     _print(rep, ["Win rates"])
     click.echo(f"report: {html} and {md}")
