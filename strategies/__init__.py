@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
+from sim.cards import quote_short
 from strategies.base import UNDECIDED, CompiledPolicy, DealInfo, Param, Strategy, StrategyError
 from strategies.greedy import GreedyStrategy
 from strategies.heuristic import HeuristicStrategy
@@ -43,6 +44,8 @@ BUILTINS: dict[str, type[Strategy]] = {cls.name: cls for cls in (RandomStrategy,
 
 _MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_LABEL_RE = re.compile(r"[A-Za-z0-9_.+-]{1,64}\Z")
+"""A strategy's name and version: they label tables and results and name stored runs."""
 _SPEC_FORMS = "NAME, NAME:key=value,..., or package.module:ClassName[:key=value,...]"
 
 T = TypeVar("T")
@@ -91,9 +94,11 @@ def _check_class(cls: Any, where: str) -> type[Strategy]:
         raise StrategyError(f"{where} is not a Strategy subclass (strategies.base.Strategy); it is {type(cls).__name__}")
 
     def attributes() -> None:
-        for attr in ("name", "version", "description"):
-            if not isinstance(getattr(cls, attr), str):
-                raise StrategyError(f"{where}: class attribute {attr!r} must be a str")
+        for attr in ("name", "version"):
+            if not isinstance(getattr(cls, attr), str) or not _LABEL_RE.match(getattr(cls, attr)):
+                raise StrategyError(f"{where}: class attribute {attr!r} must be 1 to 64 letters, digits or _ . + -")
+        if not isinstance(cls.description, str):
+            raise StrategyError(f"{where}: class attribute 'description' must be a str")
         if not isinstance(cls.peeks, bool):
             raise StrategyError(f"{where}: class attribute 'peeks' must be True or False")
         params = cls.PARAMETERS
@@ -144,9 +149,9 @@ def _parse_params(text: str, strategy: str) -> dict[str, str]:
     for item in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise StrategyError(f"strategy {strategy!r}: parameter {item!r} is not key=value")
+            raise StrategyError(f"strategy {quote_short(strategy)}: parameter {quote_short(item)} is not key=value")
         if key.strip() in params:
-            raise StrategyError(f"strategy {strategy!r}: parameter {key.strip()!r} is given twice")
+            raise StrategyError(f"strategy {quote_short(strategy)}: parameter {quote_short(key.strip())} is given twice")
         params[key.strip()] = value.strip()
     return params
 
@@ -190,11 +195,11 @@ def _is_prefix(name: str, module_name: str) -> bool:
 def _import_class(module_name: str, class_name: str) -> type[Strategy]:
     """The strategy class ``module_name:class_name``, checked."""
     if not _MODULE_RE.match(module_name):
-        raise StrategyError(f"strategy module {module_name!r} is not a dotted module name (relative names and file "
+        raise StrategyError(f"strategy module {quote_short(module_name)} is not a dotted module name (relative names and file "
                             "paths are not allowed); write package.module:ClassName, found on the Python path or in "
                             "the current directory")
     if not _NAME_RE.match(class_name):
-        raise StrategyError(f"{class_name!r} is not a class name; write package.module:ClassName[:key=value,...]")
+        raise StrategyError(f"{quote_short(class_name)} is not a class name; write package.module:ClassName[:key=value,...]")
     module = _import_module(module_name)
     where = f"{module_name}:{class_name}"
     cls = _guarded(f"looking up {where}", lambda: getattr(module, class_name, None))
@@ -214,14 +219,14 @@ def load_strategy(spec: str) -> Strategy:
         cls, param_text = BUILTINS[head], rest
     elif "." in head or "/" in head or "\\" in head or (_NAME_RE.match(class_name.strip()) and "=" not in class_name):
         if not class_name.strip():
-            raise StrategyError(f"{spec!r}: a module path needs a class, as in package.module:ClassName")
+            raise StrategyError(f"{quote_short(spec)}: a module path needs a class, as in package.module:ClassName")
         cls, param_text = _import_class(head, class_name.strip()), class_params
     else:
         found, broken = _loaded_entry_points()
         if head in broken:
             raise StrategyError(broken[head])
         if head not in found:
-            raise StrategyError(f"unknown strategy {head!r}; known strategies: {', '.join({**BUILTINS, **found})}; "
+            raise StrategyError(f"unknown strategy {quote_short(head)}; known strategies: {', '.join({**BUILTINS, **found})}; "
                                 f"or package.module:ClassName")
         cls, param_text = found[head], rest
     params = _parse_params(param_text, head)

@@ -68,7 +68,7 @@ class Param:
             if low and high:
                 return f"{what} in {low}..{high}"
             return f"{what} of {low} or more" if low else (f"{what} of {high} or less" if high else what)
-        return f"a {self.kind.__name__}"
+        return "text" if self.kind is str else f"a {self.kind.__name__}"
 
     def convert(self, strategy: str, name: str, value: Any) -> Any:
         """``value`` (text from the command line, or a Python value) as this parameter's type.

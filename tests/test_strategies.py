@@ -314,7 +314,7 @@ def test_heuristic_rule_order_parameters():
     for bad in ("heuristic:order=dig/dig", "heuristic:order=fly", "heuristic:preset=reckless"):
         with pytest.raises(StrategyError):
             load_strategy(bad)
-    with pytest.raises(StrategyError, match="allowed: 1..6"):
+    with pytest.raises(StrategyError, match=r"allowed: a whole number in 1\.\.6"):
         load_strategy("lookahead:depth=9")
 
 
