@@ -22,7 +22,7 @@ from sim.cli import main
 from sim.rules import PARAMETERS, VARIANTS
 from strategies import BUILTINS
 
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 CARDS = [card_str(c) for c in range(52)]
 WON_LAYOUT = "\n".join(" ".join(CARDS[r + 13 * s] for s in range(4)) for r in reversed(range(13))) + "\n"
