@@ -97,6 +97,9 @@ def _check_class(cls: Any, where: str) -> type[Strategy]:
         for attr in ("name", "version"):
             if not isinstance(getattr(cls, attr), str) or not _LABEL_RE.match(getattr(cls, attr)):
                 raise StrategyError(f"{where}: class attribute {attr!r} must be 1 to 64 letters, digits or _ . + -")
+        if cls.name in BUILTINS and BUILTINS[cls.name] is not cls:
+            raise StrategyError(f"{where}: its name {cls.name!r} is a built-in strategy's; a plug-in needs its own name "
+                                "(results are stored under it)")
         if not isinstance(cls.description, str):
             raise StrategyError(f"{where}: class attribute 'description' must be a str")
         if not isinstance(cls.peeks, bool):
