@@ -97,9 +97,10 @@ def _check_class(cls: Any, where: str) -> type[Strategy]:
         for attr in ("name", "version"):
             if not isinstance(getattr(cls, attr), str) or not _LABEL_RE.match(getattr(cls, attr)):
                 raise StrategyError(f"{where}: class attribute {attr!r} must be 1 to 64 letters, digits or _ . + -")
-        if cls.name in BUILTINS and BUILTINS[cls.name] is not cls:
-            raise StrategyError(f"{where}: its name {cls.name!r} is a built-in strategy's; a plug-in needs its own name "
-                                "(results are stored under it)")
+        builtin = BUILTINS.get(cls.name)
+        if builtin is not None and builtin is not cls and builtin.version == cls.version:
+            raise StrategyError(f"{where}: its name and version ({cls.name!r}, {cls.version!r}) are a built-in strategy's; "
+                                "results are stored under them, so a plug-in needs its own name or version")
         if not isinstance(cls.description, str):
             raise StrategyError(f"{where}: class attribute 'description' must be a str")
         if not isinstance(cls.peeks, bool):
