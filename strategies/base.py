@@ -78,7 +78,8 @@ class Param:
         """
         out = _converted(self.kind, value)
         if out is None:
-            raise StrategyError(f"strategy {strategy!r}: parameter {name}={_shown(value)} is not allowed; "
+            kind = {bool: "a bool", int: "a whole number", float: "a finite number", str: "text"}.get(self.kind, self.kind.__name__)
+            raise StrategyError(f"strategy {strategy!r}: parameter {name}={_shown(value)} is not {kind}; "
                                 f"allowed: {self.allowed}")
         if self.choices is not None and out not in self.choices:
             raise StrategyError(f"strategy {strategy!r}: parameter {name}={_shown(value)} is not allowed; "

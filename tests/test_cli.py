@@ -91,7 +91,7 @@ def test_verify_finds_a_won_game_and_an_illegal_move(tmp_path):
         (("deal", "--deal", "1", "--source", "pysol", "--seed", "4"), "takes no seed"),
         (("deal", "--variant", "good-measure", "--deal", "1", "--source", "pysol"), "the pysol source deals 13 piles of 4"),
         (("play", "--deal", "1", "--strategy", "nope"), "unknown strategy 'nope'"),
-        (("play", "--deal", "1", "--strategy", "random:home_first=maybe"), "allowed: true or false"),
+        (("play", "--deal", "1", "--strategy", "random:home_first=maybe"), "is not a bool"),
     ],
 )
 def test_bad_input_is_one_clear_line_with_exit_code_2(args, message):

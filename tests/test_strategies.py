@@ -208,7 +208,7 @@ def test_names_parameters_and_identity():
     ("spec", "message"),
     [
         ("nope", "unknown strategy 'nope'; known strategies: random, greedy"),
-        ("random:home_first=maybe", "home_first=maybe is not allowed; allowed: true or false"),
+        ("random:home_first=maybe", "home_first=maybe is not a bool; allowed: true or false"),
         ("random:colour=red", "has no parameter colour"),
         ("random:home_first", "is not key=value"),
         ("no_such_module_xyz.sub:Thing", "cannot import strategy module"),
@@ -237,7 +237,7 @@ def test_plugin_by_module_path_and_by_entry_point(monkeypatch):
 def test_param_conversion():
     p = Param(int, 3, "n", minimum=1)
     assert p.convert("s", "n", "7") == 7
-    with pytest.raises(StrategyError, match="n=7.5 is not allowed; allowed: a whole number of 1 or more"):
+    with pytest.raises(StrategyError, match="n=7.5 is not a whole number; allowed: a whole number of 1 or more"):
         p.convert("s", "n", "7.5")
     choice = Param(str, "a", "x", choices=("a", "b"))
     with pytest.raises(StrategyError, match="allowed: a, b"):
