@@ -60,9 +60,13 @@ TOKEN = st.one_of(st.sampled_from(CARDS), st.sampled_from(CARDS).map(lambda c: f
 def layouts(draw) -> str:
     """A deck split into piles of any height, then mutated: duplicates, missing cards, junk, markers, home lines."""
     deck = [CARDS[c] for c in draw(st.permutations(range(52)))]
-    n_piles = draw(st.sampled_from([13, 10]) | st.integers(1, 60))  # often the count the variant wants
-    cuts = sorted(draw(st.lists(st.integers(0, 52), min_size=n_piles - 1, max_size=n_piles - 1)))
-    piles = [deck[a:b] for a, b in zip([0, *cuts], [*cuts, 52], strict=True)]
+    if draw(st.booleans()):  # dealt as the variant deals: 13 piles of 4 or 10 of 5 (good-measure's aces left over)
+        n_piles = draw(st.sampled_from([13, 10]))
+        piles = [deck[i : 52 - 52 % n_piles : n_piles] for i in range(n_piles)]
+    else:  # any number of piles of any height
+        n_piles = draw(st.sampled_from([13, 10]) | st.integers(1, 60))
+        cuts = sorted(draw(st.lists(st.integers(0, 52), min_size=n_piles - 1, max_size=n_piles - 1)))
+        piles = [deck[a:b] for a, b in zip([0, *cuts], [*cuts, 52], strict=True)]
     for _ in range(draw(st.integers(0, 4))):
         if not piles:
             break
@@ -84,7 +88,7 @@ def layouts(draw) -> str:
         elif action == "merge" and i + 1 < len(piles):
             piles[i : i + 2] = [pile + piles[i + 1]]
     lines = [" ".join(p) or "-" for p in piles]
-    if draw(st.booleans()):
+    if draw(st.integers(0, 3)) == 0:
         home = draw(st.lists(st.lists(st.sampled_from(CARDS), max_size=4), max_size=5))
         lines.insert(draw(st.integers(0, len(lines))), "home: " + " / ".join(" ".join(f) or "-" for f in home))
     if draw(st.booleans()):
