@@ -254,6 +254,8 @@ def variant_names() -> list[str]:
 
 def find_variant(name: str) -> Rules:
     """The preset called ``name`` or one of its aliases (case-insensitive, ``_`` = ``-``)."""
+    if not isinstance(name, str):
+        raise RulesError(f"a variant is named by text; got {type(name).__name__} {_shortened(repr(name))}")
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
     for v in VARIANTS:
         if key == v.name or key in v.aliases:
@@ -322,6 +324,8 @@ def _is_label(text: str, limit: int) -> bool:
 
 def is_variant_file(spec: str) -> bool:
     """Whether ``spec`` names a variant file: it ends in ``.toml`` or holds a path separator, and is no preset."""
+    if not isinstance(spec, str):
+        return False
     try:
         find_variant(spec)
     except RulesError:

@@ -557,3 +557,10 @@ def test_an_unknown_field_message_stays_short(tmp_path):
 def test_a_mapping_that_is_not_a_table(tmp_path):
     with pytest.raises(RulesError, match="table of rule fields"):
         rules_from_mapping([("columns", 13)])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", [5, None, ["bakers-dozen"], {"base": "dick"}, b"dick"])
+def test_a_variant_name_that_is_not_text(name):
+    for call in (find_variant, resolve_variant):
+        with pytest.raises(RulesError, match="a variant is named by text"):
+            call(name)
