@@ -28,6 +28,8 @@ USER_ERRORS = (UserError,)
 """What the command reports as one line and exit code 2; every other exception is a bug."""
 EXIT_BAD_INPUT = 2
 EXIT_BUG = 1
+EXIT_ABORTED = 1
+"""A Ctrl-C outside the verbs that handle it themselves: click's "Aborted!" and its exit code."""
 MAX_LAYOUT_CHARS = 1 << 20
 """A layout is 52 cards on a few lines; far longer text is refused before it is parsed."""
 
@@ -41,7 +43,9 @@ class _Group(click.Group):
 
     Bad input is a `sim.errors.UserError` or click's own usage errors (an unknown
     option, a value of the wrong type). The verbs' own exit codes (``sys.exit``)
-    pass through.
+    pass through. Click runs in non-standalone mode here so that its usage errors
+    reach this method; it then returns ``--help``'s exit code, and a verb's return
+    value (verbs return None) counts as exit 0.
     """
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
@@ -52,7 +56,7 @@ class _Group(click.Group):
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.Abort:
             click.echo("Aborted!", err=True)
-            sys.exit(EXIT_BUG)
+            sys.exit(EXIT_ABORTED)
         except click.ClickException as exc:
             _one_line_error(exc.format_message())
             sys.exit(EXIT_BAD_INPUT)
