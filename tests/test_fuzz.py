@@ -183,6 +183,14 @@ def test_fuzz_variant_files(tmp_path_factory, text, verb, number):
     assert_clean_end(invoke(*args))
 
 
+@FUZZ
+@given(spec=st.sampled_from([name for v in VARIANTS for name in (v.name, *v.aliases)]).map(str.upper)
+       | st.text(max_size=30) | st.sampled_from(["/", ".", "..", "./", "/dev/null", "/dev/zero", "x.toml", ".toml", "a/b",
+                                                 "/nonexistent/v.toml", "BAKERS_DOZEN", " dick ", "\x00"]))
+def test_fuzz_variant_names(spec):
+    assert_clean_end(invoke("deal", "--variant", spec, "--deal", "1"))
+
+
 # --- strategy specs -------------------------------------------------------------------------------------------
 
 PARAM_NAMES = sorted({k for cls in BUILTINS.values() for k in cls.PARAMETERS})

@@ -564,3 +564,14 @@ def test_a_variant_name_that_is_not_text(name):
     for call in (find_variant, resolve_variant):
         with pytest.raises(RulesError, match="a variant is named by text"):
             call(name)
+
+
+def test_an_unreadable_variant_file(tmp_path, monkeypatch):
+    p = _write(tmp_path, "face_down = 1\n")
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(type(p), "open", refused)
+    with pytest.raises(RulesError, match="cannot read variant file .*mine.toml.*: Permission denied"):
+        resolve_variant(str(p))
