@@ -55,11 +55,16 @@ class CardParseError(UserError):
     """Text that does not name a card."""
 
 
+def quote_short(text: str, limit: int = 40) -> str:
+    """``repr(text)``, cut to about ``limit`` characters so that an error message stays one short line."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
+
+
 def parse_card(text: str) -> Card:
     """Read ``"9H"``, ``"10h"``, ``"T♥"`` or ``"ks"``; raise `CardParseError` otherwise."""
     t = text.strip()
     if len(t) < 2:
-        raise CardParseError(f"{text!r} is not a card: expected rank A23456789TJQK then suit CDHS, e.g. 9H or TD")
+        raise CardParseError(f"{quote_short(text)} is not a card: expected rank A23456789TJQK then suit CDHS, e.g. 9H or TD")
     rank_text, suit_text = t[:-1].upper(), t[-1].upper()
     rank_text = _RANK_ALIASES.get(rank_text, rank_text)
     if suit_text in SUIT_SYMBOLS:
@@ -67,7 +72,7 @@ def parse_card(text: str) -> Card:
     elif len(suit_text) == 1 and suit_text in SUITS:
         suit = SUITS.index(suit_text)
     else:
-        raise CardParseError(f"{text!r} is not a card: the suit must be one of C D H S (or ♣ ♦ ♥ ♠)")
+        raise CardParseError(f"{quote_short(text)} is not a card: the suit must be one of C D H S (or ♣ ♦ ♥ ♠)")
     if len(rank_text) != 1 or rank_text not in RANKS:
-        raise CardParseError(f"{text!r} is not a card: the rank must be one of A 2-9 T(10) J Q K")
+        raise CardParseError(f"{quote_short(text)} is not a card: the rank must be one of A 2-9 T(10) J Q K")
     return card(RANKS.index(rank_text), suit)

@@ -30,6 +30,7 @@ from sim.rules import Rules
 SOURCES = ("default", "pysol")
 MAX_DEAL = (1 << 62) - 1
 MAX_SEED = (1 << 62) - 1
+"""Deal seeds and strategy seeds: 0..MAX_SEED, which the compiled generator holds as int64 (`sim.rng`)."""
 PYSOL_MAX_DEAL = 10**20 - 1
 
 
@@ -63,6 +64,14 @@ def check_deal_number(number: int, seed: int = 0, source: str = "default") -> No
         raise DealError(f"seed {seed!r} is out of range; allowed: 0..{MAX_SEED}")
     if source == "pysol" and seed != 0:
         raise DealError("the pysol source numbers deals by PySolFC's own generator; it takes no seed (use --seed 0)")
+
+
+def check_strategy_seed(seed: int) -> None:
+    """Raise `DealError` naming the allowed range when a strategy seed is not one the RNG supports."""
+    if not _is_whole(seed):
+        raise DealError(f"strategy seed {seed!r} is not a whole number; allowed: 0..{MAX_SEED}")
+    if not 0 <= seed <= MAX_SEED:
+        raise DealError(f"strategy seed {seed!r} is out of range; allowed: 0..{MAX_SEED}")
 
 
 def _is_whole(value: object) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from sim.cards import CardParseError, card_str, parse_card
+from sim.cards import CardParseError, card_str, parse_card, quote_short
 from sim.errors import UserError
 
 FOUNDATION = 56
@@ -19,7 +19,9 @@ FOUNDATION = 56
 ANY_FOUNDATION = FOUNDATION - 1
 """Destination of a parsed ``>F`` whose foundation is still to be resolved."""
 
-_MOVE_RE = re.compile(r"^\s*(\S+)\s+(\d+|F\d?)\s*>\s*(\d+|F\d?)\s*$", re.IGNORECASE)
+_MOVE_RE = re.compile(r"^\s*(\S{2,4})\s+([0-9]{1,6}|F[0-9]?)\s*>\s*([0-9]{1,6}|F[0-9]?)\s*$", re.IGNORECASE | re.ASCII)
+"""CARD FROM>TO; a card is 2-4 characters (``9H``, ``10h``, ``T♥``) and a pile number at most 6 digits, so that
+any text, however long, is refused by the pattern rather than read as a huge number."""
 
 
 class MoveParseError(UserError):
@@ -73,12 +75,12 @@ def parse_move(text: str, piles: int, suit_foundations: bool = True) -> Move:
     m = _MOVE_RE.match(text)
     if not m:
         raise MoveParseError(
-            f"{text!r} is not a move; write CARD FROM>TO with piles 1..{piles} or F, e.g. '9H 3>7', 'AS 5>F', '3D F>2'"
+            f"{quote_short(text)} is not a move; write CARD FROM>TO with piles 1..{piles} or F, e.g. '9H 3>7', 'AS 5>F', '3D F>2'"
         )
     try:
         c = parse_card(m.group(1))
     except CardParseError as exc:
-        raise MoveParseError(f"{text!r}: {exc}") from None
+        raise MoveParseError(f"{quote_short(text)}: {exc}") from None
 
     def place(word: str) -> int:
         w = word.upper()
@@ -87,18 +89,18 @@ def parse_move(text: str, piles: int, suit_foundations: bool = True) -> Move:
                 return FOUNDATION + c // 13 if suit_foundations else ANY_FOUNDATION
             k = int(w[1:])
             if not 1 <= k <= 4:
-                raise MoveParseError(f"{text!r}: foundation F{k} does not exist; allowed: F1..F4")
+                raise MoveParseError(f"{quote_short(text)}: foundation F{k} does not exist; allowed: F1..F4")
             if suit_foundations and k - 1 != c // 13:
-                raise MoveParseError(f"{text!r}: foundations build in suit; {card_str(c)} belongs on F{c // 13 + 1} (or just F)")
+                raise MoveParseError(f"{quote_short(text)}: foundations build in suit; {card_str(c)} belongs on F{c // 13 + 1} (or just F)")
             return FOUNDATION + k - 1
         k = int(w)
         if not 1 <= k <= piles:
-            raise MoveParseError(f"{text!r}: pile {k} does not exist; allowed: 1..{piles}")
+            raise MoveParseError(f"{quote_short(text)}: pile {k} does not exist; allowed: 1..{piles}")
         return k - 1
 
     src, dst = place(m.group(2)), place(m.group(3))
     if src >= ANY_FOUNDATION and dst >= ANY_FOUNDATION:
-        raise MoveParseError(f"{text!r}: a move goes from a pile or to a pile; foundation to foundation is not a move")
+        raise MoveParseError(f"{quote_short(text)}: a move goes from a pile or to a pile; foundation to foundation is not a move")
     if src == dst:
-        raise MoveParseError(f"{text!r}: source and destination are the same pile")
+        raise MoveParseError(f"{quote_short(text)}: source and destination are the same pile")
     return Move(c, src, dst)

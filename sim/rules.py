@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,7 +99,19 @@ def _jsonable(value: Any) -> Any:
 
 
 def _fail(name: str, value: Any, allowed: str) -> None:
-    raise RulesError(f"rule {name!r} has value {value!r}; allowed: {allowed}")
+    raise RulesError(f"rule {name!r} has value {_shortened(repr(value))}; allowed: {allowed}")
+
+
+def _shortened(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters, so that a message stays one readable line."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _label(field: str, value: Any, limit: int) -> str:
+    """A variant's name or description: text of 1..``limit`` printable characters on one line."""
+    if not isinstance(value, str) or not _is_label(value, limit):
+        _fail(field, value, f"text of 1 to {limit} printable characters on one line, without leading or trailing spaces")
+    return value
 
 
 def _validate(r: Rules) -> None:
@@ -227,6 +240,11 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 DEFAULT_VARIANT = "bakers-dozen"
+MAX_NAME = 64
+"""Longest variant name (it labels tables, charts and file names)."""
+MAX_DESCRIPTION = 300
+MAX_VARIANT_FILE = 1 << 16
+"""Longest variant file in bytes: a variant is a dozen short fields."""
 
 
 def variant_names() -> list[str]:
@@ -236,12 +254,15 @@ def variant_names() -> list[str]:
 
 def find_variant(name: str) -> Rules:
     """The preset called ``name`` or one of its aliases (case-insensitive, ``_`` = ``-``)."""
+    if not isinstance(name, str):
+        raise RulesError(f"a variant is named by text; got {type(name).__name__} {_shortened(repr(name))}")
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
     for v in VARIANTS:
         if key == v.name or key in v.aliases:
             return v.rules
     known = ", ".join(f"{v.name}" + (f" ({', '.join(v.aliases)})" if v.aliases else "") for v in VARIANTS)
-    raise RulesError(f"unknown variant {name!r}; known variants: {known}; or a path to a .toml variant file")
+    raise RulesError(f"unknown variant {_shortened(repr(name))}; known variants: {known}; or a variant file "
+                     "(a path ending in .toml or holding a path separator)")
 
 
 def rules_from_mapping(data: dict[str, Any], *, default_name: str = "custom") -> Rules:
@@ -250,19 +271,21 @@ def rules_from_mapping(data: dict[str, Any], *, default_name: str = "custom") ->
     ``base`` names a preset to start from; ``name`` and ``description`` label
     the variant; every other key must be a rule parameter.
     """
+    if not isinstance(data, dict):
+        raise RulesError(f"a variant is a table of rule fields; got {type(data).__name__}")
     data = dict(data)
+    unknown = sorted(set(map(str, data)) - set(PARAMETERS) - {"base", "name", "description"})
+    if unknown:
+        raise RulesError(
+            f"unknown rule field(s) {', '.join(repr(_shortened(k)) for k in unknown[:5])}; allowed fields: "
+            + ", ".join(("base", "name", "description") + PARAMETERS)
+        )
     base_name = data.pop("base", DEFAULT_VARIANT)
     if not isinstance(base_name, str):
         _fail("base", base_name, "the name of a preset: " + ", ".join(variant_names()))
     base = find_variant(base_name)
-    name = data.pop("name", default_name)
-    description = data.pop("description", f"custom variant based on {base.name}")
-    unknown = sorted(set(data) - set(PARAMETERS))
-    if unknown:
-        raise RulesError(
-            f"unknown rule field(s) {', '.join(map(repr, unknown))}; allowed fields: "
-            + ", ".join(("base", "name", "description") + PARAMETERS)
-        )
+    name = _label("name", data.pop("name", default_name), MAX_NAME)
+    description = _label("description", data.pop("description", f"custom variant based on {base.name}"), MAX_DESCRIPTION)
     if "start_home" in data:
         value = data["start_home"]
         if not isinstance(value, list | tuple):
@@ -274,19 +297,46 @@ def rules_from_mapping(data: dict[str, Any], *, default_name: str = "custom") ->
 def load_variant_file(path: str | Path) -> Rules:
     """Read a user's variant from a TOML file, validated field by field."""
     p = Path(path)
+    if p.is_dir():
+        raise RulesError(f"variant file {str(p)!r} is a directory; give a .toml file")
     try:
-        text = p.read_text(encoding="utf-8")
+        with p.open("rb") as f:
+            raw = f.read(MAX_VARIANT_FILE + 1)
     except OSError as exc:
-        raise RulesError(f"cannot read variant file {str(p)!r}: {exc.strerror}") from None
+        raise RulesError(f"cannot read variant file {str(p)!r}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_VARIANT_FILE:
+        raise RulesError(f"variant file {str(p)!r} is longer than {MAX_VARIANT_FILE:,} bytes; a variant is a few short fields")
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RulesError(f"variant file {str(p)!r} is not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"variant file {str(p)!r} is not valid TOML: {exc}") from None
-    return rules_from_mapping(data, default_name=p.stem)
+    except RecursionError:
+        raise RulesError(f"variant file {str(p)!r} nests too deeply to be a variant") from None
+    stem = p.stem if _is_label(p.stem, MAX_NAME) else "custom"
+    return rules_from_mapping(data, default_name=stem)
+
+
+def _is_label(text: str, limit: int) -> bool:
+    return 1 <= len(text) <= limit and text.isprintable() and text == text.strip()
+
+
+def is_variant_file(spec: str) -> bool:
+    """Whether ``spec`` names a variant file: it ends in ``.toml`` or holds a path separator, and is no preset."""
+    if not isinstance(spec, str):
+        return False
+    try:
+        find_variant(spec)
+    except RulesError:
+        return spec.endswith(".toml") or "/" in spec or os.sep in spec
+    return False
 
 
 def resolve_variant(spec: str) -> Rules:
-    """A preset name or alias, or a path to a ``.toml`` variant file."""
-    if spec.endswith(".toml") or Path(spec).is_file():
-        return load_variant_file(spec)
-    return find_variant(spec)
+    """A preset name or alias, or else a variant file (text ending in ``.toml`` or holding a path separator).
+
+    A preset name always means the preset, even when a file of that name lies in
+    the current directory.
+    """
+    return load_variant_file(spec) if is_variant_file(spec) else find_variant(spec)

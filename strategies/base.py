@@ -8,6 +8,7 @@ legal moves (`choose`). Strategies that also run in machine code return a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -39,38 +40,101 @@ as a search does when its budget runs out; ``None`` resigns (outcome ``lost``)."
 
 @dataclass(frozen=True)
 class Param:
-    """A declared strategy parameter: its type, default and meaning."""
+    """A declared strategy parameter: its type, default, meaning and allowed values.
+
+    Numeric parameters give the range a run can afford (``minimum`` and
+    ``maximum``): a value that would exhaust memory or never end is refused
+    with that range, before any deal is played.
+    """
 
     kind: type
     default: Any
     doc: str
     choices: tuple[Any, ...] | None = None
     minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def allowed(self) -> str:
+        """The allowed values in words, as error messages and `bakers-dozen strategies` print them."""
+        if self.kind is bool:
+            return "true or false"
+        if self.choices is not None:
+            return ", ".join(map(str, self.choices))
+        if self.kind in (int, float):
+            low = "" if self.minimum is None else _number_text(self.minimum)
+            high = "" if self.maximum is None else _number_text(self.maximum)
+            what = "a whole number" if self.kind is int else "a number"
+            if low and high:
+                return f"{what} in {low}..{high}"
+            return f"{what} of {low} or more" if low else (f"{what} of {high} or less" if high else what)
+        return "text" if self.kind is str else f"a {self.kind.__name__}"
 
     def convert(self, strategy: str, name: str, value: Any) -> Any:
-        """``value`` (text from the command line, or a Python value) as this parameter's type."""
-        try:
-            if self.kind is bool:
-                if isinstance(value, str):
-                    low = value.strip().lower()
-                    if low not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
-                        raise ValueError
-                    out: Any = low in ("true", "1", "yes", "on")
-                elif isinstance(value, bool | int):
-                    out = bool(value)
-                else:
-                    raise ValueError
-            else:
-                if self.kind is int and isinstance(value, float) and not value.is_integer():
-                    raise ValueError
-                out = self.kind(value)
-        except (TypeError, ValueError):
-            raise StrategyError(f"strategy {strategy!r}: parameter {name}={value!r} is not a {self.kind.__name__}") from None
+        """``value`` (text from the command line, or a Python value) as this parameter's type.
+
+        Raise `StrategyError` naming the strategy, the parameter, the value and
+        what is allowed when it is not of the type, not finite, or out of range.
+        """
+        out = _converted(self.kind, value)
+        if out is None:
+            kind = {bool: "a bool", int: "a whole number", float: "a finite number", str: "text"}.get(self.kind, self.kind.__name__)
+            raise StrategyError(f"strategy {strategy!r}: parameter {name}={_shown(value)} is not {kind}; "
+                                f"allowed: {self.allowed}")
         if self.choices is not None and out not in self.choices:
-            raise StrategyError(f"strategy {strategy!r}: {name}={out!r} is not allowed; allowed: {', '.join(map(str, self.choices))}")
-        if self.minimum is not None and out < self.minimum:
-            raise StrategyError(f"strategy {strategy!r}: {name}={out!r} is too small; allowed: {self.minimum} or more")
+            raise StrategyError(f"strategy {strategy!r}: parameter {name}={_shown(value)} is not allowed; "
+                                f"allowed: {self.allowed}")
+        if (self.minimum is not None and out < self.minimum) or (self.maximum is not None and out > self.maximum):
+            raise StrategyError(f"strategy {strategy!r}: parameter {name}={_shown(value)} is out of range; "
+                                f"allowed: {self.allowed}")
         return out
+
+
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def _converted(kind: type, value: Any) -> Any:
+    """``value`` as ``kind`` (bool, int, float or str), or None when it is not one (NaN and infinities are not)."""
+    if kind is bool:
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        return bool(value) if isinstance(value, bool | int) and value in (0, 1) else None
+    if kind is str:
+        return value if isinstance(value, str) else None
+    if kind not in (int, float):
+        raise TypeError(f"Param kind {kind!r} is not one of bool, int, float, str")  # a bug in a declaration
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) > 40 or not text.isascii():  # no allowed number is written longer; int() reads other digits too
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                return None
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    if kind is int:
+        if isinstance(value, float) and not value.is_integer():
+            return None
+        return int(value)
+    return float(value)
+
+
+def _number_text(x: float) -> str:
+    """``x`` as it can be typed back: ``1000000``, ``0.01`` (no trailing ``.0``)."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _shown(value: Any) -> str:
+    """``value`` as a message shows it: text as typed (shortened), other values by repr."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)

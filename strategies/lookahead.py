@@ -206,9 +206,12 @@ class LookaheadStrategy(PolicyStrategy):
     version: ClassVar[str] = "1"
     description: ClassVar[str] = "heuristic rollouts (or a k-move search) from each candidate move; never uses hidden cards"
     PARAMETERS = {
-        "depth": Param(int, 2, "moves searched ahead in search mode (1 = judge each move by the position it leads to)", minimum=1),
-        "reveal_bonus": Param(int, 20, "value of turning a face-down card up, in the units of the evaluation", minimum=0),
-        "inversion_penalty": Param(int, 10, "cost of a higher card of the same suit lying above a card", minimum=0),
+        "depth": Param(int, 2, "moves searched ahead in search mode (1 = judge each move by the position it leads to)", minimum=1,
+                       maximum=6),
+        "reveal_bonus": Param(int, 20, "value of turning a face-down card up, in the units of the evaluation", minimum=0,
+                              maximum=1_000_000),
+        "inversion_penalty": Param(int, 10, "cost of a higher card of the same suit lying above a card", minimum=0,
+                                   maximum=1_000_000),
         "mode": Param(str, "rollout", "rollout: play the heuristic on from each move (until a card turns up); "
                       "search: search depth moves ahead", choices=("rollout", "search")),
     }

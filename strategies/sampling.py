@@ -332,11 +332,14 @@ class SamplingStrategy(Strategy):
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
     PARAMETERS = {
-        "samples": Param(int, 8, "completions of the hidden cards drawn at each decision", minimum=1),
-        "sample_nodes": Param(int, 2000, "solver node budget per solve of a completion", minimum=1),
-        "nodes": Param(int, 4_000_000, "node budget of the solver once nothing is hidden", minimum=1),
-        "seconds": Param(float, 10.0, "time budget of the solver once nothing is hidden", minimum=0.0),
-        "tt_mb": Param(float, 16.0, "transposition table size in MiB", minimum=0.01),
+        "samples": Param(int, 8, "completions of the hidden cards drawn at each decision", minimum=1, maximum=10_000),
+        "sample_nodes": Param(int, 2000, "solver node budget per solve of a completion", minimum=1,
+                              maximum=1_000_000_000),
+        "nodes": Param(int, 4_000_000, "node budget of the solver once nothing is hidden", minimum=1,
+                       maximum=10**12),
+        "seconds": Param(float, 10.0, "time budget of the solver once nothing is hidden", minimum=0.0,
+                         maximum=1e6),
+        "tt_mb": Param(float, 16.0, "transposition table size in MiB", minimum=0.01, maximum=16384.0),
     }
 
     def __init__(self, **params: Any) -> None:

@@ -157,13 +157,17 @@ class SolverStrategy(Strategy):
                                   "proofs and restarts; decides won / lost / unknown and plays the winning line")
     peeks: ClassVar[bool] = True
     PARAMETERS = {
-        "nodes": Param(int, 4_000_000, "node budget per deal (all searches together)", minimum=1),
-        "seconds": Param(float, 10.0, "time budget per deal in seconds (all searches together)", minimum=0.0),
-        "tt_mb": Param(float, 64.0, "transposition table size in MiB (bounds its memory)", minimum=0.01),
+        "nodes": Param(int, 4_000_000, "node budget per deal (all searches together)", minimum=1, maximum=10**12),
+        "seconds": Param(float, 10.0, "time budget per deal in seconds (all searches together)", minimum=0.0,
+                         maximum=1e6),
+        "tt_mb": Param(float, 64.0, "transposition table size in MiB (bounds its memory)", minimum=0.01,
+                       maximum=16384.0),
         "depth": Param(int, 8192, "longest line the search follows (about 450 bytes a move); a longer one leaves the "
-                       "verdict unknown", minimum=64),
-        "restart_nodes": Param(int, 2000, "unit of the Luby restart schedule in nodes (0: one search only)", minimum=0),
-        "noise": Param(int, 3000, "size of the random term added to ordering scores in restarts", minimum=0),
+                       "verdict unknown", minimum=64, maximum=1_000_000),
+        "restart_nodes": Param(int, 2000, "unit of the Luby restart schedule in nodes (0: one search only)", minimum=0,
+                               maximum=10**12),
+        "noise": Param(int, 3000, "size of the random term added to ordering scores in restarts", minimum=0,
+                       maximum=1_000_000_000),
         "safe": Param(bool, True, "play safe moves home without search"),
         "dead": Param(bool, True, "cut dead positions (strategies.solver_dead)"),
         "order": Param(bool, True, "order moves by the heuristic score"),

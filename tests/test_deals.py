@@ -16,6 +16,7 @@ from sim.deals import (
     DealError,
     arrange,
     check_deal_number,
+    check_strategy_seed,
     deck_order,
     kings_to_bottom,
     make_deal,
@@ -664,3 +665,14 @@ def test_chisquare_would_catch_a_biased_shuffle():
         first[d[0]] += 1
     assert first[0] == 0
     assert chisquare(first).pvalue < 1e-4
+
+
+@pytest.mark.parametrize("seed", [-1, MAX_SEED + 1, 10**23, 2**64, 1.0, 0.5, True, "3", None, float("nan")])
+def test_strategy_seeds_outside_what_the_generator_holds_are_refused(seed):
+    with pytest.raises(DealError, match=rf"strategy seed .* allowed: 0\.\.{MAX_SEED}"):
+        check_strategy_seed(seed)
+
+
+@pytest.mark.parametrize("seed", [0, 1, MAX_SEED, np.int64(7)])
+def test_strategy_seeds_in_range_are_accepted(seed):
+    check_strategy_seed(seed)

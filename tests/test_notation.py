@@ -225,3 +225,11 @@ def test_alternate_colour_game_moves_round_trip():
         for m in moves:
             assert parse_move(m.text(numbered_foundations=True), 13, suit_foundations=False) == m
         g.play(moves[0])
+
+
+@pytest.mark.parametrize("text", ["9H 99999999999999999999999>1", "9H ١>2", "9H 3>" + "9" * 5000, "x" * 10_000,
+                                  "9H\t3 > ７", "9" * 5000 + "H 3>4", "9H F99>1"])
+def test_hostile_move_text_is_refused_in_one_short_line(text):
+    with pytest.raises(MoveParseError) as info:
+        parse_move(text, 13)
+    assert len(str(info.value)) < 200 and "\n" not in str(info.value)

@@ -473,5 +473,105 @@ def test_missing_file(tmp_path):
 def test_a_directory_is_not_a_variant_file(tmp_path):
     d = tmp_path / "dir.toml"
     d.mkdir()
-    with pytest.raises(RulesError, match="cannot read variant file"):
-        load_variant_file(d)
+    for call in (lambda: load_variant_file(d), lambda: resolve_variant(str(d))):
+        with pytest.raises(RulesError, match="is a directory"):
+            call()
+
+
+# --- hostile variant input ------------------------------------------------------------------------------
+
+_PRESET_SPELLINGS = [name for v in VARIANTS for name in (v.name, *v.aliases)]
+
+
+@pytest.mark.parametrize("spec", _PRESET_SPELLINGS)
+def test_a_file_named_like_a_preset_never_replaces_it(tmp_path, monkeypatch, spec):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / spec).write_text("face_down = 2\nname = 'trap'\n")
+    assert resolve_variant(spec) == find_variant(spec)
+    assert resolve_variant(spec).name != "trap"
+
+
+def test_a_variant_file_is_text_ending_in_toml_or_holding_a_path_separator(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine").write_text("face_down = 2\n")
+    (tmp_path / "mine.toml").write_text("face_down = 1\n")
+    with pytest.raises(RulesError, match="unknown variant 'mine'.*ending in .toml or holding a path separator"):
+        resolve_variant("mine")
+    assert resolve_variant("./mine").face_down == 2
+    assert resolve_variant("mine.toml").face_down == 1
+    assert resolve_variant(str(tmp_path / "mine")).face_down == 2
+    (tmp_path / "spanish.toml").write_text("face_down = 1\n")
+    assert resolve_variant("spanish.toml").face_down == 1 and resolve_variant("spanish") == find_variant("spanish")
+
+
+_INT_FIELDS = ("columns", "cards_per_column", "face_down")
+_BOOL_FIELDS = ("kings_to_bottom", "worrying_back")
+_CHOICE_FIELDS = ("build", "empty_fill", "foundation")
+_HOSTILE_VALUES = ["10000000000000000000000000", "-1", "-9223372036854775809", "nan", "inf", "-inf", "1.0", '"4"', "true",
+                   "[4]", "{a = 1}", "1979-05-27", '""', '"x"']
+
+
+@pytest.mark.parametrize("field", _INT_FIELDS + _BOOL_FIELDS + _CHOICE_FIELDS + ("start_home", "base", "name", "description"))
+@pytest.mark.parametrize("value", _HOSTILE_VALUES)
+def test_hostile_field_values_name_the_field(tmp_path, field, value):
+    """Every field, any TOML type or size: either valid, or a RulesError that names the field."""
+    p = tmp_path / "v.toml"
+    p.write_text(f"{field} = {value}\n")
+    try:
+        rules = load_variant_file(p)
+    except RulesError as exc:
+        msg = str(exc)
+        assert f"'{field}'" in msg or "exactly 52" in msg or "unknown variant" in msg, msg
+        assert "\n" not in msg and len(msg) < 600
+    else:
+        assert isinstance(rules, Rules)
+
+
+@pytest.mark.parametrize("value", ["{a = 1}", "5", '""', '"a\\nb"', '" padded"', '"' + "n" * 65 + '"', '"\\u0007bell"'])
+def test_a_variant_name_is_one_short_printable_line(tmp_path, value):
+    msg = _load_error(tmp_path, f"name = {value}\n")
+    assert "'name'" in msg and "printable" in msg
+
+
+def test_variant_files_that_cannot_be_read(tmp_path):
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"name = '\xff\xfe'\n")
+    with pytest.raises(RulesError, match="is not UTF-8 text"):
+        resolve_variant(str(binary))
+    huge = tmp_path / "huge.toml"
+    huge.write_text("# " + "x" * 100_000 + "\n")
+    with pytest.raises(RulesError, match="longer than"):
+        resolve_variant(str(huge))
+    deep = tmp_path / "deep.toml"
+    deep.write_text("columns = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(RulesError, match="columns|nests too deeply|not valid TOML"):
+        resolve_variant(str(deep))
+
+
+def test_an_unknown_field_message_stays_short(tmp_path):
+    text = "".join(f"field{i} = {i}\n" for i in range(500)) + ("k" * 5000) + " = 1\n"
+    msg = _load_error(tmp_path, text)
+    assert "unknown rule field" in msg and len(msg) < 600
+
+
+def test_a_mapping_that_is_not_a_table(tmp_path):
+    with pytest.raises(RulesError, match="table of rule fields"):
+        rules_from_mapping([("columns", 13)])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", [5, None, ["bakers-dozen"], {"base": "dick"}, b"dick"])
+def test_a_variant_name_that_is_not_text(name):
+    for call in (find_variant, resolve_variant):
+        with pytest.raises(RulesError, match="a variant is named by text"):
+            call(name)
+
+
+def test_an_unreadable_variant_file(tmp_path, monkeypatch):
+    p = _write(tmp_path, "face_down = 1\n")
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(type(p), "open", refused)
+    with pytest.raises(RulesError, match="cannot read variant file .*mine.toml.*: Permission denied"):
+        resolve_variant(str(p))

@@ -208,13 +208,13 @@ def test_names_parameters_and_identity():
     ("spec", "message"),
     [
         ("nope", "unknown strategy 'nope'; known strategies: random, greedy"),
-        ("random:home_first=maybe", "home_first='maybe' is not a bool"),
+        ("random:home_first=maybe", "home_first=maybe is not a bool; allowed: true or false"),
         ("random:colour=red", "has no parameter colour"),
         ("random:home_first", "is not key=value"),
         ("no_such_module_xyz.sub:Thing", "cannot import strategy module"),
         ("strategies.base:Param", "is not a Strategy subclass"),
         ("examples.lowest_first:", "needs a class"),
-        ("examples.lowest_first:LowestFirst:max_moves=0", "too small"),
+        ("examples.lowest_first:LowestFirst:max_moves=0", "max_moves=0 is out of range; allowed: a whole number of 1 or more"),
     ],
 )
 def test_bad_strategy_specs_say_what_is_wrong(spec, message):
@@ -237,7 +237,7 @@ def test_plugin_by_module_path_and_by_entry_point(monkeypatch):
 def test_param_conversion():
     p = Param(int, 3, "n", minimum=1)
     assert p.convert("s", "n", "7") == 7
-    with pytest.raises(StrategyError, match="is not a int"):
+    with pytest.raises(StrategyError, match="n=7.5 is not a whole number; allowed: a whole number of 1 or more"):
         p.convert("s", "n", "7.5")
     choice = Param(str, "a", "x", choices=("a", "b"))
     with pytest.raises(StrategyError, match="allowed: a, b"):
@@ -314,7 +314,7 @@ def test_heuristic_rule_order_parameters():
     for bad in ("heuristic:order=dig/dig", "heuristic:order=fly", "heuristic:preset=reckless"):
         with pytest.raises(StrategyError):
             load_strategy(bad)
-    with pytest.raises(StrategyError, match="allowed: 1..6"):
+    with pytest.raises(StrategyError, match=r"allowed: a whole number in 1\.\.6"):
         load_strategy("lookahead:depth=9")
 
 
@@ -373,3 +373,45 @@ def test_no_strategy_reads_hidden_cards():
 def test_the_example_plugin_plays_identically_in_both_tiers():
     for rules in (Rules(), find_variant("spanish-patience"), find_variant("dick-1883")):
         assert_tiers_agree(rules, "examples.lowest_first:LowestFirst:max_moves=60", np.arange(1, 201))
+
+
+# --- parameter limits -------------------------------------------------------------------------------------
+
+_NUMERIC = [(name, key, p) for name, cls in registry.BUILTINS.items() for key, p in cls.PARAMETERS.items()
+            if p.kind in (int, float)]
+
+
+@pytest.mark.parametrize(("name", "key", "param"), _NUMERIC, ids=[f"{n}:{k}" for n, k, _ in _NUMERIC])
+def test_every_numeric_parameter_has_a_range_and_refuses_values_outside_it(name, key, param):
+    assert param.minimum is not None and param.maximum is not None, f"{name}:{key} needs a minimum and a maximum"
+    too_big = str(int(param.maximum) * 10 + 1)
+    too_small = str(param.minimum - 1)
+    for bad in ("nan", "NaN", "inf", "-inf", "1e400", too_big, too_small, "1e20", "9" * 30, "9" * 5000, "", "x", "0x10",
+                "１２", "1.5e"):
+        with pytest.raises(StrategyError) as info:
+            load_strategy(f"{name}:{key}={bad}")
+        msg = str(info.value)
+        assert msg.startswith(f"strategy {name!r}: parameter {key}=") and "allowed: " in msg, msg
+        assert str(int(param.maximum)) in msg and len(msg) < 200, msg
+    for good in (param.minimum, param.maximum, param.default):
+        text = str(int(good)) if param.kind is int else repr(float(good))
+        assert load_strategy(f"{name}:{key}={text}").params[key] == param.kind(good)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), True, None, [1], "3.5", 3.5, 10**40])
+def test_python_values_are_checked_like_text(value):
+    p = Param(int, 3, "n", minimum=1, maximum=100)
+    with pytest.raises(StrategyError, match=r"parameter n=.* allowed: a whole number in 1\.\.100"):
+        p.convert("s", "n", value)
+
+
+def test_numbers_may_be_written_in_exponent_form():
+    assert load_strategy("solver:nodes=4e6").params["nodes"] == 4_000_000
+    assert load_strategy("solver:seconds=1e-3").params["seconds"] == 0.001
+    with pytest.raises(StrategyError, match="nodes=4.5e0"):
+        load_strategy("solver:nodes=4.5e0")
+
+
+def test_a_parameter_given_twice_is_refused():
+    with pytest.raises(StrategyError, match="'home_first' is given twice"):
+        load_strategy("random:home_first=true,home_first=false")

@@ -1,0 +1,245 @@
+"""Plug-in strategies that fail in every way a third party's code can: one line and exit 2, never a
+traceback or a silent exit, and the built-ins keep working whatever a broken plug-in does."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import textwrap
+from importlib.metadata import EntryPoint
+
+import pytest
+from click.testing import CliRunner
+
+import strategies as registry
+from sim.cli import main
+from strategies import StrategyError, load_strategy
+
+_names = itertools.count()
+
+GOOD = """
+from strategies.greedy import GreedyStrategy
+
+class Plug(GreedyStrategy):
+    name = "plug"
+"""
+
+BROKEN = {
+    # case: (module text, spec suffix, what the one line must say)
+    "import raises": ("raise RuntimeError('no config file')\n", ":Plug",
+                      "importing strategy module {m!r} failed: RuntimeError: no config file"),
+    "syntax": ("def broken(:\n", ":Plug", "syntax error in"),
+    "indentation": ("x = 1\n  y = 2\n", ":Plug", "syntax error in"),
+    "exit at import": ("import sys\nsys.exit(3)\n", ":Plug", "called sys.exit(3)"),
+    "exit(None) at import": ("raise SystemExit\n", ":Plug", "called sys.exit(None)"),
+    "missing dependency": ("import no_such_dependency_xyz\n", ":Plug", "dependency 'no_such_dependency_xyz' is missing"),
+    "missing sub-dependency": ("from strategies import no_such_sub_xyz\n", ":Plug", "no_such_sub_xyz"),
+    "init raises": (GOOD + "    def __init__(self, **kw):\n        raise KeyError('k')\n", ":Plug", "creating strategy"),
+    "init exits": (GOOD + "    def __init__(self, **kw):\n        raise SystemExit(5)\n", ":Plug", "called sys.exit(5)"),
+    "init other signature": (GOOD + "    def __init__(self):\n        super().__init__()\n", ":Plug:x=1", "TypeError"),
+    "init skips the base": (GOOD + "    def __init__(self, **kw):\n        pass\n", ":Plug", "did not run Strategy.__init__"),
+    "no such class": (GOOD, ":Nope", "has no class 'Nope'"),
+    "not a class": (GOOD + "thing = 42\n", ":thing", "is not a Strategy subclass"),
+    "not a strategy": (GOOD + "class Other:\n    pass\n", ":Other", "is not a Strategy subclass"),
+    "bad PARAMETERS": (GOOD + "    PARAMETERS = 5\n", ":Plug", "'PARAMETERS' must map"),
+    "bad name attribute": (GOOD + "    name = 3\n", ":Plug", "'name' must be 1 to 64 letters"),
+    "name with a path": (GOOD + "    name = '../../x'\n", ":Plug", "'name' must be 1 to 64 letters"),
+    "name with a newline": (GOOD + "    name = 'a\\nb'\n", ":Plug", "'name' must be 1 to 64 letters"),
+    "a built-in's name": (GOOD + "    name = 'greedy'\n", ":Plug", "('greedy', '1') are a built-in strategy's"),
+    "an inherited built-in name": ("from strategies.heuristic import HeuristicStrategy as Plug\n"
+                                   "class Mine(Plug):\n    pass\n", ":Mine", "('heuristic', '1') are a built-in strategy's"),
+    "bad version": (GOOD + "    version = 2\n", ":Plug", "'version' must be 1 to 64 letters"),
+    "bad Param kind": (GOOD + "    PARAMETERS = {'n': __import__('strategies').Param(list, [], 'x')}\n", ":Plug", "TypeError"),
+    "bad peeks": (GOOD + "    peeks = 'yes'\n", ":Plug", "'peeks' must be True or False"),
+    "module __getattr__ raises": (GOOD + "def __getattr__(name):\n    raise ValueError('lazy')\n", ":Lazy", "ValueError: lazy"),
+    "hostile __str__": ("class E(Exception):\n    def __str__(self):\n        raise RuntimeError\nraise E()\n", ":Plug",
+                        "cannot be shown"),
+    "BaseException subclass": ("class Stop(BaseException):\n    pass\nraise Stop('halt')\n", ":Plug", "Stop: halt"),
+    "recursion": ("def f():\n    return f()\nf()\n", ":Plug", "RecursionError"),
+    "compiled raises": (GOOD + "    def compiled(self, rules):\n        raise ZeroDivisionError('x')\n", ":Plug", "compiled() failed"),
+    "compiled exits": (GOOD + "    def compiled(self, rules):\n        raise SystemExit(0)\n", ":Plug", "called sys.exit(0)"),
+    "compiled wrong type": (GOOD + "    def compiled(self, rules):\n        return (1, 2)\n", ":Plug", "returned tuple"),
+}
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def assert_one_line_error(result, *needles: str) -> None:
+    """Exit 2, nothing but one `bakers-dozen: error:` line on stderr, mentioning each needle."""
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bakers-dozen: error: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+@pytest.fixture
+def plugin_dir(tmp_path, monkeypatch):
+    """The current directory is an empty folder for plug-in files; sys.path and sys.modules are restored."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+    yield tmp_path
+    for name in set(sys.modules) - before:
+        if name.startswith("plug_"):
+            del sys.modules[name]
+
+
+def write_plugin(folder, text: str) -> str:
+    """A module file with a fresh name in ``folder``; returns the module name."""
+    name = f"plug_{next(_names)}"
+    (folder / f"{name}.py").write_text(textwrap.dedent(text))
+    return name
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_broken_plugin_is_one_line_and_exit_2(plugin_dir, case):
+    text, suffix, needle = BROKEN[case]
+    module = write_plugin(plugin_dir, text)
+    path_before = list(sys.path)
+    r = run("play", "--deal", "1", "--strategy", module + suffix)
+    assert_one_line_error(r, needle.format(m=module))
+    assert sys.path == path_before, "loading a plug-in must not leave the current directory on sys.path"
+
+
+def test_plugins_load_from_a_package_in_the_current_directory_and_leave_sys_path_alone(plugin_dir):
+    package = plugin_dir / "plug_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "players.py").write_text(GOOD)
+    path_before = list(sys.path)
+    strategy = load_strategy("plug_pkg.players:Plug")
+    assert strategy.name == "plug"
+    assert sys.path == path_before
+    r = run("play", "--deal", "2", "--strategy", "plug_pkg.players:Plug")
+    assert r.exit_code == 0, r.output
+    assert "outcome:" in r.output
+
+
+def test_a_top_level_plugin_module_needs_no_dot(plugin_dir):
+    module = write_plugin(plugin_dir, GOOD)
+    assert load_strategy(f"{module}:Plug").name == "plug"
+
+
+@pytest.mark.parametrize("spec", [".mod:Plug", "..mod:Plug", "../x:Y", "/abs/path:Y", "a/b:C", "pkg..mod:C", "pkg.mod.:C",
+                                  "pkg.1mod:C", "C:\\x\\y:Z", "pkg.mod:Not A Name", "pkg.mod:1x", "pkg.mod:"])
+def test_relative_and_path_like_module_specs_are_refused_in_one_line(plugin_dir, spec):
+    with pytest.raises(StrategyError):
+        load_strategy(spec)
+    assert_one_line_error(run("play", "--deal", "1", "--strategy", spec))
+
+
+def test_a_missing_module_is_not_reported_as_a_missing_dependency(plugin_dir):
+    r = run("play", "--deal", "1", "--strategy", "plug_absent_xyz.players:Plug")
+    assert_one_line_error(r, "cannot import strategy module 'plug_absent_xyz.players'", "not found")
+    assert "dependency" not in r.stderr
+
+
+def test_builtin_names_with_parameters_still_work(plugin_dir):
+    assert load_strategy("random:home_first=true").params == {"home_first": True}
+    assert load_strategy(" heuristic : preset=builder ").params["preset"] == "builder"
+
+
+def test_a_file_named_like_a_builtin_in_the_current_directory_does_not_replace_it(plugin_dir):
+    (plugin_dir / "greedy.py").write_text("raise SystemExit(9)\n")
+    assert type(load_strategy("greedy")) is registry.BUILTINS["greedy"]
+    assert run("play", "--deal", "1", "--strategy", "greedy").exit_code == 0
+
+
+# --- entry points ------------------------------------------------------------------------------------
+
+
+def _fake_entry_points(monkeypatch, *eps: EntryPoint) -> None:
+    monkeypatch.setattr(registry, "entry_points",
+                        lambda group: list(eps) if group == registry.ENTRY_POINT_GROUP else [])
+
+
+def _ep(name: str, value: str) -> EntryPoint:
+    return EntryPoint(name=name, value=value, group=registry.ENTRY_POINT_GROUP)
+
+
+@pytest.mark.parametrize("value", ["plug_absent_xyz:Thing", "strategies.base:NoSuchThing", "strategies.base:Param",
+                                   "strategies.base", "{module}:Plug"])
+def test_a_broken_entry_point_does_not_stop_the_builtins(plugin_dir, monkeypatch, value):
+    module = write_plugin(plugin_dir, "import sys\nsys.exit(4)\n")
+    sys.path.insert(0, str(plugin_dir))
+    _fake_entry_points(monkeypatch, _ep("good", "examples.lowest_first:LowestFirst"), _ep("bad", value.format(module=module)))
+    r = run("play", "--deal", "1", "--strategy", "greedy")
+    assert r.exit_code == 0 and "outcome:" in r.output, r.output
+    listing = run("strategies")
+    assert listing.exit_code == 0
+    for name in ("random", "greedy", "heuristic", "lookahead", "solver", "sampling", "good"):
+        assert name in listing.stdout
+    warnings = listing.stderr.splitlines()
+    assert len(warnings) == 1 and "entry point 'bad'" in warnings[0], listing.stderr
+    assert_one_line_error(run("play", "--deal", "1", "--strategy", "bad"), "entry point 'bad'")
+    assert run("play", "--deal", "1", "--strategy", "good:max_moves=5").exit_code == 0
+
+
+def test_an_entry_point_cannot_shadow_a_builtin(monkeypatch):
+    _fake_entry_points(monkeypatch, _ep("greedy", "examples.lowest_first:LowestFirst"))
+    assert type(load_strategy("greedy")) is registry.BUILTINS["greedy"]
+    assert registry.available()["greedy"] is registry.BUILTINS["greedy"]
+    assert any("built-in" in line for line in registry.broken_plugins())
+
+
+def test_unreadable_entry_point_metadata_does_not_stop_the_builtins(monkeypatch):
+    def broken(group):
+        raise OSError("metadata unreadable")
+
+    monkeypatch.setattr(registry, "entry_points", broken)
+    assert run("play", "--deal", "1", "--strategy", "greedy").exit_code == 0
+    assert "greedy" in registry.available()
+    assert len(registry.broken_plugins()) == 1
+
+
+def test_entry_points_of_a_real_distribution_on_the_path(plugin_dir, monkeypatch):
+    """A tiny installed distribution (a dist-info folder on sys.path) registering a good and a broken plug-in."""
+    module = write_plugin(plugin_dir, GOOD + "\nraise_it = 1\n")
+    broken = write_plugin(plugin_dir, "raise ImportError('half installed')\n")
+    info = plugin_dir / "plugdist-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plugdist\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[bakers_dozen.strategies]\nplugged = {module}:Plug\nhalf = {broken}:Plug\n")
+    monkeypatch.syspath_prepend(str(plugin_dir))
+    assert load_strategy("plugged").name == "plug"
+    assert "plugged" in registry.available() and "half" not in registry.available()
+    assert run("play", "--deal", "1", "--strategy", "plugged").exit_code == 0
+    assert_one_line_error(run("play", "--deal", "1", "--strategy", "half"), "half installed")
+    listing = run("strategies")
+    assert listing.exit_code == 0 and "plugged" in listing.stdout
+    assert listing.stderr.count("\n") == 1 and "'half'" in listing.stderr
+
+
+def test_a_compiled_policy_numba_cannot_compile_is_the_plugins_error(plugin_dir):
+    module = write_plugin(plugin_dir, GOOD.replace("class Plug", """
+import numba as nb
+import numpy as np
+from strategies.base import CompiledPolicy
+
+
+@nb.njit
+def untyped(st, prm, moves, n, pparams, rng, scratch):
+    return undefined_name_xyz(n)
+
+
+class Plug""") + """
+    def compiled(self, rules):
+        return CompiledPolicy(untyped, np.zeros(1, dtype=np.int64))
+""")
+    assert_one_line_error(run("play", "--deal", "1", "--strategy", f"{module}:Plug"),
+                          "its compiled policy does not compile", "undefined_name_xyz")
+    assert run("play", "--deal", "1", "--tier", "python", "--strategy", f"{module}:Plug").exit_code == 0
+
+
+def test_forcing_the_compiled_tier_of_a_python_only_strategy_is_one_line(plugin_dir):
+    module = write_plugin(plugin_dir, GOOD + "    def compiled(self, rules):\n        return None\n")
+    assert_one_line_error(run("play", "--deal", "1", "--tier", "compiled", "--strategy", f"{module}:Plug"),
+                          "has no compiled tier")
+
+
+def test_a_plugin_may_reuse_a_builtin_name_under_another_version(plugin_dir):
+    module = write_plugin(plugin_dir, GOOD + "    name = 'greedy'\n    version = '2'\n")
+    assert load_strategy(f"{module}:Plug").identity == "greedy@2"
