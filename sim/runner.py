@@ -647,7 +647,7 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
             if watchdog is not None:
                 watchdog.check()
     except BaseException:
-        executor.shutdown(wait=False, kill_workers=True)
+        executor.shutdown(wait=True, kill_workers=True)
         raise
 
 
@@ -853,6 +853,7 @@ def run(
         progress.stop()
         raise RunInterrupted(_saved(st, key, spec.first, spec.last), spec.deals, st.path) from None
     finally:
+        st.clean_temp(key)  # half-written files of workers stopped part way
         hold.release()
 
 

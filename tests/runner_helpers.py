@@ -7,11 +7,15 @@ repository root when pytest runs).
 
 from __future__ import annotations
 
+import errno
 import os
+from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
+import pyarrow as pa
 
+from sim import store as S
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param
 from strategies.greedy import GreedyStrategy
@@ -75,3 +79,30 @@ class GreedyV2(GreedyStrategy):
     """Greedy under a new version number: its results must not be pooled with version 1's."""
 
     version: ClassVar[str] = "2"
+
+
+class FillingStore(S.Store):
+    """A store whose disk "fills up" for chunks from deal ``full_from`` on: half the file is written, then ENOSPC.
+
+    A `Store` subclass, so it travels to the worker processes that write the chunks.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], full_from: int) -> None:
+        super().__init__(path)
+        self.full_from = full_from
+
+    def write_chunk(self, table: pa.Table, key: str, first: int, last: int, run_id: str = "") -> Path:
+        if first < self.full_from:
+            return super().write_chunk(table, key, first, last, run_id)
+        real = S._write_parquet
+
+        def half_then_full(table: pa.Table, path: Path) -> None:
+            with open(path, "wb") as fh:
+                fh.write(b"PAR1")
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        S._write_parquet = half_then_full
+        try:
+            return super().write_chunk(table, key, first, last, run_id)
+        finally:
+            S._write_parquet = real

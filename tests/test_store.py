@@ -10,9 +10,10 @@ import subprocess
 
 import numpy as np
 import pytest
-from runner_helpers import rows
+from runner_helpers import FillingStore, rows
 
 from sim import store as S
+from sim.engine import T_NO_PROGRESS, T_WON
 from sim.rules import Rules, find_variant
 from sim.runner import RunSpec, run
 from sim.store import COLUMNS, CorruptChunkError, Store, StoreError, StoreFullError, read_store
@@ -183,26 +184,14 @@ def test_a_read_only_directory_is_refused(tmp_path):
         d.chmod(0o700)
 
 
-def test_disk_full_loses_no_finished_chunk(tmp_path, monkeypatch):
-    real = S._write_parquet
-    calls = {"n": 0}
-
-    def filling_up(table, path):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            with open(path, "wb") as fh:  # half a file, then the disk is full
-                fh.write(b"PAR1")
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real(table, path)
-
-    monkeypatch.setattr(S, "_write_parquet", filling_up)
+def test_disk_full_loses_no_finished_chunk(tmp_path):
+    Store.open(tmp_path)
     with pytest.raises(StoreFullError, match=r"disk full.*200 of 500 deals are saved.*run the same command again"):
-        run(RunSpec(RULES, "greedy", 500), tmp_path, jobs=1, chunk=100)
+        run(RunSpec(RULES, "greedy", 500), FillingStore(tmp_path, full_from=201), jobs=1, chunk=100)
     summary_key = Store(tmp_path).keys()[0]
     files = Store(tmp_path).chunk_files(summary_key)
     assert [(c.first, c.last) for c in files] == [(1, 100), (101, 200)]
     assert not [p for p in (tmp_path / summary_key).iterdir() if p.name.startswith(".tmp")]
-    monkeypatch.setattr(S, "_write_parquet", real)
     again = run(RunSpec(RULES, "greedy", 500), tmp_path, jobs=1, chunk=100)
     assert again.reused == 200 and again.played == 300
     clean = run(RunSpec(RULES, "greedy", 500), tmp_path / "clean", jobs=1, chunk=250)
@@ -265,11 +254,14 @@ def test_chunk_table_keeps_only_the_wins_move_lists():
     labels = S.RunLabels(S.RunKey("f", "x@1", 0, "default"), "v", "x", "1", "{}", "x", False, "0")
     outcome = np.array([1, 0, 1], dtype=np.int8)
     offsets = np.array([0, 2, 2, 5])
-    table = S.chunk_table(labels, "compiled", np.array([4, 5, 6]), outcome, np.array([52, 3, 52]), np.array([2, 7, 3]),
-                          np.zeros(3), np.zeros(3), True, {1: "bad"}, offsets, np.array([10, 11, 12, 13, 14]))
+    termination = np.array([T_WON, T_NO_PROGRESS, T_WON])
+    table = S.chunk_table(labels, "compiled", np.array([4, 5, 6]), outcome, termination, np.array([52, 3, 52]),
+                          np.array([2, 7, 3]), np.zeros(3), np.zeros(3), True, {1: "bad"}, offsets,
+                          np.array([10, 11, 12, 13, 14]))
     assert table.column("win_moves").to_pylist() == [[10, 11], None, [12, 13, 14]]
     assert table.column("error").to_pylist() == [None, "bad", None]
     assert table.column("outcome").to_pylist() == ["won", "lost", "won"]
+    assert table.column("termination").to_pylist() == ["won", "no_progress", "won"]
 
 
 @pytest.fixture
