@@ -150,7 +150,7 @@ def test_a_deal_past_the_time_limit_is_stored_as_a_timeout(tmp_path):
                                       "tests.runner_helpers:Sleepy:deal=6,seconds=3600"])  # Python: one call that blocks
 def test_a_strategy_that_never_returns_is_stopped_and_only_its_deal_is_a_timeout(tmp_path, monkeypatch, strategy):
     monkeypatch.setattr(R, "STALL_SLACK", 2.0)  # the watchdog runs in this process
-    s = run(RunSpec(RULES, strategy, 12), tmp_path, jobs=2, chunk=4, deal_timeout=0.3)
+    s = run(RunSpec(RULES, strategy, 12), tmp_path, jobs=2, chunk=4, deal_timeout=1.5)  # a fresh worker's first deal loads code
     df = read_store(tmp_path)
     assert df["deal"].tolist() == list(range(1, 13))
     stuck = df[df["deal"] == 6].iloc[0]
