@@ -8,11 +8,12 @@ import shutil
 import subprocess
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from runner_helpers import FillingStore, rows
 
 from sim import store as S
-from sim.engine import T_NO_PROGRESS, T_WON
+from sim.engine import T_NO_PROGRESS, T_WON, TERMINATIONS
 from sim.rules import Rules, find_variant
 from sim.runner import RunSpec, run
 from sim.store import COLUMNS, CorruptChunkError, Store, StoreError, StoreFullError, read_store
@@ -312,3 +313,46 @@ def test_a_read_only_filesystem_is_refused_even_for_root(tiny_disk):
     with pytest.raises(StoreError, match="cannot create store directory .*Read-only file system"):
         Store.open(tiny_disk / "new")
     assert len(read_store(tiny_disk / "store")) == 100  # reading still works
+
+
+# --- the termination column, and chunks written before it ------------------------------------
+
+def test_termination_is_stored_and_agrees_with_the_outcome(small_store):
+    path, _ = small_store
+    df = read_store(path)
+    assert set(df["termination"].astype(str)) <= set(TERMINATIONS)
+    won = df["outcome"] == "won"
+    assert (df.loc[won, "termination"] == "won").all()
+    assert df.loc[~won, "termination"].isin(["no_moves", "no_progress", "resigned"]).all()
+
+
+def _as_format_1(chunk: S.ChunkFile) -> None:
+    """Rewrite a chunk file as the toolkit wrote it before the termination column (chunk format 1)."""
+    table = pq.read_table(chunk.path)
+    info = json.loads(table.schema.metadata[S.META_KEY])
+    info["version"] = 1
+    table = table.drop_columns(["termination"]).replace_schema_metadata({S.META_KEY: json.dumps(info).encode()})
+    pq.write_table(table, chunk.path)
+
+
+def test_chunks_of_format_1_still_read_with_termination_null_and_are_reused(small_store):
+    path, summary = small_store
+    before = rows(read_store(path)).drop(columns="termination")
+    old = Store(path).chunk_files(summary.key)[:2]
+    for c in old:
+        _as_format_1(c)
+    df = read_store(path)
+    assert df.loc[df["deal"] <= 200, "termination"].isna().all() and df.loc[df["deal"] > 200, "termination"].notna().all()
+    assert rows(df).drop(columns="termination").equals(before)
+    assert read_store(path, columns=["outcome", "termination"])["termination"].isna().sum() == 200
+    again = run(RunSpec(RULES, "greedy", 600), path, jobs=1, chunk=100)
+    assert (again.reused, again.played, again.corrupt) == (600, 0, [])
+
+
+def test_a_store_of_format_1_is_read_and_upgraded_when_written(tmp_path):
+    Store.open(tmp_path)
+    (tmp_path / S.MARKER).write_text(json.dumps({"format": S.FORMAT, "version": 1}))
+    assert len(read_store(tmp_path)) == 0
+    assert json.loads((tmp_path / S.MARKER).read_text())["version"] == 1  # reading changes nothing
+    run(RunSpec(RULES, "greedy", 50), tmp_path, jobs=1)
+    assert json.loads((tmp_path / S.MARKER).read_text())["version"] == S.FORMAT_VERSION
