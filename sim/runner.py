@@ -609,6 +609,20 @@ def _cluster_threads(client: Any, address: str | None) -> int:
 
 LOKY_IDLE_SECONDS = 300
 """Idle worker processes stay this long, warm (strategy loaded, numba compiled), for the next run."""
+_POOL: dict[int, Any] = {}
+"""The runner's own loky executor by worker count (not loky's global one, which joblib.Parallel shares and
+decorates), kept after a clean run so that the next run of this process finds its workers warm."""
+
+
+def _executor(jobs: int) -> Any:
+    """A loky process pool of ``jobs`` workers: the one kept from the last clean run, or a new one."""
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    for n in [n for n in _POOL if n != jobs]:
+        _POOL.pop(n).shutdown(wait=False)
+    if jobs not in _POOL:
+        _POOL[jobs] = ProcessPoolExecutor(max_workers=jobs, timeout=LOKY_IDLE_SECONDS)
+    return _POOL[jobs]
 
 
 def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
@@ -629,9 +643,7 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
         return
     from concurrent.futures import FIRST_COMPLETED, Future, wait
 
-    from joblib.externals.loky import get_reusable_executor
-
-    executor = get_reusable_executor(max_workers=jobs, timeout=LOKY_IDLE_SECONDS)
+    executor = _executor(jobs)
     source = iter(tasks)
     pending: dict[Future[ChunkResult], ChunkTask] = {}
     try:
@@ -647,6 +659,7 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
             if watchdog is not None:
                 watchdog.check()
     except BaseException:
+        _POOL.pop(jobs, None)
         executor.shutdown(wait=True, kill_workers=True)
         raise
 
