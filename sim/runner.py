@@ -73,6 +73,7 @@ from sim.store import (
     TASKS_DIR,
     ChunkFile,
     CorruptChunkError,
+    RunGone,
     RunKey,
     RunLabels,
     Store,
@@ -377,11 +378,13 @@ def play_chunk(task: ChunkTask) -> ChunkResult:
     """A worker's task: play one chunk, write it when the task carries a store, return its counts.
 
     In a worker process Ctrl-C is ignored (the main process stops the workers), so that an
-    interrupt is never recorded as a strategy's error; with ``tasks_dir`` the worker says which
-    chunk it plays, from when, and when numba is compiling, for the main process's watchdog.
+    interrupt is never recorded as a strategy's error, and the worker dies with the main process
+    (`_die_with_parent`); with ``tasks_dir`` the worker says which chunk it plays, from when, and
+    when numba is compiling, for the main process's watchdog.
     """
     if os.getpid() != task.main_pid and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _die_with_parent(task)
     start = time.perf_counter()
     with _TaskStatus(task):
         table = chunk_table(task)
@@ -390,6 +393,20 @@ def play_chunk(task: ChunkTask) -> ChunkResult:
             task.store.write_chunk(table, task.labels.key.hash, task.first, task.last, task.run_id)
             table = None
     return ChunkResult(task.first, task.last, counts, home, time.perf_counter() - start, table)
+
+
+def _die_with_parent(task: ChunkTask) -> None:
+    """On Linux, have the kernel kill this worker when the main process dies (however it dies), so that
+    an orphan never plays on (a stuck policy would spin for ever); elsewhere only the store's commit
+    check stops an orphan, when it tries to write."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != task.main_pid:  # the main process died before that took effect
+        raise RunGone(f"the run {task.run_id} is gone (its process {task.main_pid} died)")
 
 
 class _TaskStatus:

@@ -61,13 +61,15 @@ def test_kill_9_of_the_main_process_then_the_same_command_leaves_one_row_per_dea
     try:
         _wait_for_chunks(store, 2, proc)
         orphans = psutil.Process(proc.pid).children(recursive=True)
-        proc.send_signal(signal.SIGKILL)  # the main process only: its workers live on, mid-chunk
+        assert orphans, "no worker to orphan"
+        proc.send_signal(signal.SIGKILL)  # the main process only, mid-chunk
         proc.wait(timeout=30)
-        assert any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in orphans), "no worker outlived the kill"
-        done = subprocess.run([*cmd, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        done = subprocess.run([*cmd, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)  # at once
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["reused"] >= 400
-        psutil.wait_procs(orphans, timeout=30)  # an orphan that finishes its chunk now must not write it either
+        if sys.platform.startswith("linux"):  # the kernel stops the workers of a dead run (elsewhere: their writes)
+            _, alive = psutil.wait_procs(orphans, timeout=10)
+            assert not alive
     finally:
         for p in orphans:
             if p.is_running():
