@@ -32,12 +32,14 @@ workers write nothing and a resume never plays a deal twice.
 Hangs: with a per-deal time limit (``deal_timeout``) each deal that runs past it
 ends as outcome ``unknown``, termination ``timeout``. A strategy that never
 returns from one call (a compiled loop, a Python call that blocks) cannot be
-stopped inside its process: the main process watches each chunk (worker pid and
-start, in ``<key>/.tasks/``; numba compiling does not count), kills a worker
+stopped inside its process: on loky, the main process watches each chunk (worker pid
+and start, in ``<key>/.tasks/``; numba compiling does not count), kills a worker
 whose chunk runs far past its deals' limit (`stall_limit`), and replays that
 chunk in smaller pieces until the stuck deal is alone, which it then records as
-a timeout without playing it again. Play always happens in worker processes
-(even with one job), so Ctrl-C stops a run at once whatever the strategy does.
+a timeout without playing it again (on dask only the limit inside the worker
+applies). Play always happens in worker processes (even with one job), so
+Ctrl-C stops a run at once whatever the strategy does; workers ignore SIGINT
+and die with the main process.
 
 Wins are replayed by the independent referee before they are stored when
 ``verify`` is on (by default for plug-in strategies, not for built-ins): a
@@ -46,6 +48,7 @@ claimed win it rejects is stored as outcome ``error`` with the referee's reason.
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -638,8 +641,16 @@ def _executor(jobs: int) -> Any:
     for n in [n for n in _POOL if n != jobs]:
         _POOL.pop(n).shutdown(wait=False)
     if jobs not in _POOL:
+        if not _POOL:
+            atexit.register(_close_pools)
         _POOL[jobs] = ProcessPoolExecutor(max_workers=jobs, timeout=LOKY_IDLE_SECONDS)
     return _POOL[jobs]
+
+
+def _close_pools() -> None:
+    """Stop the kept workers at exit, while the interpreter is whole (loky complains if it is torn down first)."""
+    while _POOL:
+        _POOL.popitem()[1].shutdown(wait=True)
 
 
 def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
