@@ -938,7 +938,12 @@ def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> 
         strategy = load_strategy(spec.strategy)
     except StrategyError as exc:
         raise RunnerError(str(exc)) from None
-    compiled = spec.tier != "python" and strategy.compiled(spec.rules) is not None
+    except (Exception, SystemExit) as exc:  # a plug-in's own code failed (or called sys.exit) while loading
+        raise RunnerError(f"strategy {spec.strategy!r} failed to load: {type(exc).__name__}: {exc}") from None
+    try:
+        compiled = spec.tier != "python" and strategy.compiled(spec.rules) is not None
+    except (Exception, SystemExit) as exc:
+        raise RunnerError(f"strategy {strategy.name!r}: compiled() failed: {type(exc).__name__}: {exc}") from None
     if spec.tier == "compiled" and not compiled:
         raise RunnerError(f"strategy {strategy.name!r} has no compiled tier; use tier auto or python")
     return strategy, compiled

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -155,3 +156,21 @@ class Sleepy(GreedyStrategy):
 
     def compiled(self, rules: Rules) -> CompiledPolicy | None:
         return None
+
+
+class ExitOnLoad(GreedyStrategy):
+    """A plug-in whose constructor calls ``sys.exit``."""
+
+    name: ClassVar[str] = "exit-on-load"
+
+    def __init__(self, **params: object) -> None:
+        sys.exit(3)
+
+
+class BrokenCompiled(GreedyStrategy):
+    """A plug-in whose ``compiled()`` raises."""
+
+    name: ClassVar[str] = "broken-compiled"
+
+    def compiled(self, rules: Rules) -> CompiledPolicy | None:
+        raise RuntimeError("no compiler here")

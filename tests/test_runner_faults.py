@@ -225,6 +225,16 @@ def test_every_numeric_option_is_bounded_and_says_its_range_in_one_line(tmp_path
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(("strategy", "message"), [
+    ("tests.runner_helpers:ExitOnLoad", "failed to load: SystemExit: 3"),
+    ("tests.runner_helpers:BrokenCompiled", "compiled() failed: RuntimeError: no compiler here"),
+])
+def test_a_plug_in_that_fails_to_load_is_one_line_and_exit_2(tmp_path, strategy, message):
+    result = CliRunner().invoke(main, ["simulate", "-n", "10", "-s", strategy, "--store", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and len(result.output.strip().splitlines()) == 1
+
+
 def test_the_api_checks_the_same_limits(tmp_path):
     for kwargs, message in [({"deal_timeout": float("nan")}, "deal_timeout must be"), ({"jobs": 10**9}, "jobs"),
                             ({"chunk": 2.5}, "chunk must be a whole number")]:
