@@ -436,10 +436,14 @@ class _TaskStatus:
             self.path.unlink(missing_ok=True)
 
     def write(self, compiling: bool) -> None:
+        """Replace the note (atomically); a note that cannot be written (a full disk) only leaves the chunk unwatched."""
         assert self.path is not None
         tmp = self.path.with_name(f".tmp-{self.path.name}")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "since": time.time(), "compiling": compiling}))
-        os.replace(tmp, self.path)
+        try:
+            tmp.write_text(json.dumps({"pid": os.getpid(), "since": time.time(), "compiling": compiling}))
+            os.replace(tmp, self.path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
 
     @classmethod
     def _listen(cls) -> None:

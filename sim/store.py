@@ -488,10 +488,15 @@ class Store:
             raise StoreError(f"cannot lock {path} ({exc.strerror or exc}); the store needs a file system with flock") from None
         who = {"run": run_id, "pid": os.getpid(), "host": socket.gethostname(),
                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(who).encode(), 0)
-        with self._commit_section(key):
-            pass
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(who).encode(), 0)
+            with self._commit_section(key):
+                pass
+        except OSError as exc:
+            os.close(fd)
+            full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            raise (StoreFullError if full else StoreError)(f"cannot take key {key} in {self.path}: {exc.strerror or exc}") from None
         return KeyLock(fd, path)
 
     @contextlib.contextmanager
