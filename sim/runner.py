@@ -959,7 +959,9 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
 
     With ``force`` nothing is reused, and a stored file that reaches outside lo..hi is cut to the
     deals outside (rewritten from its rows), so that the files this run replaces lie inside lo..hi
-    and each commit of the run can drop the ones it overlaps.
+    and each commit of the run can drop the ones it overlaps. Otherwise files that overlap (left by
+    older toolkits after a kill) are repaired where that is safe: one whose deals are all in earlier
+    files is removed, one that overlaps only earlier files is cut to its new deals.
     """
     tally = _Tally()
     files = st.chunk_files(key, lo, hi)
@@ -978,8 +980,11 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
                     st.write_chunk(table.filter(pa.array((d >= a) & (d <= b))), key, a, b, run_id)
         return tally, []
     covered: list[tuple[int, int]] = []
-    cursor = lo
-    for c in files:
+    cursor, before = lo, 0  # before: the last deal of the files listed before this one
+    for i, c in enumerate(files):
+        if c.last <= before:  # every deal of it is in earlier files (an older toolkit's duplicate)
+            c.path.unlink(missing_ok=True)
+            continue
         b = min(c.last, hi)
         if b < cursor:
             continue
@@ -988,9 +993,12 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
         except CorruptChunkError:
             summary.corrupt.append(str(st.quarantine(c)))
             continue
+        d = table.column("deal").to_numpy()
+        if c.first <= before and all(n.first > c.last for n in files[i + 1:]):  # keep only its new deals
+            st.write_chunk(table.filter(pa.array(d > before)), key, before + 1, c.last, run_id)
+        before = c.last
         a = max(c.first, cursor)  # where it overlaps what earlier files cover, count only the new deals
         if a > c.first or b < c.last:
-            d = table.column("deal").to_numpy()
             table = table.filter(pa.array((d >= a) & (d <= b)))
         counts, home = _counts(table)
         tally.add(counts, home)
