@@ -191,7 +191,8 @@ class ChunkTask:
     deal_timeout: float | None = None
     verify: bool = False
     tasks_dir: Path | None = None
-    main_pid: int = 0
+    main_pid: int | None = None
+    """The run's main process; a process other than it that plays the task is a worker (None: no workers)."""
 
     @property
     def count(self) -> int:
@@ -385,7 +386,8 @@ def play_chunk(task: ChunkTask) -> ChunkResult:
     (`_die_with_parent`); with ``tasks_dir`` the worker says which chunk it plays, from when, and
     when numba is compiling, for the main process's watchdog.
     """
-    if os.getpid() != task.main_pid and threading.current_thread() is threading.main_thread():
+    worker = task.main_pid is not None and os.getpid() != task.main_pid
+    if worker and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _die_with_parent(task)
     start = time.perf_counter()

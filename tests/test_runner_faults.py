@@ -297,3 +297,12 @@ def test_a_claimed_win_the_referee_rejects_is_stored_as_an_error(tmp_path):
     assert outcome.tolist() == [WON, ERROR, ERROR, ERROR]
     assert termination.tolist() == [T_WON, T_ILLEGAL, T_ILLEGAL, T_ILLEGAL]
     assert sorted(errors) == [1, 2, 3] and all(e.startswith("the referee rejected the claimed win: ") for e in errors.values())
+
+
+def test_a_chunk_played_in_the_calling_process_leaves_its_signals_alone():
+    labels = run_labels(RunSpec(RULES, "greedy", 1), load_strategy("greedy"))
+    task = ChunkTask(RULES, "greedy", 0, "default", 0, "python", 1, 5, labels, None, "r")
+    before = signal.getsignal(signal.SIGINT)
+    res = R.play_chunk(task)
+    assert signal.getsignal(signal.SIGINT) is before
+    assert res.table is not None and res.table.column("termination").null_count == 0 and res.table.num_rows == 5
