@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -226,13 +227,13 @@ def test_every_numeric_option_is_bounded_and_says_its_range_in_one_line(tmp_path
 
 
 @pytest.mark.parametrize(("strategy", "message"), [
-    ("tests.runner_helpers:ExitOnLoad", "failed to load: SystemExit: 3"),
-    ("tests.runner_helpers:BrokenCompiled", "compiled() failed: RuntimeError: no compiler here"),
+    ("tests.runner_helpers:ExitOnLoad", r"ExitOnLoad.*(SystemExit|sys\.exit)"),
+    ("tests.runner_helpers:BrokenCompiled", r"compiled\(\) failed: RuntimeError: no compiler here"),
 ])
 def test_a_plug_in_that_fails_to_load_is_one_line_and_exit_2(tmp_path, strategy, message):
     result = CliRunner().invoke(main, ["simulate", "-n", "10", "-s", strategy, "--store", str(tmp_path)])
     assert result.exit_code == 2, result.output
-    assert message in result.output and len(result.output.strip().splitlines()) == 1
+    assert re.search(message, result.output) and len(result.output.strip().splitlines()) == 1
 
 
 def test_the_api_checks_the_same_limits(tmp_path):
