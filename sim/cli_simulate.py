@@ -4,14 +4,70 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
-from sim.runner import BACKENDS, DEFAULT_STORE, TIERS, RunInterrupted, RunnerError, RunSpec, RunSummary, SchedulerError, run
+from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
+from sim.runner import (
+    BACKENDS,
+    DEFAULT_STORE,
+    INT64_MAX,
+    JOBS_PER_CORE,
+    MAX_CHUNK,
+    MAX_DEAL_TIMEOUT,
+    TIERS,
+    RunInterrupted,
+    RunnerError,
+    RunSpec,
+    RunSummary,
+    WorkersDiedError,
+    check_deal_timeout,
+    check_whole,
+    run,
+)
 from sim.store import StoreFullError
 
 EXIT_FAULT = 1
 EXIT_INTERRUPTED = 130
+FAULTS = (StoreFullError, WorkersDiedError)
+"""Errors that stop a run part way with its finished chunks saved: exit `EXIT_FAULT`, not 2."""
+
+
+class Whole(click.ParamType):
+    """A whole number in low..high; anything else is one line naming the option and the range (exit 2)."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        option = f"--{param.name.replace('_', '-')}" if param is not None and param.name else "value"
+        if isinstance(value, str):
+            try:
+                value = int(value.strip().replace("_", ""), 10)
+            except ValueError:
+                raise RunnerError(f"{option} must be a whole number from {self.low:,} to {self.high:,}; "
+                                  f"got {value!r}") from None
+        return check_whole(option, value, self.low, self.high)
+
+
+class Seconds(click.ParamType):
+    """A time limit in seconds: a finite number above 0 (one line naming the range otherwise, exit 2)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise RunnerError(f"--deal-timeout must be a number of seconds above 0 and at most "
+                                  f"{MAX_DEAL_TIMEOUT:g}; got {value!r}") from None
+        timeout = check_deal_timeout(value, "--deal-timeout")
+        assert timeout is not None
+        return timeout
 
 
 @click.command()
@@ -19,17 +75,27 @@ EXIT_INTERRUPTED = 130
               help="A preset name or alias (see `bakers-dozen variants`) or a .toml variant file.")
 @click.option("--strategy", "-s", "strategy_spec", default="greedy", show_default=True,
               help="NAME, NAME:key=value,..., or package.module:ClassName[:key=value,...].")
-@click.option("--deals", "-n", type=int, required=True, help="How many deals to play (1 or more).")
-@click.option("--first", "-k", type=int, default=1, show_default=True, help="First deal number.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Deal seed.")
+@click.option("--deals", "-n", type=Whole(1, MAX_DEAL), required=True, help="How many deals to play (1 or more).")
+@click.option("--first", "-k", type=Whole(1, min(max(MAX_DEAL, PYSOL_MAX_DEAL), INT64_MAX)), default=1,
+              show_default=True, help="First deal number.")
+@click.option("--seed", type=Whole(0, MAX_SEED), default=0, show_default=True, help="Deal seed.")
 @click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
               help="Deal numbering: this toolkit's, or PySolFC's.")
-@click.option("--strategy-seed", type=int, default=0, show_default=True, help="Seed of the strategy's random generator.")
+@click.option("--strategy-seed", type=Whole(0, INT64_MAX), default=0, show_default=True,
+              help="Seed of the strategy's random generator.")
 @click.option("--tier", type=click.Choice(TIERS), default="auto", show_default=True,
               help="Play compiled when the strategy has a compiled tier (auto), or force one tier.")
-@click.option("--jobs", "-j", type=int, default=None, help="Worker processes [default: every core; dask: every cluster thread].")
-@click.option("--chunk", type=int, default=None,
+@click.option("--jobs", "-j", type=Whole(1, INT64_MAX), default=None,
+              help=f"Worker processes [default: every core; dask: every cluster thread]; at most {JOBS_PER_CORE} per "
+                   "core (loky) or the cluster's threads (dask), and never more than there are chunks to play.")
+@click.option("--chunk", type=Whole(1, MAX_CHUNK), default=None,
               help="Deals per task [default: adaptive, about 3 s of work each, 100-100,000 (Python tier 5-10,000)].")
+@click.option("--deal-timeout", type=Seconds(), default=None,
+              help=f"Seconds a deal may take (above 0, at most {MAX_DEAL_TIMEOUT:g}); one that runs past it is stored "
+                   "as outcome unknown, termination timeout [default: no limit].")
+@click.option("--verify/--no-verify", default=None,
+              help="Replay every win with the independent referee before storing it; a rejected win is stored as an "
+                   "error [default: on for plug-in strategies, off for built-ins].")
 @click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True,
               help="Results directory (Parquet); runs share it and are told apart by their keys.")
 @click.option("--force", is_flag=True, help="Replay deals the store already holds for this run instead of reusing them.")
@@ -39,12 +105,21 @@ EXIT_INTERRUPTED = 130
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int, source: str, strategy_seed: int,
-             tier: str, jobs: int | None, chunk: int | None, store_dir: str, force: bool, backend: str,
-             scheduler: str | None, as_json: bool, quiet: bool) -> None:
+             tier: str, jobs: int | None, chunk: int | None, deal_timeout: float | None, verify: bool | None,
+             store_dir: str, force: bool, backend: str, scheduler: str | None, as_json: bool, quiet: bool) -> None:
     """Play deals first..first+deals-1 in parallel, store one row per deal, print the win rate.
 
     Running the same command again reuses what the store holds (a killed run
-    resumes where it stopped); --force replays.
+    resumes where it stopped); --force replays. One run at a time plays a
+    given key of a store; a second one is refused, naming the first.
+
+    \b
+    Exit codes:
+      0    done
+      1    a fault stopped the run (disk full, worker processes kept dying);
+           what finished is saved and the same command resumes
+      2    bad input, or the store cannot be used (or another run holds the key)
+      130  interrupted (Ctrl-C); what finished is saved and the same command resumes
     """
     from sim.progress import make_progress
     from sim.rules import resolve_variant
@@ -55,16 +130,11 @@ def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int
     spec = RunSpec(rules, strategy_spec, deals, first, seed, source, strategy_seed, tier)
     try:
         summary = run(spec, store_dir, jobs=jobs, chunk=chunk, backend=backend, scheduler=scheduler, force=force,
-                      progress=make_progress(quiet), command=sys.argv)
+                      progress=make_progress(quiet), command=sys.argv, deal_timeout=deal_timeout, verify=verify)
     except RunInterrupted as exc:
         click.echo(f"bakers-dozen: {exc}; run the same command again to resume", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    except StoreFullError as exc:
-        click.echo(f"bakers-dozen: error: {exc}", err=True)
-        sys.exit(EXIT_FAULT)
-    except RunnerError as exc:
-        if isinstance(exc, SchedulerError) or "worker processes died" not in str(exc):
-            raise
+    except FAULTS as exc:
         click.echo(f"bakers-dozen: error: {exc}", err=True)
         sys.exit(EXIT_FAULT)
     if as_json:

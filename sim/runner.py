@@ -23,12 +23,36 @@ Faults: a worker process that dies takes only its chunk with it; the runner
 replays the chunks that are missing (up to ``retries`` times). A full disk,
 an unwritable store or an unreachable scheduler stop the run with a message
 saying what was saved and how to go on.
+
+One run per key: the run holds its key (`sim.store.Store.hold_key`) from before
+it lists the stored chunks until it ends, and workers put a chunk in place only
+while their run holds it, so after a kill -9 of the main process its orphaned
+workers write nothing and a resume never plays a deal twice.
+
+Hangs: with a per-deal time limit (``deal_timeout``) each deal that runs past it
+ends as outcome ``unknown``, termination ``timeout``. A strategy that never
+returns from one call (a compiled loop, a Python call that blocks) cannot be
+stopped inside its process: on loky, the main process watches each chunk (worker pid
+and start, in ``<key>/.tasks/``; numba compiling does not count), kills a worker
+whose chunk runs far past its deals' limit (`stall_limit`), and replays that
+chunk in smaller pieces until the stuck deal is alone, which it then records as
+a timeout without playing it again (on dask only the limit inside the worker
+applies). Play always happens in worker processes (even with one job), so
+Ctrl-C stops a run at once whatever the strategy does; workers ignore SIGINT
+and die with the main process.
+
+Wins are replayed by the independent referee before they are stored when
+``verify`` is on (by default for plug-in strategies, not for built-ins): a
+claimed win it rejects is stored as outcome ``error`` with the referee's reason.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import math
 import os
+import signal
 import socket
 import sys
 import threading
@@ -43,17 +67,39 @@ import numpy as np
 import pyarrow as pa
 
 from sim import __version__
-from sim.deals import DealError, check_deal_number, make_deal
-from sim.engine import ERROR, OUTCOMES, WON
+from sim.deals import MAX_DEAL, PYSOL_MAX_DEAL, check_deal_number, make_deal
+from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, TERMINATIONS, UNKNOWN, WON
 from sim.errors import UserError
 from sim.progress import NullProgress, Progress
 from sim.rules import Rules
-from sim.store import ChunkFile, CorruptChunkError, RunKey, RunLabels, Store, StoreError, StoreFullError, load_chunk_file
+from sim.store import (
+    TASKS_DIR,
+    ChunkFile,
+    CorruptChunkError,
+    RunGone,
+    RunKey,
+    RunLabels,
+    Store,
+    StoreError,
+    StoreFullError,
+    load_chunk_file,
+)
 
 BACKENDS = ("loky", "dask")
 TIERS = ("auto", "compiled", "python")
 DEFAULT_STORE = "results"
 SCHEDULER_TIMEOUT = 5.0
+
+INT64_MAX = 2**63 - 1
+MAX_CHUNK = 1_000_000
+"""Largest --chunk: a chunk's per-deal arrays and Parquet rows are held in memory at once."""
+MAX_DEAL_TIMEOUT = 86_400.0
+JOBS_PER_CORE = 4
+"""loky runs at most this many worker processes per core (more only adds memory and start-up)."""
+STALL_FACTOR, STALL_SLACK = 2.0, 10.0
+"""A chunk of n deals counts as stuck after n x deal_timeout x STALL_FACTOR + STALL_SLACK seconds of
+play (numba compiling excluded): far past what deals that honour the limit can take."""
+WATCH_INTERVAL = 0.25
 
 
 class RunnerError(UserError):
@@ -62,6 +108,41 @@ class RunnerError(UserError):
 
 class SchedulerError(RunnerError):
     """The Dask scheduler cannot be reached, or has no workers."""
+
+
+class WorkersDiedError(RunnerError):
+    """Worker processes kept dying (more than ``retries`` times); what was finished is saved."""
+
+
+def check_whole(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` as an int when it is a whole number in low..high; else `RunnerError` naming the range."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise RunnerError(f"{name} must be a whole number from {low:,} to {high:,}; got {value!r}")
+    if not low <= value <= high:
+        raise RunnerError(f"{name} must be from {low:,} to {high:,}; got {value:,}")
+    return int(value)
+
+
+def check_deal_timeout(value: Any, name: str = "deal_timeout") -> float | None:
+    """A per-deal time limit in seconds: None, or a finite number above 0 and at most `MAX_DEAL_TIMEOUT`."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) or not (
+            math.isfinite(value) and 0 < value <= MAX_DEAL_TIMEOUT):
+        raise RunnerError(f"{name} must be a number of seconds above 0 and at most {MAX_DEAL_TIMEOUT:g}; got {value!r}")
+    return float(value)
+
+
+def max_jobs() -> int:
+    """The most worker processes a loky run starts: `JOBS_PER_CORE` per core."""
+    from joblib import cpu_count
+
+    return JOBS_PER_CORE * cpu_count()
+
+
+def stall_limit(deals: int, deal_timeout: float) -> float:
+    """Seconds of play after which a chunk of ``deals`` deals counts as stuck (see `STALL_FACTOR`)."""
+    return deals * deal_timeout * STALL_FACTOR + STALL_SLACK
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -107,6 +188,11 @@ class ChunkTask:
     labels: RunLabels
     store: Store | None
     run_id: str
+    deal_timeout: float | None = None
+    verify: bool = False
+    tasks_dir: Path | None = None
+    main_pid: int | None = None
+    """The run's main process; a process other than it that plays the task is a worker (None: no workers)."""
 
     @property
     def count(self) -> int:
@@ -213,15 +299,37 @@ def chunk_table(task: ChunkTask) -> pa.Table:
         from sim.batch import play_batch
 
         start = time.perf_counter()
-        r = play_batch(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source)
+        r = play_batch(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source,
+                       deal_timeout=task.deal_timeout)
         wall_us = int((time.perf_counter() - start) * 1e6)
         averaged = not bool(r.micros.any())
         micros = np.full(len(numbers), wall_us // max(len(numbers), 1), dtype=np.int64) if averaged else r.micros
         bad = np.flatnonzero(r.outcome == ERROR)
         errors = {int(i): f"{strategy.name} (compiled) chose a move index outside the legal moves" for i in bad}
-        return S.chunk_table(task.labels, "compiled", numbers, r.outcome, r.cards_home, r.moves, r.nodes, micros,
-                             averaged, errors, r.win_offsets, r.win_moves)
+        outcome, termination = r.outcome.copy(), r.termination.copy()
+        if task.verify:
+            _verify_wins(task, numbers, outcome, termination, errors, r.win_offsets, r.win_moves)
+        return S.chunk_table(task.labels, "compiled", numbers, outcome, termination, r.cards_home, r.moves, r.nodes,
+                             micros, averaged, errors, r.win_offsets, r.win_moves)
     return _python_chunk(task, strategy, numbers)
+
+
+def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, termination: np.ndarray,
+                 errors: dict[int, str], offsets: np.ndarray, codes: np.ndarray) -> None:
+    """Replay every claimed win with the referee (`sim.store.check_win`); store a rejected one as an error."""
+    from sim.store import check_win
+
+    for i in np.flatnonzero(outcome == WON).tolist():
+        row = {"deal": int(numbers[i]), "seed": task.seed, "source": task.source,
+               "win_moves": codes[offsets[i]:offsets[i + 1]].tolist()}
+        try:
+            verdict = check_win(task.rules, row)
+            reason = None if verdict.legal and verdict.won else (verdict.reason or f"{verdict.cards_home} cards home at the end")
+        except Exception as exc:  # the moves come from the strategy: anything that cannot be replayed is a rejection
+            reason = f"its moves cannot be replayed ({type(exc).__name__}: {exc})"
+        if reason is not None:
+            outcome[i], termination[i] = ERROR, T_ILLEGAL
+            errors[i] = f"the referee rejected the claimed win: {reason}"
 
 
 def _python_chunk(task: ChunkTask, strategy: Any, numbers: np.ndarray) -> pa.Table:
@@ -232,6 +340,7 @@ def _python_chunk(task: ChunkTask, strategy: Any, numbers: np.ndarray) -> pa.Tab
 
     n = len(numbers)
     outcome = np.zeros(n, dtype=np.int8)
+    termination = np.zeros(n, dtype=np.int8)
     home = np.zeros(n, dtype=np.int16)
     moves = np.zeros(n, dtype=np.int32)
     nodes = np.zeros(n, dtype=np.int64)
@@ -241,17 +350,22 @@ def _python_chunk(task: ChunkTask, strategy: Any, numbers: np.ndarray) -> pa.Tab
     codes: list[int] = []
     for i, number in enumerate(numbers.tolist()):
         game = Game.from_deal(task.rules, number, task.seed, task.source)
-        rec = play_python(strategy, game, DealInfo(task.rules, number, task.seed, task.source), task.strategy_seed)
+        rec = play_python(strategy, game, DealInfo(task.rules, number, task.seed, task.source), task.strategy_seed,
+                          deal_timeout=task.deal_timeout)
         code = OUTCOMES.index(rec.outcome)
         outcome[i], home[i], moves[i], nodes[i] = code, rec.cards_home, len(rec.moves), rec.nodes
+        termination[i] = TERMINATIONS.index(rec.termination)
         micros[i] = int(rec.seconds * 1e6)
         if rec.error:
             errors[i] = rec.error
         if code == WON:
             codes.extend(m.code for m in rec.moves)
         offsets[i + 1] = len(codes)
-    return S.chunk_table(task.labels, "python", numbers, outcome, home, moves, nodes, micros, False, errors, offsets,
-                         np.asarray(codes, dtype=np.int16))
+    win_codes = np.asarray(codes, dtype=np.int16)
+    if task.verify:
+        _verify_wins(task, numbers, outcome, termination, errors, offsets, win_codes)
+    return S.chunk_table(task.labels, "python", numbers, outcome, termination, home, moves, nodes, micros, False, errors,
+                         offsets, win_codes)
 
 
 def _counts(table: pa.Table) -> tuple[np.ndarray, int]:
@@ -265,14 +379,98 @@ def _counts(table: pa.Table) -> tuple[np.ndarray, int]:
 
 
 def play_chunk(task: ChunkTask) -> ChunkResult:
-    """A worker's task: play one chunk, write it when the task carries a store, return its counts."""
+    """A worker's task: play one chunk, write it when the task carries a store, return its counts.
+
+    In a worker process Ctrl-C is ignored (the main process stops the workers), so that an
+    interrupt is never recorded as a strategy's error, and the worker dies with the main process
+    (`_die_with_parent`); with ``tasks_dir`` the worker says which chunk it plays, from when, and
+    when numba is compiling, for the main process's watchdog.
+    """
+    worker = task.main_pid is not None and os.getpid() != task.main_pid
+    if worker and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _die_with_parent(task)
     start = time.perf_counter()
-    table = chunk_table(task)
-    counts, home = _counts(table)
-    if task.store is not None:
-        task.store.write_chunk(table, task.labels.key.hash, task.first, task.last, task.run_id)
-        table = None
+    with _TaskStatus(task):
+        table = chunk_table(task)
+        counts, home = _counts(table)
+        if task.store is not None:
+            task.store.write_chunk(table, task.labels.key.hash, task.first, task.last, task.run_id)
+            table = None
     return ChunkResult(task.first, task.last, counts, home, time.perf_counter() - start, table)
+
+
+def _die_with_parent(task: ChunkTask) -> None:
+    """On Linux, have the kernel kill this worker when the main process dies (however it dies), so that
+    an orphan never plays on (a stuck policy would spin for ever); elsewhere only the store's commit
+    check stops an orphan, when it tries to write."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != task.main_pid:  # the main process died before that took effect
+        raise RunGone(f"the run {task.run_id} is gone (its process {task.main_pid} died)")
+
+
+class _TaskStatus:
+    """The worker's note ``<key>/.tasks/<run>_<first>_<last>.json``: its pid, and since when it plays
+    (not counting numba compiling, which it reports as such), for `_Watchdog`."""
+
+    current: _TaskStatus | None = None
+    _listening = False
+
+    def __init__(self, task: ChunkTask) -> None:
+        self.path = None if task.tasks_dir is None else task.tasks_dir / f"{task.run_id}_{task.first}_{task.last}.json"
+        self.depth = 0
+
+    def __enter__(self) -> _TaskStatus:
+        if self.path is not None:
+            _TaskStatus._listen()
+            _TaskStatus.current = self
+            self.write(compiling=False)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.path is not None:
+            _TaskStatus.current = None
+            self.path.unlink(missing_ok=True)
+
+    def write(self, compiling: bool) -> None:
+        """Replace the note (atomically); a note that cannot be written (a full disk) only leaves the chunk unwatched."""
+        assert self.path is not None
+        tmp = self.path.with_name(f".tmp-{self.path.name}")
+        try:
+            tmp.write_text(json.dumps({"pid": os.getpid(), "since": time.time(), "compiling": compiling}))
+            os.replace(tmp, self.path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+    @classmethod
+    def _listen(cls) -> None:
+        """Follow numba's compile events (once per process), so that compiling is not taken for a hang."""
+        if cls._listening:
+            return
+        from numba.core import event
+
+        class Compiling(event.Listener):
+            def on_start(self, ev: event.Event) -> None:
+                status = _TaskStatus.current
+                if status is not None:
+                    status.depth += 1
+                    if status.depth == 1:
+                        status.write(compiling=True)
+
+            def on_end(self, ev: event.Event) -> None:
+                status = _TaskStatus.current
+                if status is not None and status.depth > 0:
+                    status.depth -= 1
+                    if status.depth == 0:
+                        status.write(compiling=False)
+
+        event.register("numba:compile", Compiling())
+        cls._listening = True
 
 
 # --- the main side -------------------------------------------------------------------
@@ -435,20 +633,139 @@ def _cluster_threads(client: Any, address: str | None) -> int:
     return max(threads, 1)
 
 
-def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any) -> Iterator[ChunkResult]:
-    """Run ``tasks`` (pulled lazily, as workers free up) with joblib; yield results as they finish, in any order."""
-    from joblib import Parallel, delayed, parallel_config
+LOKY_IDLE_SECONDS = 300
+"""Idle worker processes stay this long, warm (strategy loaded, numba compiled), for the next run."""
+_POOL: dict[int, Any] = {}
+"""The runner's own loky executor by worker count (not loky's global one, which joblib.Parallel shares and
+decorates), kept after a clean run so that the next run of this process finds its workers warm."""
 
+
+def _executor(jobs: int) -> Any:
+    """A loky process pool of ``jobs`` workers: the one kept from the last clean run, or a new one."""
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    for n in [n for n in _POOL if n != jobs]:
+        _POOL.pop(n).shutdown(wait=False)
+    if jobs not in _POOL:
+        if not _POOL:
+            atexit.register(_close_pools)
+        _POOL[jobs] = ProcessPoolExecutor(max_workers=jobs, timeout=LOKY_IDLE_SECONDS)
+    return _POOL[jobs]
+
+
+def _close_pools() -> None:
+    """Stop the kept workers at exit, while the interpreter is whole (loky complains if it is torn down first)."""
+    while _POOL:
+        _POOL.popitem()[1].shutdown(wait=True)
+
+
+def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
+            watchdog: _Watchdog | None = None) -> Iterator[ChunkResult]:
+    """Run ``tasks`` (pulled lazily, as workers free up); yield results as they finish, in any order.
+
+    loky: always in worker processes, even for one job, so that the main process stays free to
+    take Ctrl-C and to watch for stuck chunks (``watchdog``); whatever ends this generator early
+    (Ctrl-C, a failure, the caller stopping) kills the workers at once.
+    """
     if backend == "dask":
+        from joblib import Parallel, delayed, parallel_config
+
         with parallel_config(backend="dask", client=client, wait_for_workers_timeout=SCHEDULER_TIMEOUT * 2):
             yield from Parallel(n_jobs=jobs, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(
                 delayed(play_chunk)(t) for t in tasks
             )
         return
-    with parallel_config(backend="loky", inner_max_num_threads=1):
-        yield from Parallel(n_jobs=jobs, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(
-            delayed(play_chunk)(t) for t in tasks
-        )
+    from concurrent.futures import FIRST_COMPLETED, Future, wait
+
+    executor = _executor(jobs)
+    source = iter(tasks)
+    pending: dict[Future[ChunkResult], ChunkTask] = {}
+    try:
+        while True:
+            while len(pending) < 2 * jobs and (task := next(source, None)) is not None:
+                pending[executor.submit(play_chunk, task)] = task
+            if not pending:
+                return
+            done, _ = wait(pending, timeout=WATCH_INTERVAL, return_when=FIRST_COMPLETED)
+            for future in done:
+                del pending[future]
+                yield future.result()
+            if watchdog is not None:
+                watchdog.check()
+    except BaseException:
+        _POOL.pop(jobs, None)
+        executor.shutdown(wait=True, kill_workers=True)
+        raise
+
+
+class _Watchdog:
+    """The main process's eye on chunks in play (loky runs with a deal time limit).
+
+    Workers note their pid and the time they started playing (`_TaskStatus`); a chunk that plays
+    past `stall_limit` has its worker killed and is remembered as stuck, for `_play_all` to split.
+    """
+
+    def __init__(self, tasks_dir: Path, run_id: str, deal_timeout: float, tier: str) -> None:
+        self.dir, self.run_id, self.deal_timeout, self.tier = tasks_dir, run_id, deal_timeout, tier
+        self.stuck: set[int] = set()
+
+    def _notes(self) -> Iterator[tuple[Path, int, int, dict[str, Any]]]:
+        for path in self.dir.glob(f"{self.run_id}_*.json"):
+            try:
+                first, last = (int(x) for x in path.stem.split("_")[1:3])
+                yield path, first, last, json.loads(path.read_text())
+            except (OSError, ValueError):  # finished and removed meanwhile, or being replaced
+                continue
+
+    def check(self) -> None:
+        """Kill the worker of every chunk that has played past its limit."""
+        now = time.time()
+        for _, first, last, note in self._notes():
+            if note.get("compiling") or first in self.stuck:
+                continue
+            if now - float(note["since"]) > stall_limit(last - first + 1, self.deal_timeout):
+                self.stuck.add(first)
+                _kill(int(note["pid"]))
+
+    def take_stuck(self) -> set[int]:
+        """The first deals of the chunks killed as stuck since the last call; forget the rest.
+
+        Every worker of the run is gone by now (loky stops them all when one dies); any that a
+        note still names is killed, so that no late chunk of theirs lands while the chunks they
+        played are replayed.
+        """
+        for path, _, _, note in self._notes():
+            _kill(int(note["pid"]))
+            path.unlink(missing_ok=True)
+        stuck, self.stuck = self.stuck, set()
+        return stuck
+
+    def timeout_row(self, task: ChunkTask) -> pa.Table:
+        """The row of a single deal whose strategy never returned: outcome unknown, termination timeout."""
+        from sim import store as S
+
+        limit = stall_limit(1, self.deal_timeout)
+        text = (f"stopped after {limit:g} s: the strategy did not return within the {self.deal_timeout:g} s "
+                "deal time limit, so its worker process was killed")
+        one = np.ones(1, dtype=np.int64)
+        return S.chunk_table(task.labels, self.tier, one * task.first, one * UNKNOWN, one * T_TIMEOUT,
+                             one * len(task.rules.start_home_cards), one * 0, one * 0, one * int(limit * 1e6), False,
+                             {0: text}, np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int16))
+
+
+def _kill(pid: int) -> None:
+    if pid != os.getpid():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _split(first: int, last: int, pieces: int = 8) -> list[tuple[int, int]]:
+    """first..last cut into at most ``pieces`` consecutive ranges of near-equal size."""
+    n = last - first + 1
+    size = -(-n // pieces)
+    return [(a, min(a + size - 1, last)) for a in range(first, last + 1, size)]
 
 
 class _Tally:
@@ -477,49 +794,71 @@ def run(
     retries: int = 3,
     progress: Progress | None = None,
     command: Sequence[str] | None = None,
+    deal_timeout: float | None = None,
+    verify: bool | None = None,
 ) -> RunSummary:
     """Play ``spec``, reusing what the store already holds; return the summary.
 
-    ``jobs``: worker processes (default: every core; with ``dask``, every
-    thread of the cluster). ``chunk``: deals per task (default: adaptive, see `Chunker`).
-    Raises `RunnerError`/`StoreError` (both ``ValueError``) for bad input and
-    faults, and `RunInterrupted` on Ctrl-C.
+    ``jobs``: worker processes (default: every core; with ``dask``, every thread of the
+    cluster; at most `max_jobs` with loky, the cluster's threads with dask; never more than
+    there are chunks to play). ``chunk``: deals per task (default: adaptive, see `Chunker`).
+    ``deal_timeout``: seconds a deal may take before it ends as ``unknown`` / ``timeout``
+    (None: no limit). ``verify``: replay every win with the referee before storing it
+    (None: on for plug-in strategies, off for built-ins).
+    Raises `RunnerError`/`StoreError` (both `UserError`) for bad input and faults
+    (`WorkersDiedError`, `StoreFullError`, `KeyBusyError`), and `RunInterrupted` on Ctrl-C.
     """
     progress = progress or NullProgress()
     started = time.time()
+    deal_timeout = check_deal_timeout(deal_timeout)
     strategy, compiled = _check(spec, jobs, chunk, backend)
+    verify = is_plugin(strategy) if verify is None else bool(verify)
     st = store if isinstance(store, Store) else Store.open(store, create=True)
     labels = run_labels(spec, strategy)
     key = labels.key.hash
     st.register(labels)
-    st.clean_temp(key)
+    run_id = uuid.uuid4().hex[:12]
+    hold = st.hold_key(key, run_id)  # refused while another run plays the key; waits out late commits of dead ones
     try:
+        st.clean_temp(key)
+        tasks_dir = st.key_dir(key) / TASKS_DIR
+        for stale in tasks_dir.glob("*.json"):  # notes of workers of dead runs
+            stale.unlink(missing_ok=True)
         client = connect_scheduler(scheduler) if backend == "dask" else None
         try:
             if backend == "dask":
-                n_jobs = jobs or _cluster_threads(client, scheduler)
+                threads = _cluster_threads(client, scheduler)
+                if jobs is not None:
+                    check_whole("jobs", jobs, 1, threads)
+                n_jobs = jobs or threads
             else:
                 from joblib import cpu_count
 
                 n_jobs = jobs or cpu_count()
-            run_id = uuid.uuid4().hex[:12]
-            manifest = _manifest(spec, labels, strategy, started, run_id, command,
-                                 jobs=n_jobs, chunk=chunk or "adaptive", backend=backend, scheduler=scheduler, force=force)
-            manifest_path = st.write_manifest(key, manifest)
             summary = RunSummary(
                 variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=strategy.label,
                 strategy_identity=strategy.identity, seed=spec.seed, source=spec.source, strategy_seed=spec.strategy_seed,
                 first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
-                seconds=0.0, store=str(st.path), key=key, jobs=n_jobs, backend=backend,
+                seconds=0.0, store=str(st.path), key=key, backend=backend,
             )
-            reused, covered, old = _reuse(st, key, spec.first, spec.last, force, summary)
+            reused, covered = _reuse(st, key, spec.first, spec.last, force, summary, run_id)
             todo = plan_chunks(spec.first, spec.last, covered, chunk) if chunk else missing_ranges(spec.first, spec.last, covered)
+            n_jobs = summary.jobs = min(n_jobs, _useful_jobs(todo, chunk, compiled))
+            manifest = _manifest(spec, labels, strategy, started, run_id, command, jobs=n_jobs, chunk=chunk or "adaptive",
+                                 backend=backend, scheduler=scheduler, force=force, deal_timeout=deal_timeout,
+                                 verify=verify)
+            manifest_path = st.write_manifest(key, manifest)
             chunker = Chunker(todo, n_jobs, compiled, chunk)
             writer = st if backend != "dask" else None  # dask workers may not see this disk: the main process writes
+            watchdog = None
+            if deal_timeout is not None and backend == "loky":
+                tasks_dir.mkdir(exist_ok=True)
+                watchdog = _Watchdog(tasks_dir, run_id, deal_timeout, "compiled" if compiled else "python")
 
             def make_task(a: int, b: int) -> ChunkTask:
                 return ChunkTask(spec.rules, spec.strategy, spec.seed, spec.source, spec.strategy_seed, spec.tier, a, b,
-                                 labels, writer, run_id)
+                                 labels, writer, run_id, deal_timeout, verify,
+                                 watchdog.dir if watchdog is not None else None, os.getpid())
 
             played = _Tally()
             written: list[tuple[int, int]] = []
@@ -528,33 +867,27 @@ def run(
                 progress.note(f"[yellow]damaged chunk file moved aside and replayed: {path}")
             t0 = time.perf_counter()
             try:
-                _play_all(chunker, make_task, st, key, n_jobs, backend, client, played, written, progress, retries, summary)
+                _play_all(chunker, make_task, st, key, n_jobs, backend, client, played, written, progress, retries,
+                          summary, watchdog)
             except StoreError as exc:
                 progress.stop()
                 saved = _saved(st, key, spec.first, spec.last)
                 full = isinstance(exc, StoreFullError)
-                todo = "free some space" if full else "fix that"
+                todo_text = "free some space" if full else "fix that"
                 raise (StoreFullError if full else StoreError)(
                     f"{exc}; {saved:,} of {spec.deals:,} deals are saved in {st.path}; "
-                    f"{todo} and run the same command again to resume") from None
+                    f"{todo_text} and run the same command again to resume") from None
             finally:
                 progress.stop()
             summary.seconds = time.perf_counter() - t0
         finally:
             if client is not None:
                 client.close()
-        # Writers of an earlier, killed run may have still been alive (and writing) when this one started.
-        st.clean_temp(key)
-        if force:
-            new = {st.chunk_path(key, a, b) for a, b in written}
-            for c in old:
-                if spec.first <= c.first and c.last <= spec.last and c.path not in new:
-                    c.path.unlink(missing_ok=True)
         total = _Tally()
         total.add(reused.outcomes, reused.home)
         total.add(played.outcomes, played.home)
-        if total.deals != spec.deals:  # pragma: no cover - a bug guard: never report a figure over the wrong deals
-            raise RunnerError(f"internal error: the run covers {total.deals} deals, not {spec.deals}")
+        if total.deals != spec.deals:  # a bug guard: never report a figure over the wrong deals
+            raise AssertionError(f"internal error: the run covers {total.deals} deals, not {spec.deals}")
         summary.outcomes = {name: int(c) for name, c in zip(OUTCOMES, total.outcomes, strict=True)}
         summary.wins = summary.outcomes["won"]
         summary.cards_home_sum = total.home
@@ -566,48 +899,94 @@ def run(
     except KeyboardInterrupt:  # in the play loop, or while connecting, cleaning up or writing the manifest
         progress.stop()
         raise RunInterrupted(_saved(st, key, spec.first, spec.last), spec.deals, st.path) from None
+    finally:
+        st.clean_temp(key)  # half-written files of workers stopped part way
+        hold.release()
+
+
+def is_plugin(strategy: Any) -> bool:
+    """Whether ``strategy`` is a plug-in (a module:Class spec or an entry point), not one of the built-ins."""
+    from strategies import BUILTINS
+
+    return type(strategy) not in BUILTINS.values()
+
+
+def _useful_jobs(todo: Sequence[tuple[int, int]], chunk: int | None, compiled: bool) -> int:
+    """The most chunks that can be in play at once for ``todo`` (at least 1): more workers would idle."""
+    if chunk:
+        return max(1, len(todo))
+    low = CHUNK_BOUNDS[compiled][0]
+    return max(1, sum(-(-(b - a + 1) // low) for a, b in todo))
 
 
 def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> tuple[Any, bool]:
     """Validate a run before anything starts; return the strategy and whether it plays compiled."""
     from strategies import StrategyError, load_strategy
 
-    if not isinstance(spec.deals, int | np.integer) or isinstance(spec.deals, bool) or spec.deals <= 0:
-        raise RunnerError(f"deals must be 1 or more; got {spec.deals!r}")
-    if jobs is not None and jobs < 1:
-        raise RunnerError(f"jobs must be 1 or more; got {jobs!r}")
-    if chunk is not None and chunk < 1:
-        raise RunnerError(f"chunk must be 1 or more deals; got {chunk!r}")
+    check_whole("deals", spec.deals, 1, MAX_DEAL)
+    if jobs is not None:
+        check_whole(f"jobs ({JOBS_PER_CORE} per core here)" if backend == "loky" else "jobs", jobs, 1,
+                    max_jobs() if backend == "loky" else INT64_MAX)
+    if chunk is not None:
+        check_whole("chunk", chunk, 1, MAX_CHUNK)
+    check_whole("strategy_seed", spec.strategy_seed, 0, INT64_MAX)
     if backend not in BACKENDS:
         raise RunnerError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
     if spec.tier not in TIERS:
         raise RunnerError(f"unknown tier {spec.tier!r}; allowed: {', '.join(TIERS)}")
     check_deal_number(spec.first, spec.seed, spec.source)
-    try:
-        check_deal_number(spec.last, spec.seed, spec.source)
-    except DealError as exc:
-        raise RunnerError(f"deals {spec.first}..{spec.last} run past the last deal number: {exc}") from None
+    top = min(PYSOL_MAX_DEAL if spec.source == "pysol" else MAX_DEAL, INT64_MAX)
+    if spec.last > top:
+        raise RunnerError(f"deals {spec.first:,}..{spec.last:,} run past the last deal number a run can play: "
+                          f"allowed 1..{top:,} for source {spec.source!r} (deal numbers are stored as 64-bit integers)")
     make_deal(spec.rules, spec.first, spec.seed, spec.source)  # the source can deal these rules
     try:
         strategy = load_strategy(spec.strategy)
     except StrategyError as exc:
         raise RunnerError(str(exc)) from None
-    compiled = spec.tier != "python" and strategy.compiled(spec.rules) is not None
+    except (Exception, SystemExit) as exc:  # a plug-in's own code failed (or called sys.exit) while loading
+        raise RunnerError(f"strategy {spec.strategy!r} failed to load: {type(exc).__name__}: {exc}") from None
+    try:
+        compiled = spec.tier != "python" and strategy.compiled(spec.rules) is not None
+    except (Exception, SystemExit) as exc:
+        raise RunnerError(f"strategy {strategy.name!r}: compiled() failed: {type(exc).__name__}: {exc}") from None
     if spec.tier == "compiled" and not compiled:
         raise RunnerError(f"strategy {strategy.name!r} has no compiled tier; use tier auto or python")
     return strategy, compiled
 
 
-def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSummary
-           ) -> tuple[_Tally, list[tuple[int, int]], list[ChunkFile]]:
-    """Check the stored chunks of ``key`` meeting lo..hi; return their totals, the deals they cover, and the files."""
+def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSummary, run_id: str
+           ) -> tuple[_Tally, list[tuple[int, int]]]:
+    """Check the stored chunks of ``key`` meeting lo..hi; return their totals and the deals they cover.
+
+    With ``force`` nothing is reused, and a stored file that reaches outside lo..hi is cut to the
+    deals outside (rewritten from its rows), so that the files this run replaces lie inside lo..hi
+    and each commit of the run can drop the ones it overlaps. Otherwise files that overlap (left by
+    older toolkits after a kill) are repaired where that is safe: one whose deals are all in earlier
+    files is removed, one that overlaps only earlier files is cut to its new deals.
+    """
     tally = _Tally()
     files = st.chunk_files(key, lo, hi)
     if force:
-        return tally, [], files
+        for c in files:
+            if lo <= c.first and c.last <= hi:
+                continue
+            try:
+                table = load_chunk_file(c)
+            except CorruptChunkError:
+                summary.corrupt.append(str(st.quarantine(c)))
+                continue
+            d = table.column("deal").to_numpy()
+            for a, b in ((c.first, lo - 1), (hi + 1, c.last)):
+                if a <= b:
+                    st.write_chunk(table.filter(pa.array((d >= a) & (d <= b))), key, a, b, run_id)
+        return tally, []
     covered: list[tuple[int, int]] = []
-    cursor = lo
-    for c in files:
+    cursor, before = lo, 0  # before: the last deal of the files listed before this one
+    for i, c in enumerate(files):
+        if c.last <= before:  # every deal of it is in earlier files (an older toolkit's duplicate)
+            c.path.unlink(missing_ok=True)
+            continue
         b = min(c.last, hi)
         if b < cursor:
             continue
@@ -616,22 +995,27 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
         except CorruptChunkError:
             summary.corrupt.append(str(st.quarantine(c)))
             continue
+        d = table.column("deal").to_numpy()
+        if c.first <= before and all(n.first > c.last for n in files[i + 1:]):  # keep only its new deals
+            st.write_chunk(table.filter(pa.array(d > before)), key, before + 1, c.last, run_id)
+        before = c.last
         a = max(c.first, cursor)  # where it overlaps what earlier files cover, count only the new deals
         if a > c.first or b < c.last:
-            d = table.column("deal").to_numpy()
             table = table.filter(pa.array((d >= a) & (d <= b)))
         counts, home = _counts(table)
         tally.add(counts, home)
         covered.append((a, b))
         cursor = b + 1
         summary.chunks_reused += 1
-    return tally, covered, files
+    return tally, covered
 
 
 def _play_all(chunker: Chunker, make_task: Any, st: Store, key: str, jobs: int, backend: str, client: Any,
               played: _Tally, written: list[tuple[int, int]], progress: Progress, retries: int,
-              summary: RunSummary) -> None:
-    """Play every chunk the chunker hands out, writing chunks as they come; after a worker dies, replay what is missing."""
+              summary: RunSummary, watchdog: _Watchdog | None = None) -> None:
+    """Play every chunk the chunker hands out, writing chunks as they come; after a worker dies, replay what
+    is missing; a chunk the watchdog killed as stuck is replayed in pieces, down to the one deal, stored as
+    a timeout."""
     lost_errors = _worker_lost_errors()
     inflight: dict[int, ChunkTask] = {}
     lock = threading.Lock()
@@ -651,21 +1035,24 @@ def _play_all(chunker: Chunker, make_task: Any, st: Store, key: str, jobs: int, 
         progress.advance(int(outcomes.sum()), int(outcomes[WON]))
 
     while chunker.remaining or inflight:
+        stuck: set[int] = set()
         try:
-            for res in _stream(tasks(), jobs, backend, client):
+            for res in _stream(tasks(), jobs, backend, client, watchdog):
                 if res.table is not None:
                     st.write_chunk(res.table, key, res.first, res.last, inflight[res.first].run_id)
                     res.table = None
                 chunker.observe(res.last - res.first + 1, res.seconds)
                 finished(res.first, res.last, res.outcomes, res.cards_home)
         except lost_errors as exc:
-            summary.retries += 1
-            if summary.retries > retries:
-                raise RunnerError(
-                    f"worker processes died {summary.retries} times (last: {type(exc).__name__}: {exc}); "
-                    "the finished chunks are saved: run the same command again to resume"
-                ) from None
-            progress.note(f"[yellow]a worker died ({type(exc).__name__}); replaying its chunk")
+            stuck = watchdog.take_stuck() if watchdog is not None else set()
+            if not stuck:
+                summary.retries += 1
+                if summary.retries > retries:
+                    raise WorkersDiedError(
+                        f"worker processes died {summary.retries} times (last: {type(exc).__name__}: {exc}); "
+                        "the finished chunks are saved: run the same command again to resume"
+                    ) from None
+                progress.note(f"[yellow]a worker died ({type(exc).__name__}); replaying its chunk")
         with lock:
             left = list(inflight.values())
         for task in left:  # handed out but not reported: saved by a worker before the failure, or to replay
@@ -675,7 +1062,18 @@ def _play_all(chunker: Chunker, make_task: Any, st: Store, key: str, jobs: int, 
             except CorruptChunkError:
                 with lock:
                     inflight.pop(task.first, None)
-                chunker.give_back([(task.first, task.last)])
+                if task.first not in stuck:
+                    chunker.give_back([(task.first, task.last)])
+                elif task.count > 1:
+                    progress.note(f"[yellow]deals {task.first:,}-{task.last:,} did not finish in time; "
+                                  "replaying them in pieces to find the stuck deal")
+                    chunker.give_back(_split(task.first, task.last))
+                else:
+                    assert watchdog is not None
+                    st.write_chunk(watchdog.timeout_row(task), key, task.first, task.last, task.run_id)
+                    progress.note(f"[yellow]deal {task.first:,} never returned: stored as a timeout")
+                    finished(task.first, task.last, np.bincount([UNKNOWN], minlength=len(OUTCOMES)),
+                             len(task.rules.start_home_cards))
                 continue
             finished(task.first, task.last, counts, home)
 

@@ -10,6 +10,12 @@ A store is a directory that any number of runs share::
                                           start time, every run parameter
         <key>_<first>_<last>.parquet      one per chunk: deals first..last (19 digits, zero-padded)
         corrupt/                          chunk files that failed validation, moved aside
+        .run.lock                         held (flock) by the one run playing this key; says who
+        .commit.lock                      held for the instant a chunk file is put in place
+        .tasks/                           which worker plays which chunk (for the runner's watchdog)
+
+Names that start with ``.`` are skipped by Parquet readers (pyarrow, DuckDB, Spark),
+so the ``*.parquet`` files are the whole dataset.
 
 A run key is (rules fingerprint, strategy identity ``name@version:params``, deal
 seed, deal source, strategy seed): the things that decide every row. Results of
@@ -18,7 +24,18 @@ rule sets or two strategy versions (`read_store` refuses to mix them silently).
 
 Each chunk file is written to a temporary name in the same folder, flushed to
 disk, and renamed (`os.replace`), so a chunk file either holds the whole chunk
-or does not exist. Files are checked when read: the Parquet footer and page
+or does not exist.
+
+One run at a time per key, and no writer outliving its run: a run takes
+`Store.hold_key` (an exclusive ``flock`` on ``.run.lock``, which the kernel drops
+when the process dies however it dies, so a resume after a crash is never
+refused, and a second live run is refused with the holder's pid, host and
+start). A chunk is put in place only inside the short ``.commit.lock`` section,
+after checking that the run it belongs to still holds the key; a run that takes
+the key passes through that section once before it lists the chunk files, so
+no late write of a dead run can land after it planned. A commit also removes
+the older files its deals overlap (only ``--force`` replays stored deals), so
+no two chunk files ever cover the same deal. Files are checked when read: the Parquet footer and page
 checksums, the key and deal range recorded in the file's metadata against its
 name, the row count and the deal numbers. A file that fails is never read as
 data (`CorruptChunkError`); the runner moves it aside and plays its deals again.
@@ -42,6 +59,12 @@ clairvoyant        bool                         the strategy peeks at face-down 
 strategy_seed      int64                        seed of the strategy's random generator
 tier               category                     ``compiled`` or ``python``
 outcome            category                     ``lost``, ``won``, ``unknown`` or ``error``
+termination        category (null)              why the game ended, one of
+                                                `sim.engine.TERMINATIONS` (``won``,
+                                                ``no_moves``, ``timeout``, ...); null in
+                                                chunks written before the column existed
+                                                (chunk format 1): it is not derived, as
+                                                ``lost`` does not say which of three it was
 cards_home         int16                        cards on the foundations at the end
 moves              int32                        moves played
 nodes              int64                        search nodes (0 where no search ran)
@@ -49,7 +72,8 @@ micros             int64                        time spent on the deal, microsec
 micros_averaged    bool                         True: ``micros`` is the chunk's wall time shared
                                                 out evenly (compiled policies that do not time
                                                 themselves); False: measured for the deal
-error              string (null)                what went wrong, for outcome ``error``
+error              string (null)                what went wrong, for outcome ``error``, or
+                                                why a deal was stopped (termination ``timeout``)
 win_moves          list<int16> (null)           for wins: the engine move codes (src*64+dst);
                                                 `decode_moves` turns them into `Move` values
 key                category                     `RunKey.hash`
@@ -61,6 +85,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -69,7 +94,7 @@ import socket
 import time
 import uuid
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -78,11 +103,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sim.engine import OUTCOMES
+from sim.engine import OUTCOMES, TERMINATIONS
 from sim.errors import UserError
 
 FORMAT = "bakers-dozen-results"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
+"""Store versions this toolkit reads; opening a version-1 store to write upgrades its marker, so that
+older toolkits (which would take the new chunk files for damaged ones) refuse the store instead."""
+CHUNK_VERSION = 2
+"""Chunk format: 2 has the ``termination`` column, 1 (read, never written) does not."""
 MARKER = "bakers-dozen-store.json"
 META_KEY = b"bakers_dozen"
 COMPRESSION = "zstd"
@@ -104,6 +134,7 @@ SCHEMA = pa.schema(
         ("strategy_seed", pa.int64()),
         ("tier", _STR),
         ("outcome", _STR),
+        ("termination", _STR),
         ("cards_home", pa.int16()),
         ("moves", pa.int32()),
         ("nodes", pa.int64()),
@@ -116,6 +147,10 @@ SCHEMA = pa.schema(
     ]
 )
 COLUMNS = tuple(SCHEMA.names)
+_CHUNK_SCHEMAS = {1: SCHEMA.remove(SCHEMA.get_field_index("termination")), 2: SCHEMA}
+RUN_LOCK = ".run.lock"
+COMMIT_LOCK = ".commit.lock"
+TASKS_DIR = ".tasks"
 
 _CHUNK_RE = re.compile(r"^([0-9a-f]{16})_(\d{19})_(\d{19})\.parquet$")
 _KEY_RE = re.compile(r"^[0-9a-f]{16}$")
@@ -128,6 +163,14 @@ class StoreError(UserError):
 
 class StoreFullError(StoreError):
     """The disk filled up while a chunk was being written (nothing finished was lost)."""
+
+
+class KeyBusyError(StoreError):
+    """Another live run holds the run key (`Store.hold_key`)."""
+
+
+class RunGone(RuntimeError):
+    """A worker's run no longer holds its key (killed, or replaced by a newer run): its chunk is not written."""
 
 
 class CorruptChunkError(StoreError):
@@ -204,6 +247,7 @@ def chunk_table(
     tier: str,
     deals: np.ndarray,
     outcome: np.ndarray,
+    termination: np.ndarray,
     cards_home: np.ndarray,
     moves: np.ndarray,
     nodes: np.ndarray,
@@ -215,8 +259,8 @@ def chunk_table(
 ) -> pa.Table:
     """One chunk's rows as an Arrow table of `SCHEMA`.
 
-    ``errors`` maps row index to error text; ``win_moves[win_offsets[i]:win_offsets[i+1]]``
-    are row i's move codes (kept only for wins).
+    ``termination`` holds codes into `sim.engine.TERMINATIONS`; ``errors`` maps row index to
+    error text; ``win_moves[win_offsets[i]:win_offsets[i+1]]`` are row i's move codes (kept only for wins).
     """
     n = len(deals)
     key = labels.key
@@ -246,6 +290,8 @@ def chunk_table(
         pa.array(np.full(n, key.strategy_seed, dtype=np.int64)),
         _const(tier, n),
         pa.DictionaryArray.from_arrays(pa.array(outcome), pa.array(list(OUTCOMES), pa.string())),
+        pa.DictionaryArray.from_arrays(pa.array(np.asarray(termination, dtype=np.int8)),
+                                       pa.array(list(TERMINATIONS), pa.string())),
         pa.array(np.asarray(cards_home, dtype=np.int16)),
         pa.array(np.asarray(moves, dtype=np.int32)),
         pa.array(np.asarray(nodes, dtype=np.int64)),
@@ -280,9 +326,11 @@ class Store:
             raise StoreError(f"store {p} is a file, not a directory; give a directory (new or empty, or an existing store)")
         marker = p / MARKER
         if marker.exists():
-            store._check_marker(marker)
+            version = store._check_marker(marker)
             if create:
                 store._check_writable()
+                if version != FORMAT_VERSION:
+                    _atomic_write_bytes(marker, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
             return store
         if not create:
             raise StoreError(f"{p} is not a bakers-dozen results store (it has no {MARKER})")
@@ -302,18 +350,19 @@ class Store:
         _atomic_write_bytes(marker, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
         return store
 
-    def _check_marker(self, marker: Path) -> None:
+    def _check_marker(self, marker: Path) -> int:
         try:
             info = json.loads(marker.read_text())
         except (OSError, ValueError) as exc:
             raise StoreError(f"{marker} is damaged ({exc}); this directory cannot be used as a results store") from None
         if not isinstance(info, dict) or info.get("format") != FORMAT:
             raise StoreError(f"{self.path} holds a store of another format ({marker} says {info!r})")
-        if info.get("version") != FORMAT_VERSION:
+        if info.get("version") not in READ_VERSIONS:
             raise StoreError(
                 f"{self.path} is a results store of format version {info.get('version')!r}; "
-                f"this toolkit reads version {FORMAT_VERSION}"
+                f"this toolkit reads versions {', '.join(map(str, READ_VERSIONS))}"
             )
+        return int(info["version"])
 
     def _check_writable(self) -> None:
         probe = self.path / f"{_TMP_PREFIX}probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -384,22 +433,100 @@ class Store:
         return sorted(found, key=lambda c: (c.first, c.last))
 
     def write_chunk(self, table: pa.Table, key: str, first: int, last: int, run_id: str = "") -> Path:
-        """Write one chunk atomically (temporary file, fsync, rename); return its path."""
+        """Write one chunk atomically (temporary file, fsync, rename); return its path.
+
+        With ``run_id``, the chunk is put in place only while that run holds the key (`hold_key`),
+        else `RunGone` is raised and nothing is left behind; older chunk files that cover any of
+        first..last are removed in the same step, so no deal is ever in two files.
+        """
         path = self.chunk_path(key, first, last)
-        info = {"format": FORMAT, "version": FORMAT_VERSION, "key": key, "first": first, "last": last, "run": run_id}
+        info = {"format": FORMAT, "version": CHUNK_VERSION, "key": key, "first": first, "last": last, "run": run_id}
         table = table.replace_schema_metadata({META_KEY: json.dumps(info).encode()})
         tmp = _temp_path(path)
         try:
             _write_parquet(table, tmp)
-            os.replace(tmp, path)
+            with self._commit_section(key):
+                if run_id and not self._run_holds_key(key, run_id):
+                    raise RunGone(f"run {run_id} no longer holds key {key}; chunk {first}..{last} not written")
+                for older in self.chunk_files(key, first, last):
+                    if older.path != path:
+                        older.path.unlink(missing_ok=True)
+                os.replace(tmp, path)
             _fsync_dir(path.parent)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise StoreFullError(f"disk full while writing chunk {path.name} in {path.parent} ({exc.strerror})") from None
             raise StoreError(f"cannot write chunk {path}: {exc.strerror or exc}") from None
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         return path
+
+    # one run per key ---------------------------------------------------------------
+    def hold_key(self, key: str, run_id: str) -> KeyLock:
+        """Take ``key`` for run ``run_id`` until `KeyLock.release` (or the process dies, however it dies).
+
+        Raises `KeyBusyError` naming the holder when another live run has it. Before returning it
+        waits for any chunk commit in progress, so every chunk an earlier run will ever write is
+        in place when the caller lists the key's files.
+        """
+        path = self.key_dir(key) / RUN_LOCK
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot create the run lock {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _describe_holder(path)
+            os.close(fd)
+            raise KeyBusyError(
+                f"another run is playing key {key} in {self.path} ({holder}); "
+                "wait for it to finish or stop it, then run the same command again") from None
+        except OSError as exc:
+            os.close(fd)
+            raise StoreError(f"cannot lock {path} ({exc.strerror or exc}); the store needs a file system with flock") from None
+        who = {"run": run_id, "pid": os.getpid(), "host": socket.gethostname(),
+               "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(who).encode(), 0)
+            with self._commit_section(key):
+                pass
+        except OSError as exc:
+            os.close(fd)
+            full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            raise (StoreFullError if full else StoreError)(f"cannot take key {key} in {self.path}: {exc.strerror or exc}") from None
+        return KeyLock(fd, path)
+
+    @contextlib.contextmanager
+    def _commit_section(self, key: str) -> Iterator[None]:
+        """Exclusive, short: putting one chunk file in place (or waiting until nobody is)."""
+        fd = os.open(self.key_dir(key) / COMMIT_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _run_holds_key(self, key: str, run_id: str) -> bool:
+        """Whether run ``run_id`` is alive and holds ``key`` (called inside the commit section)."""
+        try:
+            fd = os.open(self.key_dir(key) / RUN_LOCK, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return False  # nobody holds it exclusively: the run is gone
+            except BlockingIOError:
+                pass
+            try:
+                return json.loads(os.pread(fd, 4096, 0)).get("run") == run_id
+            except ValueError:
+                return False  # being rewritten by a new holder
+        finally:
+            os.close(fd)
 
     def load_chunk(self, chunk: ChunkFile, columns: Sequence[str] | None = None) -> pa.Table:
         """Read and check one chunk file; raise `CorruptChunkError` if it is not exactly what its name says."""
@@ -442,8 +569,33 @@ class Store:
         return removed
 
 
+class KeyLock:
+    """A run's hold on its key (`Store.hold_key`); `release` gives it up."""
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self._fd: int | None = fd
+        self.path = path
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _describe_holder(path: Path) -> str:
+    """Who holds a run lock, as the lock file says: pid, host and start."""
+    try:
+        who = json.loads(path.read_text())
+        return f"pid {who['pid']} on host {who['host']}, started {who['started']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a process that has not yet written its name"
+
+
 def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read and check one chunk file (see `Store.load_chunk`)."""
+    """Read and check one chunk file (see `Store.load_chunk`).
+
+    A chunk of format 1 (before the ``termination`` column) reads with that column null.
+    """
     cols = None if columns is None else list(dict.fromkeys(["deal", *columns]))
     try:
         pf = pq.ParquetFile(chunk.path, page_checksum_verification=True)
@@ -457,14 +609,22 @@ def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> p
                 f"its metadata says key {info.get('key')} deals {info.get('first')}..{info.get('last')}, "
                 f"its name says key {chunk.key} deals {chunk.first}..{chunk.last}",
             )
-        if info.get("version") != FORMAT_VERSION:
-            raise CorruptChunkError(chunk.path, f"format version {info.get('version')!r}; expected {FORMAT_VERSION}")
+        version = info.get("version")
+        if version not in _CHUNK_SCHEMAS:
+            raise CorruptChunkError(chunk.path, f"format version {version!r}; expected one of {', '.join(map(str, _CHUNK_SCHEMAS))}")
         schema = pf.schema_arrow.remove_metadata()
-        if not schema.equals(SCHEMA):
+        if not schema.equals(_CHUNK_SCHEMAS[version]):
             raise CorruptChunkError(chunk.path, "its columns are not those of a bakers-dozen chunk")
         if pf.metadata.num_rows != chunk.count:
             raise CorruptChunkError(chunk.path, f"it has {pf.metadata.num_rows} rows for {chunk.count} deals")
-        table = pf.read(columns=cols)
+        legacy = "termination" not in schema.names
+        if legacy and (cols is None or "termination" in cols):
+            table = pf.read(columns=None if cols is None else [c for c in cols if c != "termination"])
+            field = SCHEMA.field("termination")
+            where = min(SCHEMA.get_field_index("termination") if cols is None else cols.index("termination"), table.num_columns)
+            table = table.add_column(where, field, pa.nulls(table.num_rows, field.type))
+        else:
+            table = pf.read(columns=cols)
         deals = table.column("deal").to_numpy()
         if deals.shape[0] != chunk.count or deals[0] != chunk.first or not np.array_equal(
             deals, np.arange(chunk.first, chunk.last + 1, dtype=np.int64)

@@ -7,13 +7,22 @@ repository root when pytest runs).
 
 from __future__ import annotations
 
+import errno
 import os
+import sys
+import time
+from pathlib import Path
 from typing import ClassVar
 
+import numba as nb
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
+from sim import store as S
+from sim.rng import strategy_key
 from sim.rules import Rules
-from strategies.base import CompiledPolicy, Param
+from strategies.base import CompiledPolicy, Param, Strategy
 from strategies.greedy import GreedyStrategy
 
 TIME_COLUMNS = ["micros", "micros_averaged"]
@@ -75,3 +84,93 @@ class GreedyV2(GreedyStrategy):
     """Greedy under a new version number: its results must not be pooled with version 1's."""
 
     version: ClassVar[str] = "2"
+
+
+class FillingStore(S.Store):
+    """A store whose disk "fills up" for chunks from deal ``full_from`` on: half the file is written, then ENOSPC.
+
+    A `Store` subclass, so it travels to the worker processes that write the chunks.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], full_from: int) -> None:
+        super().__init__(path)
+        self.full_from = full_from
+
+    def write_chunk(self, table: pa.Table, key: str, first: int, last: int, run_id: str = "") -> Path:
+        if first < self.full_from:
+            return super().write_chunk(table, key, first, last, run_id)
+        real = S._write_parquet
+
+        def half_then_full(table: pa.Table, path: Path) -> None:
+            with open(path, "wb") as fh:
+                fh.write(b"PAR1")
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        S._write_parquet = half_then_full
+        try:
+            return super().write_chunk(table, key, first, last, run_id)
+        finally:
+            S._write_parquet = real
+
+
+@nb.njit
+def _first_move_or_loop(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
+    """Play the first legal move; on the deal whose strategy key is ``pparams[0]``, never return."""
+    if rng[0] == pparams[0]:
+        while True:
+            scratch[1] += 1
+    return 0
+
+
+class LoopOn(Strategy):
+    """Plays the first legal move (both tiers), but its compiled policy loops for ever on deal ``deal``
+    (strategy seed 0): a policy that no limit inside its process can stop."""
+
+    name: ClassVar[str] = "loop-on"
+    version: ClassVar[str] = "1"
+    PARAMETERS = {"deal": Param(int, 0, "deal number on which the compiled policy never returns (0: none)")}
+
+    def choose(self, view, moves):  # noqa: ANN001, ANN201
+        return moves[0]
+
+    def compiled(self, rules: Rules) -> CompiledPolicy | None:
+        key = strategy_key(0, self.params["deal"]) if self.params["deal"] else 0
+        return CompiledPolicy(_first_move_or_loop, np.array([key], dtype=np.uint64))
+
+
+class Sleepy(GreedyStrategy):
+    """Plays like greedy (Python tier only), but sleeps ``seconds`` before each move of deal ``deal``."""
+
+    name: ClassVar[str] = "sleepy"
+    version: ClassVar[str] = "1"
+    PARAMETERS = {
+        "deal": Param(int, 1, "deal number on which to sleep"),
+        "seconds": Param(float, 1.0, "sleep before each move of that deal"),
+    }
+
+    def choose(self, view, moves):  # noqa: ANN001, ANN201
+        assert self.deal is not None
+        if self.deal.number == self.params["deal"]:
+            time.sleep(self.params["seconds"])
+        return super().choose(view, moves)
+
+    def compiled(self, rules: Rules) -> CompiledPolicy | None:
+        return None
+
+
+class ExitOnLoad(GreedyStrategy):
+    """A plug-in whose constructor calls ``sys.exit``."""
+
+    name: ClassVar[str] = "exit-on-load"
+
+    def __init__(self, **params: object) -> None:
+        sys.exit(3)
+
+
+class BrokenCompiled(GreedyStrategy):
+    """A plug-in whose ``compiled()`` raises."""
+
+    name: ClassVar[str] = "broken-compiled"
+
+    def compiled(self, rules: Rules) -> CompiledPolicy | None:
+        raise RuntimeError("no compiler here")

@@ -144,11 +144,16 @@ def test_overlapping_chunk_files_count_once(tmp_path):
     key = Store(tmp_path).keys()[0]
     (tmp_path / "other" / key / f"{key}_{301:019d}_{800:019d}.parquet").rename(
         tmp_path / key / f"{key}_{301:019d}_{800:019d}.parquet")
+    run(RunSpec(RULES, "greedy", 100, first=101), tmp_path / "third", jobs=1)
+    (tmp_path / "third" / key / f"{key}_{101:019d}_{200:019d}.parquet").rename(
+        tmp_path / key / f"{key}_{101:019d}_{200:019d}.parquet")
     s = run(RunSpec(RULES, "greedy", 1000), tmp_path, jobs=1, chunk=100)
     assert (s.reused, s.played) == (800, 200)
     clean = run(RunSpec(RULES, "greedy", 1000), tmp_path / "clean", jobs=1)
     assert s.wins == clean.wins and s.cards_home_sum == clean.cards_home_sum
     assert rows(read_store(tmp_path)).equals(rows(read_store(tmp_path / "clean")))
+    spans = [(c.first, c.last) for c in Store(tmp_path).chunk_files(key)]  # the overlaps are repaired
+    assert spans[:2] == [(1, 500), (501, 800)] and all(b < c for (_, b), (c, _) in zip(spans, spans[1:], strict=False))
 
 
 # --- bad input ---------------------------------------------------------------------------------
@@ -156,11 +161,11 @@ def test_overlapping_chunk_files_count_once(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--deals", "0"], "deals must be 1 or more; got 0"),
-        (["--deals", "-5"], "deals must be 1 or more; got -5"),
-        (["--deals", "10", "--jobs", "0"], "jobs must be 1 or more"),
-        (["--deals", "10", "--chunk", "0"], "chunk must be 1 or more"),
-        (["--deals", "10", "--first", "0"], "deal number 0 is out of range"),
+        (["--deals", "0"], "--deals must be from 1 to 4,611,686,018,427,387,903; got 0"),
+        (["--deals", "-5"], "--deals must be from 1 to"),
+        (["--deals", "10", "--jobs", "0"], "--jobs must be from 1 to"),
+        (["--deals", "10", "--chunk", "0"], "--chunk must be from 1 to 1,000,000; got 0"),
+        (["--deals", "10", "--first", "0"], "--first must be from 1 to"),
         (["--deals", "10", "--first", str((1 << 62) - 5)], "run past the last deal number"),
         (["--deals", "10", "--strategy", "nope"], "unknown strategy 'nope'"),
         (["--deals", "10", "--variant", "nope"], "unknown variant 'nope'"),

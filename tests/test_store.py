@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
 import subprocess
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
-from runner_helpers import rows
+from runner_helpers import FillingStore, rows
 
 from sim import store as S
+from sim.engine import T_NO_PROGRESS, T_WON, TERMINATIONS
 from sim.rules import Rules, find_variant
 from sim.runner import RunSpec, run
 from sim.store import COLUMNS, CorruptChunkError, Store, StoreError, StoreFullError, read_store
@@ -183,26 +184,14 @@ def test_a_read_only_directory_is_refused(tmp_path):
         d.chmod(0o700)
 
 
-def test_disk_full_loses_no_finished_chunk(tmp_path, monkeypatch):
-    real = S._write_parquet
-    calls = {"n": 0}
-
-    def filling_up(table, path):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            with open(path, "wb") as fh:  # half a file, then the disk is full
-                fh.write(b"PAR1")
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real(table, path)
-
-    monkeypatch.setattr(S, "_write_parquet", filling_up)
+def test_disk_full_loses_no_finished_chunk(tmp_path):
+    Store.open(tmp_path)
     with pytest.raises(StoreFullError, match=r"disk full.*200 of 500 deals are saved.*run the same command again"):
-        run(RunSpec(RULES, "greedy", 500), tmp_path, jobs=1, chunk=100)
+        run(RunSpec(RULES, "greedy", 500), FillingStore(tmp_path, full_from=201), jobs=1, chunk=100)
     summary_key = Store(tmp_path).keys()[0]
     files = Store(tmp_path).chunk_files(summary_key)
     assert [(c.first, c.last) for c in files] == [(1, 100), (101, 200)]
     assert not [p for p in (tmp_path / summary_key).iterdir() if p.name.startswith(".tmp")]
-    monkeypatch.setattr(S, "_write_parquet", real)
     again = run(RunSpec(RULES, "greedy", 500), tmp_path, jobs=1, chunk=100)
     assert again.reused == 200 and again.played == 300
     clean = run(RunSpec(RULES, "greedy", 500), tmp_path / "clean", jobs=1, chunk=250)
@@ -265,11 +254,14 @@ def test_chunk_table_keeps_only_the_wins_move_lists():
     labels = S.RunLabels(S.RunKey("f", "x@1", 0, "default"), "v", "x", "1", "{}", "x", False, "0")
     outcome = np.array([1, 0, 1], dtype=np.int8)
     offsets = np.array([0, 2, 2, 5])
-    table = S.chunk_table(labels, "compiled", np.array([4, 5, 6]), outcome, np.array([52, 3, 52]), np.array([2, 7, 3]),
-                          np.zeros(3), np.zeros(3), True, {1: "bad"}, offsets, np.array([10, 11, 12, 13, 14]))
+    termination = np.array([T_WON, T_NO_PROGRESS, T_WON])
+    table = S.chunk_table(labels, "compiled", np.array([4, 5, 6]), outcome, termination, np.array([52, 3, 52]),
+                          np.array([2, 7, 3]), np.zeros(3), np.zeros(3), True, {1: "bad"}, offsets,
+                          np.array([10, 11, 12, 13, 14]))
     assert table.column("win_moves").to_pylist() == [[10, 11], None, [12, 13, 14]]
     assert table.column("error").to_pylist() == [None, "bad", None]
     assert table.column("outcome").to_pylist() == ["won", "lost", "won"]
+    assert table.column("termination").to_pylist() == ["won", "no_progress", "won"]
 
 
 @pytest.fixture
@@ -321,3 +313,46 @@ def test_a_read_only_filesystem_is_refused_even_for_root(tiny_disk):
     with pytest.raises(StoreError, match="cannot create store directory .*Read-only file system"):
         Store.open(tiny_disk / "new")
     assert len(read_store(tiny_disk / "store")) == 100  # reading still works
+
+
+# --- the termination column, and chunks written before it ------------------------------------
+
+def test_termination_is_stored_and_agrees_with_the_outcome(small_store):
+    path, _ = small_store
+    df = read_store(path)
+    assert set(df["termination"].astype(str)) <= set(TERMINATIONS)
+    won = df["outcome"] == "won"
+    assert (df.loc[won, "termination"] == "won").all()
+    assert df.loc[~won, "termination"].isin(["no_moves", "no_progress", "resigned"]).all()
+
+
+def _as_format_1(chunk: S.ChunkFile) -> None:
+    """Rewrite a chunk file as the toolkit wrote it before the termination column (chunk format 1)."""
+    table = pq.read_table(chunk.path)
+    info = json.loads(table.schema.metadata[S.META_KEY])
+    info["version"] = 1
+    table = table.drop_columns(["termination"]).replace_schema_metadata({S.META_KEY: json.dumps(info).encode()})
+    pq.write_table(table, chunk.path)
+
+
+def test_chunks_of_format_1_still_read_with_termination_null_and_are_reused(small_store):
+    path, summary = small_store
+    before = rows(read_store(path)).drop(columns="termination")
+    old = Store(path).chunk_files(summary.key)[:2]
+    for c in old:
+        _as_format_1(c)
+    df = read_store(path)
+    assert df.loc[df["deal"] <= 200, "termination"].isna().all() and df.loc[df["deal"] > 200, "termination"].notna().all()
+    assert rows(df).drop(columns="termination").equals(before)
+    assert read_store(path, columns=["outcome", "termination"])["termination"].isna().sum() == 200
+    again = run(RunSpec(RULES, "greedy", 600), path, jobs=1, chunk=100)
+    assert (again.reused, again.played, again.corrupt) == (600, 0, [])
+
+
+def test_a_store_of_format_1_is_read_and_upgraded_when_written(tmp_path):
+    Store.open(tmp_path)
+    (tmp_path / S.MARKER).write_text(json.dumps({"format": S.FORMAT, "version": 1}))
+    assert len(read_store(tmp_path)) == 0
+    assert json.loads((tmp_path / S.MARKER).read_text())["version"] == 1  # reading changes nothing
+    run(RunSpec(RULES, "greedy", 50), tmp_path, jobs=1)
+    assert json.loads((tmp_path / S.MARKER).read_text())["version"] == S.FORMAT_VERSION
