@@ -145,7 +145,7 @@ def test_safe_moves_keep_winnable_positions_winnable(rules):
     plain = solver(nodes=100_000, safe=False, restart_nodes=0)
     tested = 0
     for st in late_positions(rules, range(1, 31), 10, seed=5):
-        g_codes = np.empty(E.MAX_MOVES_BUFFER, dtype=np.int64)
+        g_codes = E.new_moves(prm)
         n = E.gen_moves(st, prm, g_codes)
         safe = [int(m) for m in g_codes[:n] if m % 64 >= E.FOUNDATION and m // 64 < E.FOUNDATION
                 and is_safe_home(st, prm, int(E.moved_card(st, prm, m)), bool(rules.worrying_back))]
