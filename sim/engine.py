@@ -113,15 +113,20 @@ def max_moves(piles: int) -> int:
     return piles * (4 + piles - 1) + 4 * piles
 
 
-@functools.lru_cache(maxsize=64)
 def rule_params(rules: Rules, tallest: int = 0) -> np.ndarray:
     """The rules as the int64 parameter array the compiled functions read (shared; never mutate it).
 
     Piles get room for starting piles of ``max(tallest, rules.cards_per_column)``
-    cards: dealt games pass nothing, a typed layout its tallest pile.
+    cards: dealt games pass nothing, a typed layout its tallest pile (one no
+    taller than a deal's gets the very array of dealt games).
     """
+    return _rule_params(rules, max(tallest, rules.cards_per_column))
+
+
+@functools.lru_cache(maxsize=64)
+def _rule_params(rules: Rules, tallest: int) -> np.ndarray:
     piles = rules.columns
-    cap = pile_capacity(max(tallest, rules.cards_per_column))
+    cap = pile_capacity(tallest)
     moves = max_moves(piles)
     return np.array(
         [

@@ -94,10 +94,13 @@ def test_game_refuses_a_position_it_cannot_hold_in_one_line():
     good = Game.from_deal(rules, 1).start
     bad = [
         Position(good.piles[:12], good.face_down[:12]),
+        Position(good.piles, good.face_down[:12]),
+        Position(good.piles, good.face_down, ((), (), ())),
         Position(good.piles[:-1] + (good.piles[-1] + good.piles[0][:1],), good.face_down),
-        Position(good.piles[:-1] + ((),), good.face_down),
-        Position(good.piles, (5,) + good.face_down[1:]),
         Position(good.piles[:-1] + (good.piles[-1] + (99,),), good.face_down),
+        Position(good.piles[:-1] + ((True,),), good.face_down),
+        Position(good.piles, (5,) + good.face_down[1:]),
+        Position(good.piles[:-1] + ((),), good.face_down, ((), (), (), (good.piles[-1][1],))),
     ]
     for position in bad:
         with pytest.raises(LayoutError, match="allowed") as info:
