@@ -5,7 +5,8 @@ Everything here is numba-compiled and works on plain arrays so that millions of
 games run in machine code. `sim.game.Game` is the Python face of the same state.
 
 State layout for P piles of capacity C (``prm[P_SIZE]`` bytes; the offsets are
-named once here: `down_at`, `fheight_at`, `home_at`, `found_at`, `pile_base`):
+named once here: `down_at`, `fheight_at`, `home_at`, `found_at` (of the pile count,
+which hot loops hold in a local) and `pile_base`):
 
 =============  =========  ===========================================
 offset         length     meaning
@@ -69,7 +70,8 @@ TERMINATION_OUTCOME_CODES = np.array(TERMINATION_OUTCOME, dtype=np.int64)
 # Indices into the rule-parameter array.
 (P_PILES, P_CAP, P_BUILD, P_FILL, P_FOUND, P_WORRY, P_KTB, P_FDOWN, P_CPC, P_SIZE, P_MOVES,
  P_MOVEBUF) = range(12)
-"""P_SIZE: bytes of a state; P_MOVES: most legal moves at once; P_MOVEBUF: slots of a move buffer."""
+"""P_SIZE: bytes of a state (a whole number of 8-byte words); P_MOVES: most legal moves at once;
+P_MOVEBUF: slots of a move buffer."""
 
 NO_PROGRESS_LIMIT = 1000
 """A game ends as lost after this many moves with no new card home and no card
@@ -139,7 +141,7 @@ def _rule_params(rules: Rules, tallest: int) -> np.ndarray:
             int(rules.kings_to_bottom),
             rules.face_down,
             rules.cards_per_column,
-            offsets(piles).piles + piles * cap,
+            -(-(offsets(piles).piles + piles * cap) // 8) * 8,  # whole 8-byte words: `play_game` copies by word
             moves,
             moves + 14 + 2 * piles,  # gen_moves's scratch: 14 bucket heads, then P links and P tops
         ],
@@ -158,33 +160,33 @@ def new_moves(prm: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(cache=True, inline="always")
-def down_at(prm: np.ndarray, p: np.int64) -> np.int64:
-    """Index of pile p's face-down count."""
-    return prm[P_PILES] + p
+def down_at(P: np.int64, p: np.int64) -> np.int64:
+    """Index of pile p's face-down count (P piles)."""
+    return P + p
 
 
 @nb.njit(cache=True, inline="always")
-def fheight_at(prm: np.ndarray, f: np.int64) -> np.int64:
-    """Index of foundation f's height."""
-    return 2 * prm[P_PILES] + f
+def fheight_at(P: np.int64, f: np.int64) -> np.int64:
+    """Index of foundation f's height (P piles)."""
+    return 2 * P + f
 
 
 @nb.njit(cache=True, inline="always")
-def home_at(prm: np.ndarray) -> np.int64:
-    """Index of the count of cards home."""
-    return 2 * prm[P_PILES] + 4
+def home_at(P: np.int64) -> np.int64:
+    """Index of the count of cards home (P piles)."""
+    return 2 * P + 4
 
 
 @nb.njit(cache=True, inline="always")
-def found_at(prm: np.ndarray, f: np.int64) -> np.int64:
-    """Index of the bottom slot of foundation f."""
-    return 2 * prm[P_PILES] + 5 + f * FOUNDATION_SLOTS
+def found_at(P: np.int64, f: np.int64) -> np.int64:
+    """Index of the bottom slot of foundation f (P piles)."""
+    return 2 * P + 5 + f * FOUNDATION_SLOTS
 
 
 @nb.njit(cache=True, inline="always")
 def pile_base(prm: np.ndarray, p: np.int64) -> np.int64:
     """Index of the bottom slot of pile p."""
-    return found_at(prm, 4) + p * prm[P_CAP]
+    return found_at(prm[P_PILES], 4) + p * prm[P_CAP]
 
 
 @nb.njit(cache=True)
@@ -207,15 +209,16 @@ def top_card(st: np.ndarray, prm: np.ndarray, p: np.int64) -> np.int64:
 @nb.njit(cache=True, inline="always")
 def foundation_top(st: np.ndarray, prm: np.ndarray, f: np.int64) -> np.int64:
     """The top card of foundation slot f, or -1 when it is empty."""
-    h = np.int64(st[fheight_at(prm, f)])
+    P = prm[P_PILES]
+    h = np.int64(st[fheight_at(P, f)])
     if h == 0:
         return -1
-    return np.int64(st[found_at(prm, f) + h - 1])
+    return np.int64(st[found_at(P, f) + h - 1])
 
 
 @nb.njit(cache=True, inline="always")
 def cards_home(st: np.ndarray, prm: np.ndarray) -> np.int64:
-    return np.int64(st[home_at(prm)])
+    return np.int64(st[home_at(prm[P_PILES])])
 
 
 @nb.njit(cache=True, inline="always")
@@ -256,22 +259,23 @@ def home_slot(st: np.ndarray, prm: np.ndarray, c: np.int64, start: np.int64) -> 
     empty slots are interchangeable), any other card onto a slot whose top is
     one rank lower and of the other colour.
     """
+    P = prm[P_PILES]
     r = c % 13
     if prm[P_FOUND] == 0:
         s = c // 13
-        if s >= start and st[fheight_at(prm, s)] == r:
+        if s >= start and st[fheight_at(P, s)] == r:
             return s
         return -1
     for f in range(start, 4):
-        h = np.int64(st[fheight_at(prm, f)])
+        h = np.int64(st[fheight_at(P, f)])
         if h == 0:
             if r == 0:
                 for g in range(f):
-                    if st[fheight_at(prm, g)] == 0:
+                    if st[fheight_at(P, g)] == 0:
                         return -1
                 return f
         else:
-            t = np.int64(st[found_at(prm, f) + h - 1])
+            t = np.int64(st[found_at(P, f) + h - 1])
             if t % 13 + 1 == r and _red(t) != _red(c):
                 return f
     return -1
@@ -364,12 +368,13 @@ def moved_card(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
 @nb.njit(cache=True, inline="always")
 def _pop(st: np.ndarray, prm: np.ndarray, place: np.int64) -> np.int64:
     """Take the top card off a pile or foundation (face-down counts untouched)."""
+    P = prm[P_PILES]
     if place >= FOUNDATION:
         f = place - FOUNDATION
-        h = np.int64(st[fheight_at(prm, f)]) - 1
-        st[fheight_at(prm, f)] = h
-        st[home_at(prm)] -= 1
-        return np.int64(st[found_at(prm, f) + h])
+        h = np.int64(st[fheight_at(P, f)]) - 1
+        st[fheight_at(P, f)] = h
+        st[home_at(P)] -= 1
+        return np.int64(st[found_at(P, f) + h])
     h = np.int64(st[place]) - 1
     st[place] = h
     return np.int64(st[pile_base(prm, place) + h])
@@ -378,12 +383,13 @@ def _pop(st: np.ndarray, prm: np.ndarray, place: np.int64) -> np.int64:
 @nb.njit(cache=True, inline="always")
 def _push(st: np.ndarray, prm: np.ndarray, place: np.int64, c: np.int64) -> None:
     """Put card c on top of a pile or foundation."""
+    P = prm[P_PILES]
     if place >= FOUNDATION:
         f = place - FOUNDATION
-        h = np.int64(st[fheight_at(prm, f)])
-        st[found_at(prm, f) + h] = c
-        st[fheight_at(prm, f)] = h + 1
-        st[home_at(prm)] += 1
+        h = np.int64(st[fheight_at(P, f)])
+        st[found_at(P, f) + h] = c
+        st[fheight_at(P, f)] = h + 1
+        st[home_at(P)] += 1
     else:
         h = np.int64(st[place])
         st[pile_base(prm, place) + h] = c
@@ -393,13 +399,14 @@ def _push(st: np.ndarray, prm: np.ndarray, place: np.int64, c: np.int64) -> None
 @nb.njit(cache=True)
 def apply_move(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
     """Play legal move m; return 1 if it turned a face-down card face up, else 0."""
+    P = prm[P_PILES]
     src = m // 64
     c = _pop(st, prm, src)
     revealed = 0
     if src < FOUNDATION:
         h = np.int64(st[src])
-        if h > 0 and st[down_at(prm, src)] == h:
-            st[down_at(prm, src)] = h - 1
+        if h > 0 and st[down_at(P, src)] == h:
+            st[down_at(P, src)] = h - 1
             revealed = 1
     _push(st, prm, m % 64, c)
     return revealed
@@ -411,7 +418,7 @@ def undo_move(st: np.ndarray, prm: np.ndarray, m: np.int64, revealed: np.int64) 
     src = m // 64
     c = _pop(st, prm, m % 64)
     if revealed != 0:
-        st[down_at(prm, src)] = st[src]
+        st[down_at(prm[P_PILES], src)] = st[src]
     _push(st, prm, src, c)
 
 
@@ -450,7 +457,7 @@ def deal_state(st: np.ndarray, prm: np.ndarray, deck: np.ndarray, home: np.ndarr
         base = pile_base(prm, p)
         if prm[P_KTB] != 0:
             put_pile(st[base : base + h].copy(), 0, h, st, base, True)
-        st[down_at(prm, p)] = min(prm[P_FDOWN], max(h - 1, 0))
+        st[down_at(P, p)] = min(prm[P_FDOWN], max(h - 1, 0))
     for i in range(home.shape[0]):
         c = home[i]
         _push(st, prm, FOUNDATION + (c // 13 if prm[P_FOUND] == 0 else home_slot(st, prm, c, 0)), c)
@@ -470,9 +477,10 @@ def shuffle_deck(seed: np.int64, number: np.int64, deck: np.ndarray) -> None:
 @nb.njit(cache=True)
 def progress_mark(st: np.ndarray, prm: np.ndarray) -> np.int64:
     """Cards home plus face-down cards turned up: grows when a game makes progress."""
+    P = prm[P_PILES]
     down = 0
-    for p in range(prm[P_PILES]):
-        down += st[down_at(prm, p)]
+    for p in range(P):
+        down += st[down_at(P, p)]
     return cards_home(st, prm) * 64 - down
 
 
@@ -507,6 +515,7 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeo
     such workers). Not cached: numba specialises it per policy.
     """
     pst, pprm, pmoves = seen
+    words, pwords = st.view(np.int64), pst.view(np.int64)
     deadline = clock() + timeout if timeout > 0 else 0.0
     n_played = 0
     best = progress_mark(st, prm)
@@ -521,9 +530,12 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeo
             return T_NO_PROGRESS, n_played
         if timeout > 0 and clock() > deadline:
             return T_TIMEOUT, n_played
-        pst[:] = st
-        pprm[:] = prm
-        pmoves[:n] = moves[:n]
+        for k in range(words.shape[0]):  # explicit loops: slice assignment checks for overlap, a copy per move
+            pwords[k] = words[k]
+        for k in range(prm.shape[0]):
+            pprm[k] = prm[k]
+        for k in range(n):
+            pmoves[k] = moves[k]
         i = policy(pst, pprm, pmoves, n, pparams, rng, scratch)
         if i == -1:
             return T_RESIGNED, n_played

@@ -40,7 +40,8 @@ class ArenaError(UserError):
 
 @dataclass
 class GameRecord:
-    """What happened in one deal; ``termination`` (one of `sim.engine.TERMINATIONS`) says why it ended."""
+    """What happened in one deal; ``termination`` (one of `sim.engine.TERMINATIONS`) says why it ended
+    (the play functions here always set it; None only in records made elsewhere without it)."""
 
     outcome: str
     cards_home: int
@@ -48,7 +49,7 @@ class GameRecord:
     error: str | None = None
     nodes: int = 0
     seconds: float = 0.0
-    termination: str = "won"
+    termination: str | None = None
 
 
 def strategy_rng(strategy_seed: int, deal_number: int) -> CounterRNG:
@@ -165,6 +166,8 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                     if guard.user_interrupt or isinstance(exc, _DealTimeout):
                         raise
                     return raised(exc)
+                if guard.user_interrupt:  # the strategy swallowed a real Ctrl-C
+                    raise KeyboardInterrupt
                 if choice is None:
                     return done(E.T_RESIGNED)
                 if choice is UNDECIDED:

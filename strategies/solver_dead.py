@@ -85,7 +85,7 @@ def is_dead(st: np.ndarray, prm: np.ndarray, work: np.ndarray) -> bool:
         pl[c] = 0
         ph[c] = 0
     for s in range(4):
-        hs[s] = np.int64(st[fheight_at(prm, s)])
+        hs[s] = np.int64(st[fheight_at(P, s)])
     n_cards = 0
     any_empty = False
     for p in range(P):

@@ -318,7 +318,7 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
                 quiet = True
                 if use_safe and hs >= 2:
                     u = np.int64(st[bs + hs - 2])
-                    if np.int64(st[fheight_at(prm, u // 13)]) == u % 13 and is_safe_home(st, prm, u, worrying):
+                    if np.int64(st[fheight_at(P, u // 13)]) == u % 13 and is_safe_home(st, prm, u, worrying):
                         quiet = False
                 if quiet:
                     ls = lin[src] - keys[0, c, hs - 1]

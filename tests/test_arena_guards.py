@@ -50,15 +50,15 @@ def _first(st, prm, moves, n, pparams, rng, scratch):
 
 @nb.njit
 def _fake_home(st, prm, moves, n, pparams, rng, scratch):
-    st[E.home_at(prm)] = 52
+    st[E.home_at(prm[E.P_PILES])] = 52
     return 0
 
 
 @nb.njit
 def _fake_foundations(st, prm, moves, n, pparams, rng, scratch):
     for f in range(4):
-        st[E.fheight_at(prm, f)] = 13
-    st[E.home_at(prm)] = 52
+        st[E.fheight_at(prm[E.P_PILES], f)] = 13
+    st[E.home_at(prm[E.P_PILES])] = 52
     for p in range(prm[E.P_PILES]):
         st[p] = 0
     return 0
@@ -208,7 +208,12 @@ SLOW_PLAYER = textwrap.dedent("""
         name = "slow"
         def choose(self, view, moves):
             print("ready", flush=True)
-            time.sleep(0.05)
+            try:
+                time.sleep(0.05)
+            except KeyboardInterrupt:
+                if SWALLOW:
+                    return moves[0]
+                raise
             return moves[0]
 
     try:
@@ -222,9 +227,11 @@ SLOW_PLAYER = textwrap.dedent("""
 """)
 
 
-def test_a_real_ctrl_c_stops_the_run_as_keyboard_interrupt():
+@pytest.mark.parametrize("swallow", [False, True], ids=["plain", "strategy-swallows-it"])
+def test_a_real_ctrl_c_stops_the_run_as_keyboard_interrupt(swallow):
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_PLAYER], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    code = f"SWALLOW = {swallow}\n" + SLOW_PLAYER
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.2)
