@@ -112,7 +112,7 @@ def _guarded(timeout: float) -> Iterator[_Guard]:
         guard.armed = False
         if timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old_alarm)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if old_alarm is None else old_alarm)
         if callable(old_int):
             signal.signal(signal.SIGINT, old_int)
 

@@ -13,10 +13,13 @@ import numpy as np
 import pytest
 
 from sim import engine as E
+from sim.batch import play_batch
 from sim.cards import DECK_SIZE
 from sim.game import Game
+from sim.play import play_compiled
 from sim.position import LayoutError, Position, parse_position
 from sim.rules import Rules, find_variant
+from strategies import DealInfo, load_strategy
 from tests import bounds_grid as G
 
 GRID = G.grid()
@@ -144,3 +147,16 @@ def test_the_grid_and_tall_layouts_under_numba_boundscheck(tmp_path):
     proc = subprocess.run([sys.executable, "-c", BOUNDSCHECK], capture_output=True, text=True, env=env, timeout=900)
     assert proc.stdout.startswith("boundscheck on"), proc.stdout + proc.stderr
     assert proc.returncode == 0 and "bounds grid: 0 problem(s)" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_play_batch_grows_the_win_buffer_to_any_winning_line():
+    """Random wins Spanish patience in hundreds of moves: a few wins overflow the first 1,024-slot buffer."""
+    rules = find_variant("spanish-patience")
+    numbers = np.arange(1, 9)
+    batch = play_batch(rules, load_strategy("random"), numbers)
+    assert (batch.outcome == 1).sum() >= 3 and batch.win_offsets[-1] > 1024
+    for i, number in enumerate(numbers):
+        rec = play_compiled(load_strategy("random"), Game.from_deal(rules, int(number)),
+                            DealInfo(rules, int(number), 0, "default"))
+        won = [m.code for m in rec.moves] if rec.outcome == "won" else []
+        assert batch.win_moves[batch.win_offsets[i]: batch.win_offsets[i + 1]].tolist() == won
