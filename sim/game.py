@@ -100,8 +100,9 @@ class View:
     @property
     def foundations(self) -> tuple[tuple[int, ...], ...]:
         o, k = self._o, E.FOUNDATION_SLOTS
-        flat = self._st.tolist()
-        return tuple(tuple(flat[o.found + f * k : o.found + f * k + flat[o.fheight + f]]) for f in range(4))
+        flat = self._st[o.fheight : o.piles].tolist()  # heights, cards home, then the foundation piles
+        at = o.found - o.fheight
+        return tuple(tuple(flat[at + f * k : at + f * k + flat[f]]) for f in range(4))
 
     def home_height(self, f: int) -> int:
         """Cards on foundation f (with in-suit foundations, f is the suit)."""
