@@ -13,17 +13,20 @@ import numpy as np
 from sim import engine as E
 from sim.deals import make_deal
 from sim.game import Game
+from sim.play import timeout_seconds
 from sim.rules import Rules
-from strategies.base import Strategy
+from strategies.base import Strategy, StrategyError
 
 
 @dataclass
 class BatchResult:
     """Per-deal arrays for one chunk; ``win_moves[win_offsets[i]:win_offsets[i+1]]`` are deal i's
-    move codes when it was won (empty otherwise)."""
+    move codes when it was won (empty otherwise). ``termination`` holds int8 indices into
+    `sim.engine.TERMINATIONS`."""
 
     numbers: np.ndarray
     outcome: np.ndarray
+    termination: np.ndarray
     cards_home: np.ndarray
     moves: np.ndarray
     nodes: np.ndarray
@@ -38,17 +41,27 @@ def preset_states(rules: Rules, numbers: np.ndarray, seed: int, source: str) -> 
     out = np.zeros((len(numbers), prm[E.P_SIZE]), dtype=np.int8)
     for i, number in enumerate(numbers):
         d = make_deal(rules, int(number), seed, source)
-        out[i] = Game(rules, d.position, d).state_array()
+        game = Game(rules, d.position, d)
+        if not np.array_equal(game.rule_params, prm):
+            raise RuntimeError(f"deal {number} from source {source!r} has a pile taller than the rules deal")
+        out[i] = game.state_array()
     return out
 
 
 def play_batch(
-    rules: Rules, strategy: Strategy, numbers: np.ndarray, seed: int = 0, strategy_seed: int = 0, source: str = "default"
+    rules: Rules, strategy: Strategy, numbers: np.ndarray, seed: int = 0, strategy_seed: int = 0, source: str = "default",
+    deal_timeout: float | None = None,
 ) -> BatchResult:
-    """Deal and play each deal number with the strategy's compiled tier."""
+    """Deal and play each deal number with the strategy's compiled tier.
+
+    ``deal_timeout`` (seconds) ends a deal still running after it with termination
+    ``timeout`` (outcome unknown), checked between moves by a compiled clock; a
+    policy that never returns from one call cannot be stopped in this process
+    (the runner kills such a worker)."""
     policy = strategy.compiled(rules)
     if policy is None:
-        raise ValueError(f"strategy {strategy.name!r} has no compiled tier; play it through sim.play.play_python")
+        raise StrategyError(f"strategy {strategy.name!r} has no compiled tier; play it through sim.play.play_python")
+    timeout = timeout_seconds(deal_timeout)
     prm = E.rule_params(rules)
     home_cards = set(rules.start_home_cards)
     base = np.array([c for c in range(52) if c not in home_cards], dtype=np.int64)
@@ -60,6 +73,7 @@ def play_batch(
         preset = preset_states(rules, numbers, seed, source)
     n = numbers.shape[0]
     outcome = np.zeros(n, dtype=np.int8)
+    termination = np.zeros(n, dtype=np.int8)
     cards_home = np.zeros(n, dtype=np.int16)
     moves = np.zeros(n, dtype=np.int32)
     nodes = np.zeros(n, dtype=np.int64)
@@ -70,10 +84,12 @@ def play_batch(
     while done < n:
         stop = E.play_deals(
             prm, seed, numbers[done:], preset[done:], base, home, policy.function, policy.pparams, policy.scratch_size,
-            strategy_seed, outcome[done:], cards_home[done:], moves[done:], nodes[done:], micros[done:], win_moves,
-            win_offsets[done:],
+            strategy_seed, timeout, outcome[done:], termination[done:], cards_home[done:], moves[done:],
+            nodes[done:], micros[done:], win_moves, win_offsets[done:],
         )
         done += stop
         if done < n:  # the win at `done` did not fit: grow the buffer and go on from there
-            win_moves = np.concatenate([win_moves, np.zeros(max(win_moves.shape[0], 1 << 16), dtype=np.int16)])
-    return BatchResult(numbers, outcome, cards_home, moves, nodes, micros, win_moves[: win_offsets[-1]], win_offsets)
+            need = int(win_offsets[done]) + int(moves[done])
+            win_moves = np.concatenate([win_moves, np.zeros(max(win_moves.shape[0], need), dtype=np.int16)])
+    return BatchResult(numbers, outcome, termination, cards_home, moves, nodes, micros, win_moves[: win_offsets[-1]],
+                       win_offsets)

@@ -4,7 +4,9 @@ face-down bookkeeping, dealing, and whole-game loops for compiled policies.
 Everything here is numba-compiled and works on plain arrays so that millions of
 games run in machine code. `sim.game.Game` is the Python face of the same state.
 
-State layout for P piles of capacity C (`state_size`):
+State layout for P piles of capacity C (``prm[P_SIZE]`` bytes; the offsets are
+named once here: `down_at`, `fheight_at`, `home_at`, `found_at` (of the pile count,
+which hot loops hold in a local) and `pile_base`):
 
 =============  =========  ===========================================
 offset         length     meaning
@@ -16,6 +18,15 @@ P              P          face-down count at the bottom of each pile
 2P+5           52         foundation piles, 13 slots each
 2P+57          P*C        piles, C slots each, bottom first
 =============  =========  ===========================================
+
+Bounds. A pile only ever holds a prefix of its starting cards with a run built
+down by one rank on top of it (at most 12 cards on a non-empty prefix, 13 on an
+empty pile), so C = max(tallest starting pile, 1) + 12 holds any game
+(`pile_capacity`). At most P*(4 + P - 1) + 4*P moves are legal at once (each
+exposed card to any of four foundations or P - 1 other piles, plus each
+foundation top onto any pile): `max_moves`; a move buffer has `prm[P_MOVEBUF]`
+slots, the moves first and `gen_moves`'s scratch after them. A game is at most
+`MAX_GAME_LENGTH` moves long (the no-progress guard).
 
 A move is the integer ``src * 64 + dst``: piles are 0..P-1 and foundation
 slot f is ``FOUNDATION + f``. With in-suit foundations slot f holds suit f.
@@ -29,15 +40,16 @@ allowed). Compiled and Python strategies index into that order.
 from __future__ import annotations
 
 import functools
+import time
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
+from sim.cards import DECK_SIZE
 from sim.notation import FOUNDATION
 from sim.rng import nb_below, nb_strategy_key, nb_stream_key
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
-
-MAX_MOVES_BUFFER = 4096
 
 # Outcome codes, shared by every tier and the store.
 LOST, WON, UNKNOWN, ERROR = 0, 1, 2, 3
@@ -52,20 +64,72 @@ guard; resigned: the strategy resigned; undecided: the strategy gave up without 
 chose a move that is not legal; raised: the strategy raised an exception."""
 TERMINATION_OUTCOME = (WON, LOST, LOST, LOST, UNKNOWN, UNKNOWN, ERROR, ERROR)
 """The outcome each termination counts as."""
+TERMINATION_OUTCOME_CODES = np.array(TERMINATION_OUTCOME, dtype=np.int64)
+"""`TERMINATION_OUTCOME` as an array, for compiled code."""
 
 # Indices into the rule-parameter array.
-P_PILES, P_CAP, P_BUILD, P_FILL, P_FOUND, P_WORRY, P_KTB, P_FDOWN, P_CPC, P_SIZE = range(10)
+(P_PILES, P_CAP, P_BUILD, P_FILL, P_FOUND, P_WORRY, P_KTB, P_FDOWN, P_CPC, P_SIZE, P_MOVES,
+ P_MOVEBUF) = range(12)
+"""P_SIZE: bytes of a state (a whole number of 8-byte words); P_MOVES: most legal moves at once;
+P_MOVEBUF: slots of a move buffer."""
 
 NO_PROGRESS_LIMIT = 1000
 """A game ends as lost after this many moves with no new card home and no card
 turned face up: the loop guard for strategies that shuffle cards forever."""
 
+FOUNDATION_SLOTS = 13
+"""Slots of each foundation pile in the state (ace to king)."""
+MAX_PILE_CAP = DECK_SIZE + 12
+"""The largest pile capacity any layout needs (`pile_capacity` of a 52-card pile)."""
+MAX_GAME_LENGTH = (2 * DECK_SIZE + 1) * (NO_PROGRESS_LIMIT + 1)
+"""No game is longer. Each move that makes progress (`progress_mark` beats its
+best) either brings the best's count of cards home to a new height (at most 52
+times) or turns a face-down card up (at most 52 times), and at most
+`NO_PROGRESS_LIMIT` moves pass between two of them."""
+
+
+class Offsets(NamedTuple):
+    """Where each part of a state with ``piles`` piles starts (the table above), for Python code."""
+
+    down: int
+    fheight: int
+    home: int
+    found: int
+    piles: int
+
 
 @functools.lru_cache(maxsize=64)
-def rule_params(rules: Rules) -> np.ndarray:
-    """The rules as the int64 parameter array the compiled functions read (shared; never mutate it)."""
+def offsets(piles: int) -> Offsets:
+    """The state layout for ``piles`` piles (compiled code uses `down_at` ... `pile_base`)."""
+    found = 2 * piles + 5
+    return Offsets(piles, 2 * piles, 2 * piles + 4, found, found + 4 * FOUNDATION_SLOTS)
+
+
+def pile_capacity(tallest: int) -> int:
+    """Slots a pile needs so that a game from piles of at most ``tallest`` cards never overflows it."""
+    return max(tallest, 1) + 12
+
+
+def max_moves(piles: int) -> int:
+    """The most moves legal at once with ``piles`` piles (see the module text)."""
+    return piles * (4 + piles - 1) + 4 * piles
+
+
+def rule_params(rules: Rules, tallest: int = 0) -> np.ndarray:
+    """The rules as the int64 parameter array the compiled functions read (shared; never mutate it).
+
+    Piles get room for starting piles of ``max(tallest, rules.cards_per_column)``
+    cards: dealt games pass nothing, a typed layout its tallest pile (one no
+    taller than a deal's gets the very array of dealt games).
+    """
+    return _rule_params(rules, max(tallest, rules.cards_per_column))
+
+
+@functools.lru_cache(maxsize=64)
+def _rule_params(rules: Rules, tallest: int) -> np.ndarray:
     piles = rules.columns
-    cap = rules.cards_per_column + 13
+    cap = pile_capacity(tallest)
+    moves = max_moves(piles)
     return np.array(
         [
             piles,
@@ -77,7 +141,9 @@ def rule_params(rules: Rules) -> np.ndarray:
             int(rules.kings_to_bottom),
             rules.face_down,
             rules.cards_per_column,
-            2 * piles + 57 + piles * cap,
+            -(-(offsets(piles).piles + piles * cap) // 8) * 8,  # whole 8-byte words: `play_game` copies by word
+            moves,
+            moves + 14 + 2 * piles,  # gen_moves's scratch: 14 bucket heads, then P links and P tops
         ],
         dtype=np.int64,
     )
@@ -88,9 +154,47 @@ def new_state(prm: np.ndarray) -> np.ndarray:
     return np.zeros(prm[P_SIZE], dtype=np.int8)
 
 
+def new_moves(prm: np.ndarray) -> np.ndarray:
+    """A move buffer for `gen_moves` under the rules ``prm``."""
+    return np.empty(prm[P_MOVEBUF], dtype=np.int64)
+
+
+@nb.njit(cache=True, inline="always")
+def down_at(P: np.int64, p: np.int64) -> np.int64:
+    """Index of pile p's face-down count (P piles)."""
+    return P + p
+
+
+@nb.njit(cache=True, inline="always")
+def fheight_at(P: np.int64, f: np.int64) -> np.int64:
+    """Index of foundation f's height (P piles)."""
+    return 2 * P + f
+
+
+@nb.njit(cache=True, inline="always")
+def home_at(P: np.int64) -> np.int64:
+    """Index of the count of cards home (P piles)."""
+    return 2 * P + 4
+
+
+@nb.njit(cache=True, inline="always")
+def found_at(P: np.int64, f: np.int64) -> np.int64:
+    """Index of the bottom slot of foundation f (P piles)."""
+    return 2 * P + 5 + f * FOUNDATION_SLOTS
+
+
 @nb.njit(cache=True, inline="always")
 def pile_base(prm: np.ndarray, p: np.int64) -> np.int64:
-    return 2 * prm[P_PILES] + 57 + p * prm[P_CAP]
+    """Index of the bottom slot of pile p."""
+    return found_at(prm[P_PILES], 4) + p * prm[P_CAP]
+
+
+@nb.njit(cache=True)
+def clock() -> float:
+    """Seconds on the performance counter, callable from compiled code (time budgets and limits)."""
+    with nb.objmode(t="float64"):
+        t = time.perf_counter()
+    return t
 
 
 @nb.njit(cache=True, inline="always")
@@ -105,15 +209,16 @@ def top_card(st: np.ndarray, prm: np.ndarray, p: np.int64) -> np.int64:
 @nb.njit(cache=True, inline="always")
 def foundation_top(st: np.ndarray, prm: np.ndarray, f: np.int64) -> np.int64:
     """The top card of foundation slot f, or -1 when it is empty."""
-    h = np.int64(st[2 * prm[P_PILES] + f])
+    P = prm[P_PILES]
+    h = np.int64(st[fheight_at(P, f)])
     if h == 0:
         return -1
-    return np.int64(st[2 * prm[P_PILES] + 5 + f * 13 + h - 1])
+    return np.int64(st[found_at(P, f) + h - 1])
 
 
 @nb.njit(cache=True, inline="always")
 def cards_home(st: np.ndarray, prm: np.ndarray) -> np.int64:
-    return np.int64(st[2 * prm[P_PILES] + 4])
+    return np.int64(st[home_at(prm[P_PILES])])
 
 
 @nb.njit(cache=True, inline="always")
@@ -158,19 +263,19 @@ def home_slot(st: np.ndarray, prm: np.ndarray, c: np.int64, start: np.int64) -> 
     r = c % 13
     if prm[P_FOUND] == 0:
         s = c // 13
-        if s >= start and st[2 * P + s] == r:
+        if s >= start and st[fheight_at(P, s)] == r:
             return s
         return -1
     for f in range(start, 4):
-        h = np.int64(st[2 * P + f])
+        h = np.int64(st[fheight_at(P, f)])
         if h == 0:
             if r == 0:
                 for g in range(f):
-                    if st[2 * P + g] == 0:
+                    if st[fheight_at(P, g)] == 0:
                         return -1
                 return f
         else:
-            t = np.int64(st[2 * P + 5 + f * 13 + h - 1])
+            t = np.int64(st[found_at(P, f) + h - 1])
             if t % 13 + 1 == r and _red(t) != _red(c):
                 return f
     return -1
@@ -180,16 +285,17 @@ def home_slot(st: np.ndarray, prm: np.ndarray, c: np.int64, start: np.int64) -> 
 def gen_moves(st: np.ndarray, prm: np.ndarray, out: np.ndarray) -> np.int64:
     """Write every legal move into ``out`` in the engine's fixed order; return how many.
 
-    ``out`` needs `MAX_MOVES_BUFFER` slots: its last 128 serve as scratch for
-    buckets of piles by the rank of their exposed card, so that each card only
-    looks at the piles it could go onto.
+    ``out`` needs ``prm[P_MOVEBUF]`` slots (`new_moves`): the moves take at most
+    ``prm[P_MOVES]``, and the slots after those serve as scratch for buckets of
+    piles by the rank of their exposed card, so that each card only looks at the
+    piles it could go onto.
     """
     P = prm[P_PILES]
     build = prm[P_BUILD]
     fill = prm[P_FILL]
-    head = MAX_MOVES_BUFFER - 128  # head[0..13]: first pile whose top has rank r (13 = empty pile)
+    head = prm[P_MOVES]  # head[0..13]: first pile whose top has rank r (13 = empty pile)
     nxt = head + 14  # nxt[p]: next pile in the same bucket, ascending; -1 ends
-    tops = nxt + 64  # tops[p]: exposed card or -1
+    tops = nxt + P  # tops[p]: exposed card or -1
     for r in range(14):
         out[head + r] = -1
     for p in range(P - 1, -1, -1):
@@ -265,10 +371,10 @@ def _pop(st: np.ndarray, prm: np.ndarray, place: np.int64) -> np.int64:
     P = prm[P_PILES]
     if place >= FOUNDATION:
         f = place - FOUNDATION
-        h = np.int64(st[2 * P + f]) - 1
-        st[2 * P + f] = h
-        st[2 * P + 4] -= 1
-        return np.int64(st[2 * P + 5 + f * 13 + h])
+        h = np.int64(st[fheight_at(P, f)]) - 1
+        st[fheight_at(P, f)] = h
+        st[home_at(P)] -= 1
+        return np.int64(st[found_at(P, f) + h])
     h = np.int64(st[place]) - 1
     st[place] = h
     return np.int64(st[pile_base(prm, place) + h])
@@ -280,10 +386,10 @@ def _push(st: np.ndarray, prm: np.ndarray, place: np.int64, c: np.int64) -> None
     P = prm[P_PILES]
     if place >= FOUNDATION:
         f = place - FOUNDATION
-        h = np.int64(st[2 * P + f])
-        st[2 * P + 5 + f * 13 + h] = c
-        st[2 * P + f] = h + 1
-        st[2 * P + 4] += 1
+        h = np.int64(st[fheight_at(P, f)])
+        st[found_at(P, f) + h] = c
+        st[fheight_at(P, f)] = h + 1
+        st[home_at(P)] += 1
     else:
         h = np.int64(st[place])
         st[pile_base(prm, place) + h] = c
@@ -299,8 +405,8 @@ def apply_move(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
     revealed = 0
     if src < FOUNDATION:
         h = np.int64(st[src])
-        if h > 0 and st[P + src] == h:
-            st[P + src] = h - 1
+        if h > 0 and st[down_at(P, src)] == h:
+            st[down_at(P, src)] = h - 1
             revealed = 1
     _push(st, prm, m % 64, c)
     return revealed
@@ -312,7 +418,7 @@ def undo_move(st: np.ndarray, prm: np.ndarray, m: np.int64, revealed: np.int64) 
     src = m // 64
     c = _pop(st, prm, m % 64)
     if revealed != 0:
-        st[prm[P_PILES] + src] = st[src]
+        st[down_at(prm[P_PILES], src)] = st[src]
     _push(st, prm, src, c)
 
 
@@ -351,14 +457,10 @@ def deal_state(st: np.ndarray, prm: np.ndarray, deck: np.ndarray, home: np.ndarr
         base = pile_base(prm, p)
         if prm[P_KTB] != 0:
             put_pile(st[base : base + h].copy(), 0, h, st, base, True)
-        st[P + p] = min(prm[P_FDOWN], max(h - 1, 0))
+        st[down_at(P, p)] = min(prm[P_FDOWN], max(h - 1, 0))
     for i in range(home.shape[0]):
         c = home[i]
-        f = c // 13 if prm[P_FOUND] == 0 else home_slot(st, prm, c, 0)
-        h = np.int64(st[2 * P + f])
-        st[2 * P + 5 + f * 13 + h] = c
-        st[2 * P + f] = h + 1
-        st[2 * P + 4] += 1
+        _push(st, prm, FOUNDATION + (c // 13 if prm[P_FOUND] == 0 else home_slot(st, prm, c, 0)), c)
 
 
 @nb.njit(cache=True)
@@ -378,7 +480,7 @@ def progress_mark(st: np.ndarray, prm: np.ndarray) -> np.int64:
     P = prm[P_PILES]
     down = 0
     for p in range(P):
-        down += st[P + p]
+        down += st[down_at(P, p)]
     return cards_home(st, prm) * 64 - down
 
 
@@ -387,36 +489,60 @@ SCRATCH_NODES, SCRATCH_MICROS = 0, 1
 nodes and microseconds spent (policies that search fill them; others leave 0)."""
 
 
+def policy_buffers(prm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What `play_game` hands a policy instead of its own arrays: a state, a rule-parameter
+    array and a move buffer, refreshed from the engine's before every call."""
+    return new_state(prm), prm.copy(), new_moves(prm)
+
+
 @nb.njit
-def play_game(st, prm, policy, pparams, rng, scratch, moves, record):  # noqa: ANN001, ANN201 (numba)
-    """Play one game from st with a compiled policy; return (outcome, moves played).
+def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeout):  # noqa: ANN001, ANN201 (numba)
+    """Play one game from st with a compiled policy; return (termination, moves played).
 
     ``policy(st, prm, moves, n, pparams, rng, scratch) -> index`` picks one of
-    the n legal moves in ``moves[:n]``. It returns -1 to resign (the game is
-    lost), -2 to give up undecided (outcome UNKNOWN: a search ran out of
-    budget), and an index out of range ends the game with outcome ERROR.
-    ``scratch`` is the policy's own int64 memory for this game (zeroed before
-    each deal). The moves played are written to ``record`` while it has room.
-    Not cached: numba specialises it per policy.
+    the n legal moves in ``moves[:n]``. It returns -1 to resign (termination
+    ``resigned``), -2 to give up undecided (``undecided``: a search ran out of
+    budget); any other index outside 0..n-1 ends the game as ``illegal``.
+    The policy is called on copies (``seen``, from `policy_buffers`: state,
+    rule parameters and moves, refreshed before each call), and the engine
+    plays the chosen move from its own arrays, so nothing a policy writes can
+    change the game or its result. ``scratch`` is the policy's own int64
+    memory for this game (zeroed before each deal). The moves played are
+    written to ``record`` while it has room (`MAX_GAME_LENGTH` slots hold any
+    game). With ``timeout`` > 0 the game ends as ``timeout`` once that many
+    seconds have passed, checked between moves: a policy that never returns
+    from one call cannot be stopped from inside the process (the runner kills
+    such workers). Not cached: numba specialises it per policy.
     """
+    pst, pprm, pmoves = seen
+    words, pwords = st.view(np.int64), pst.view(np.int64)
+    deadline = clock() + timeout if timeout > 0 else 0.0
     n_played = 0
     best = progress_mark(st, prm)
     since = 0
     while True:
-        if cards_home(st, prm) == 52:
-            return WON, n_played
+        if cards_home(st, prm) == DECK_SIZE:
+            return T_WON, n_played
         n = gen_moves(st, prm, moves)
         if n == 0:
-            return LOST, n_played
+            return T_NO_MOVES, n_played
         if since >= NO_PROGRESS_LIMIT:
-            return LOST, n_played
-        i = policy(st, prm, moves, n, pparams, rng, scratch)
+            return T_NO_PROGRESS, n_played
+        if timeout > 0 and clock() > deadline:
+            return T_TIMEOUT, n_played
+        for k in range(words.shape[0]):  # explicit loops: slice assignment checks for overlap, a copy per move
+            pwords[k] = words[k]
+        for k in range(prm.shape[0]):
+            pprm[k] = prm[k]
+        for k in range(n):
+            pmoves[k] = moves[k]
+        i = policy(pst, pprm, pmoves, n, pparams, rng, scratch)
         if i == -1:
-            return LOST, n_played
-        if i < -1:
-            return UNKNOWN, n_played
-        if i >= n:
-            return ERROR, n_played
+            return T_RESIGNED, n_played
+        if i == -2:
+            return T_UNDECIDED, n_played
+        if i < 0 or i >= n:
+            return T_ILLEGAL, n_played
         m = moves[i]
         apply_move(st, prm, m)
         if n_played < record.shape[0]:
@@ -432,21 +558,24 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, record):  # noqa: A
 
 @nb.njit
 def play_deals(prm, seed, numbers, preset, base_deck, home, policy, pparams, scratch_size, strategy_seed,  # noqa: ANN001, ANN201
-               out_outcome, out_home, out_moves, out_nodes, out_micros, win_moves, win_offsets):
+               timeout, out_outcome, out_term, out_home, out_moves, out_nodes, out_micros, win_moves, win_offsets):
     """Deal and play every deal in ``numbers`` with a compiled policy.
 
     Deal i is dealt from (seed, numbers[i]) by the default source, or, when
     ``preset`` has rows, taken from ``preset[i]`` (a full state array: other
-    sources and typed layouts). Writes per deal the outcome, cards home, moves
-    played, and the policy's reported nodes and microseconds. The move lists
-    of won games are packed into ``win_moves`` (int16) with ``win_offsets[i]``
-    / ``win_offsets[i+1]`` bounding deal i's list (empty for other deals);
-    returns the index of the first deal whose win did not fit, or len(numbers)
-    when all did, so a caller can grow the buffer and continue from there.
+    sources). Writes per deal the outcome, the termination (an index into
+    `TERMINATIONS`), cards home, moves played, and the policy's reported nodes
+    and microseconds; ``timeout`` > 0 limits each deal's seconds (see
+    `play_game`). The move lists of won games are packed into ``win_moves``
+    (int16) with ``win_offsets[i]`` / ``win_offsets[i+1]`` bounding deal i's
+    list (empty for other deals); returns the index of the first deal whose
+    win did not fit, or len(numbers) when all did, so a caller can grow the
+    buffer (to at least ``win_offsets[i] + out_moves[i]``) and continue from there.
     """
     st = np.zeros(prm[P_SIZE], dtype=np.int8)
-    moves = np.empty(MAX_MOVES_BUFFER, dtype=np.int64)
-    record = np.empty(65536, dtype=np.int64)
+    moves = np.empty(prm[P_MOVEBUF], dtype=np.int64)
+    seen = (np.zeros(prm[P_SIZE], dtype=np.int8), prm.copy(), np.empty(prm[P_MOVEBUF], dtype=np.int64))
+    record = np.empty(MAX_GAME_LENGTH, dtype=np.int64)
     deck = np.empty(base_deck.shape[0], dtype=np.int64)
     rng = np.zeros(2, dtype=np.uint64)
     scratch = np.zeros(max(scratch_size, 2), dtype=np.int64)
@@ -461,14 +590,16 @@ def play_deals(prm, seed, numbers, preset, base_deck, home, policy, pparams, scr
         rng[0] = nb_strategy_key(strategy_seed, numbers[i])
         rng[1] = 0
         scratch[:] = 0
-        outcome, n_played = play_game(st, prm, policy, pparams, rng, scratch, moves, record)
+        term, n_played = play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeout)
+        outcome = TERMINATION_OUTCOME_CODES[term]
         out_outcome[i] = outcome
+        out_term[i] = term
         out_home[i] = cards_home(st, prm)
         out_moves[i] = n_played
         out_nodes[i] = scratch[SCRATCH_NODES]
         out_micros[i] = scratch[SCRATCH_MICROS]
         if outcome == WON:
-            if used + n_played > win_moves.shape[0] or n_played > record.shape[0]:
+            if used + n_played > win_moves.shape[0]:
                 return i
             for k in range(n_played):
                 win_moves[used + k] = record[k]

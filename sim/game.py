@@ -17,8 +17,11 @@ from sim.cards import DECK_SIZE, KING, card_str, rank_of
 from sim.deals import Deal, make_deal
 from sim.errors import UserError
 from sim.notation import ANY_FOUNDATION, Move, parse_move
-from sim.position import Position
+from sim.position import LayoutError, Position
 from sim.rules import Rules
+
+_as_move = functools.partial(tuple.__new__, Move)
+"""A `Move` from a list [card, src, dst] (the fast path of `Game.legal_moves`)."""
 
 HIDDEN_CARD = -1
 """What a `View` shows in place of a face-down card."""
@@ -41,7 +44,7 @@ class View:
     It is a snapshot: playing on the game afterwards does not change it.
     """
 
-    __slots__ = ("rules", "clairvoyant", "_st", "_b", "_prm", "_piles", "_builds", "_cap")
+    __slots__ = ("rules", "clairvoyant", "_st", "_b", "_prm", "_piles", "_builds", "_cap", "_o")
 
     def __init__(self, rules: Rules, st: np.ndarray, prm: np.ndarray, clairvoyant: bool) -> None:
         self.rules = rules
@@ -52,6 +55,7 @@ class View:
         self._piles: tuple[tuple[int, ...], ...] | None = None
         self._builds = _build_table(int(prm[E.P_BUILD]))
         self._cap = int(prm[E.P_CAP])
+        self._o = E.offsets(rules.columns)
 
     @property
     def n_piles(self) -> int:
@@ -63,7 +67,7 @@ class View:
 
     def face_down(self, p: int) -> int:
         """Face-down cards at the bottom of pile p."""
-        return self._b[self.rules.columns + p]
+        return self._b[self._o.down + p]
 
     def top(self, p: int) -> int:
         """The exposed card of pile p, or -1 if it is empty (always face up)."""
@@ -71,7 +75,7 @@ class View:
         return self._b[self._base(p) + h - 1] if h else -1
 
     def _base(self, p: int) -> int:
-        return 2 * self.rules.columns + 57 + p * self._cap
+        return self._o.piles + p * self._cap
 
     def card_at(self, p: int, i: int) -> int:
         """Card i (0 = bottom) of pile p; `HIDDEN_CARD` if face down and not clairvoyant."""
@@ -86,23 +90,23 @@ class View:
         """Every pile bottom to top, face-down cards hidden unless clairvoyant."""
         if self._piles is None:
             flat = self._st.tolist()
-            P, cap = self.n_piles, int(self._prm[E.P_CAP])
             piles = []
-            for p in range(P):
-                base, h, down = 2 * P + 57 + p * cap, flat[p], 0 if self.clairvoyant else flat[P + p]
+            for p in range(self.n_piles):
+                base, h, down = self._base(p), flat[p], 0 if self.clairvoyant else flat[self._o.down + p]
                 piles.append((HIDDEN_CARD,) * down + tuple(flat[base + down : base + h]))
             self._piles = tuple(piles)
         return self._piles
 
     @property
     def foundations(self) -> tuple[tuple[int, ...], ...]:
-        P = self.rules.columns
-        flat = self._st[2 * P : 2 * P + 57].tolist()
-        return tuple(tuple(flat[5 + f * 13 : 5 + f * 13 + flat[f]]) for f in range(4))
+        o, k = self._o, E.FOUNDATION_SLOTS
+        flat = self._st[o.fheight : o.piles].tolist()  # heights, cards home, then the foundation piles
+        at = o.found - o.fheight
+        return tuple(tuple(flat[at + f * k : at + f * k + flat[f]]) for f in range(4))
 
     def home_height(self, f: int) -> int:
         """Cards on foundation f (with in-suit foundations, f is the suit)."""
-        return int(self._st[2 * self.rules.columns + f])
+        return int(self._st[self._o.fheight + f])
 
     @property
     def cards_home(self) -> int:
@@ -137,8 +141,9 @@ class View:
 
     @property
     def rule_params(self) -> np.ndarray:
-        """The engine's rule-parameter array for this view's rules."""
-        return self._prm
+        """A copy of the engine's rule-parameter array for this view's position (a strategy may write
+        it without changing the game)."""
+        return self._prm.copy()
 
     def home_slot(self, card: int) -> int:
         """The foundation that would take ``card`` now, or -1."""
@@ -148,7 +153,7 @@ class View:
         """Whether pile p's exposed card sits on a visible card it could have been built on."""
         b = self._b
         h = b[p]
-        if h < 2 or b[self.rules.columns + p] >= h - 1:
+        if h < 2 or b[self._o.down + p] >= h - 1:
             return False
         base = self._base(p)
         return self._builds[b[base + h - 1] * 52 + b[base + h - 2]]
@@ -162,13 +167,16 @@ class Game:
     """
 
     def __init__(self, rules: Rules, position: Position, deal: Deal | None = None) -> None:
+        """Set up ``position`` under ``rules``; a position that is not a legal layout for them
+        raises `LayoutError`. The state is sized for this position (see `sim.engine.rule_params`)."""
+        check_position(rules, position)
         self.rules = rules
         self.deal = deal
         self.start = position
-        self._prm = E.rule_params(rules)
+        self._prm = E.rule_params(rules, max(map(len, position.piles), default=0))
         self._st = E.new_state(self._prm)
-        self._buf = np.empty(E.MAX_MOVES_BUFFER, dtype=np.int64)
-        self._triples = np.empty((E.MAX_MOVES_BUFFER, 3), dtype=np.int64)
+        self._buf = E.new_moves(self._prm)
+        self._triples = np.empty((int(self._prm[E.P_MOVES]), 3), dtype=np.int64)
         self._history: list[tuple[Move, int]] = []
         _load(self._st, self._prm, rules, position)
 
@@ -187,7 +195,7 @@ class Game:
     def legal_moves(self) -> list[Move]:
         """Every legal move, in the engine's fixed order."""
         n = E.gen_move_triples(self._st, self._prm, self._buf, self._triples)
-        return [Move._make(t) for t in self._triples[:n].tolist()]
+        return list(map(_as_move, self._triples[:n].tolist()))
 
     def parse(self, text: str) -> Move:
         """Read a move in notation for this game."""
@@ -251,7 +259,7 @@ class Game:
             return f"{card_str(mv.card)} is not the exposed card there (the exposed card is {card_str(have)})"
         if mv.dst >= ANY_FOUNDATION:
             if self.rules.foundation == "suit":
-                need = int(self._st[2 * P + mv.card // 13])
+                need = int(self._st[E.offsets(P).fheight + mv.card // 13])
                 wanted = "the ace" if need == 0 else card_str((mv.card // 13) * 13 + need - 1)
                 return f"{card_str(mv.card)} cannot go home yet: its foundation holds {need} cards (top needed: {wanted} + 1 rank)"
             return f"no foundation accepts {card_str(mv.card)} (they build up from the ace in alternating colours)"
@@ -312,6 +320,11 @@ class Game:
         """A copy of the engine state (for compiled strategies and tests)."""
         return self._st.copy()
 
+    @property
+    def rule_params(self) -> np.ndarray:
+        """A copy of the rule-parameter array the state is laid out by (sized for this game's tallest pile)."""
+        return self._prm.copy()
+
     def __str__(self) -> str:
         return self.position().to_text(reveal=False)
 
@@ -324,21 +337,43 @@ class Game:
                 raise IllegalMoveError(f"move {k}: {exc}") from None
 
 
-def _load(st: np.ndarray, prm: np.ndarray, rules: Rules, position: Position) -> None:
-    """Write a `Position` into an engine state array."""
-    if len(position.piles) != rules.columns:
-        raise ValueError(f"position has {len(position.piles)} piles; the rules have {rules.columns}")
-    cap = int(prm[E.P_CAP])
+def _is_card(c: object) -> bool:
+    return isinstance(c, int | np.integer) and not isinstance(c, bool) and 0 <= c < DECK_SIZE
+
+
+def check_position(rules: Rules, position: Position) -> None:
+    """Refuse, with `LayoutError`, a position the engine cannot play under ``rules``: the wrong
+    number of piles, a card code out of range or in two places (a hand-made position need not
+    hold the whole deck), face-down counts out of range or foundations that do not build up
+    from the ace. `parse_position` only makes positions that pass; this guards positions
+    built in code."""
     P = rules.columns
+    if len(position.piles) != P or len(position.face_down) != P or len(position.foundations) != 4:
+        raise LayoutError(f"position has {len(position.piles)} piles, {len(position.face_down)} face-down counts and "
+                          f"{len(position.foundations)} foundations; allowed: {P}, {P} and 4 for variant {rules.name!r}")
+    cards = [c for pile in (*position.piles, *position.foundations) for c in pile]
+    if len(set(cards)) != len(cards) or not all(_is_card(c) for c in cards):
+        raise LayoutError(f"position holds {len(cards)} cards ({len(set(cards))} distinct); allowed: cards "
+                          f"(codes 0..{DECK_SIZE - 1}), each at most once, on the piles or home")
+    for p, (pile, down) in enumerate(zip(position.piles, position.face_down, strict=True)):
+        if not 0 <= down <= max(len(pile) - 1, 0):
+            raise LayoutError(f"pile {p + 1} has {len(pile)} cards and {down} face down; allowed: 0..{max(len(pile) - 1, 0)} "
+                              "(the top card is face up)")
+    for f, stack in enumerate(position.foundations):
+        if any(rank_of(c) != k for k, c in enumerate(stack)):
+            raise LayoutError(f"foundation {f + 1} holds {' '.join(map(card_str, stack))}; allowed: ace upwards by one rank")
+
+
+def _load(st: np.ndarray, prm: np.ndarray, rules: Rules, position: Position) -> None:
+    """Write a `Position` (checked by `check_position`) into an engine state array sized for it."""
+    o = E.offsets(rules.columns)
     st[:] = 0
     for p, (pile, down) in enumerate(zip(position.piles, position.face_down, strict=True)):
-        if len(pile) > cap:
-            raise ValueError(f"pile {p + 1} has {len(pile)} cards; at most {cap} fit")
-        base = E.pile_base(prm, p)
+        base = o.piles + p * int(prm[E.P_CAP])
         st[base : base + len(pile)] = pile
         st[p] = len(pile)
-        st[P + p] = down
+        st[o.down + p] = down
     for f, stack in enumerate(position.foundations):
-        st[2 * P + 5 + f * 13 : 2 * P + 5 + f * 13 + len(stack)] = stack
-        st[2 * P + f] = len(stack)
-    st[2 * P + 4] = position.cards_home
+        st[o.found + f * E.FOUNDATION_SLOTS : o.found + f * E.FOUNDATION_SLOTS + len(stack)] = stack
+        st[o.fheight + f] = len(stack)
+    st[o.home] = position.cards_home

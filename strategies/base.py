@@ -247,6 +247,7 @@ class PolicyStrategy(Strategy):
         self._rng = np.array([rng.key, 0], dtype=np.uint64)
 
     def choose(self, view: View, moves: list[Move]) -> Move | None | _Undecided:
+        # the policy gets copies (view.state(), view.rule_params and codes are fresh arrays), like in play_game
         codes = np.array([m.code for m in moves], dtype=np.int64)
         before = int(self._scratch[0])
         i = self._policy.function(view.state(), view.rule_params, codes, len(codes), self._policy.pparams, self._rng,
@@ -254,6 +255,6 @@ class PolicyStrategy(Strategy):
         self.nodes += int(self._scratch[0]) - before
         if i == -1:
             return None
-        if i < -1:
+        if i == -2:
             return UNDECIDED
-        return moves[i] if i < len(moves) else Move(-1, -1, -1)
+        return moves[i] if 0 <= i < len(moves) else Move(-1, -1, -1)

@@ -32,7 +32,7 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, MAX_MOVES_BUFFER, P_FILL, P_PILES, apply_move, cards_home, gen_moves, pile_base, undo_move
+from sim.engine import FOUNDATION, P_FILL, P_MOVEBUF, P_PILES, apply_move, cards_home, gen_moves, pile_base, undo_move
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, PolicyStrategy
 from strategies.features import (
@@ -165,7 +165,7 @@ def lookahead_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     for p in range(P):
         known[p] = st[P + p]
     need_of = scratch[WORK_OFFSET + 52 * 6 : WORK_OFFSET + 52 * 7]
-    bufs = np.empty((depth + 1, MAX_MOVES_BUFFER), dtype=np.int64)
+    bufs = np.empty((depth + 1, prm[P_MOVEBUF]), dtype=np.int64)
     feats = np.empty((depth + 1, 5, 52), dtype=np.int64)
     here = np.uint64(scratch[3]) if scratch[2] > 0 else position_hash(st, prm)
     if not remember(scratch, here):

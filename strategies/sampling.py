@@ -59,7 +59,6 @@ from sim.engine import (
     apply_move,
     pile_base,
     put_pile,
-    rule_params,
 )
 from sim.game import Game, View
 from sim.notation import Move
@@ -223,10 +222,10 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                     return i
     cfg = pparams[0]
     scfg = pparams[11]
-    samples = pparams[12]
-    work = pparams[13]
     S = scfg[SP_SAMPLES]
     budget = scfg[SP_SAMPLE_NODES]
+    samples = np.empty((S, prm[P_SIZE]), dtype=np.int8)  # sized for this position at each decision
+    work = np.zeros(64 + 3 * n + 2 * S, dtype=np.int64)
     pool = work[0:52]
     order = work[64 : 64 + n]
     okeys = work[64 + n : 64 + 2 * n]
@@ -346,17 +345,11 @@ class SamplingStrategy(Strategy):
         super().__init__(**params)
         p = self.params
         self._solver = SolverStrategy(nodes=p["nodes"], seconds=p["seconds"], tt_mb=p["tt_mb"])
-        self._extra: dict[Rules, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._scfg = np.array([self.params["samples"], self.params["sample_nodes"]], dtype=np.int64)
         self._scratch = np.zeros(SAMPLING_SCRATCH, dtype=np.int64)
 
     def _pparams(self, rules: Rules) -> tuple:
-        if rules not in self._extra:
-            prm = rule_params(rules)
-            scfg = np.array([self.params["samples"], self.params["sample_nodes"]], dtype=np.int64)
-            samples = np.zeros((self.params["samples"], prm[P_SIZE]), dtype=np.int8)
-            work = np.zeros(64 + 3 * 4096 + 2 * self.params["samples"], dtype=np.int64)
-            self._extra[rules] = (scfg, samples, work)
-        return (self._solver.config(), *self._solver.work(rules).arrays(), *self._extra[rules])
+        return (self._solver.config(), *self._solver.work(rules).arrays(), self._scfg)
 
     def reset(self, deal: Any, rng: Any) -> None:
         super().reset(deal, rng)
@@ -369,12 +362,12 @@ class SamplingStrategy(Strategy):
         for pile in view.piles:  # hidden slots get placeholders; the policy never reads them
             piles.append(tuple(unknown.pop(0) if c < 0 else c for c in pile))
         position = Position(tuple(piles), tuple(view.face_down(p) for p in range(view.n_piles)), view.foundations)
-        st = Game(rules, position).state_array()
+        game = Game(rules, position)
         codes = np.array([m.code for m in moves], dtype=np.int64)
         assert self.rng is not None, "reset() hands the strategy its RNG before play"
         rng = np.array([self.rng.key, self.rng.counter], dtype=np.uint64)
         before = int(self._scratch[SCRATCH_NODES])
-        i = int(sampling_policy(st, rule_params(rules), codes, len(moves), self._pparams(rules), rng, self._scratch))
+        i = int(sampling_policy(game.state_array(), game.rule_params, codes, len(moves), self._pparams(rules), rng, self._scratch))
         self.rng.counter = int(rng[1])
         self.nodes += int(self._scratch[SCRATCH_NODES]) - before
         if i == -1:

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import SCRATCH_MICROS, SCRATCH_NODES, rule_params
+from sim.engine import P_SIZE, SCRATCH_MICROS, SCRATCH_NODES, clock, rule_params
 from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
@@ -55,7 +55,6 @@ from strategies.solver_search import (
     S_WON,
     VERDICTS,
     SolverWork,
-    clock,
     solve,
 )
 
@@ -199,11 +198,17 @@ class SolverStrategy(Strategy):
         cfg[PP_NOISE] = p["noise"]
         return cfg
 
-    def solve_state(self, rules: Rules, st: np.ndarray) -> tuple[str, int, list[int], float]:
-        """Decide the engine state ``st``: (verdict, nodes, winning move codes, seconds)."""
+    def solve_state(self, rules: Rules, st: np.ndarray, prm: np.ndarray | None = None) -> tuple[str, int, list[int], float]:
+        """Decide the engine state ``st``: (verdict, nodes, winning move codes, seconds).
+
+        ``prm`` is the rule-parameter array ``st`` was made with (`sim.game.Game` sizes
+        a typed layout's piles for it); by default that of a dealt game of ``rules``."""
+        prm = rule_params(rules) if prm is None else prm
+        if st.shape != (prm[P_SIZE],):
+            raise RuntimeError(f"state of {st.shape} bytes for rules of {prm[P_SIZE]}: use the Game's own parameters")
         w = self.work(rules)
         cfg = self.config()
-        v, nodes, length, sec = decide(st, rule_params(rules), *w.arrays(), cfg[PP_NODES], cfg[PP_MICROS] / 1e6,
+        v, nodes, length, sec = decide(st, prm, *w.arrays(), cfg[PP_NODES], cfg[PP_MICROS] / 1e6,
                                        cfg[PP_FLAGS], cfg[PP_RESTART_NODES], cfg[PP_NOISE])
         line = w.line[:length].tolist() if v == S_WON and length <= w.line.shape[0] else []
         if v == S_WON and not line:
@@ -212,7 +217,8 @@ class SolverStrategy(Strategy):
 
     def solve_position(self, rules: Rules, position: Position) -> tuple[str, int, list[int], float]:
         """`solve_state` for a `Position`."""
-        return self.solve_state(rules, Game(rules, position).state_array())
+        game = Game(rules, position)
+        return self.solve_state(rules, game.state_array(), game.rule_params)
 
     # --- Python tier ----------------------------------------------------------------
     def reset(self, deal: Any, rng: Any) -> None:

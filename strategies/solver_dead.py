@@ -49,14 +49,19 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import P_BUILD, P_FILL, P_PILES, builds_on, may_enter_empty, pile_base
+from sim.engine import P_BUILD, P_FILL, P_PILES, builds_on, fheight_at, may_enter_empty, pile_base
+
+
+def dead_work_size(piles: int) -> int:
+    """Slots of the ``work`` array `is_dead` needs with ``piles`` piles."""
+    return 212 + piles
 
 
 @nb.njit(cache=True)
 def is_dead(st: np.ndarray, prm: np.ndarray, work: np.ndarray) -> bool:
     """Whether the position in ``st`` is provably lost by the fixed point above.
 
-    ``work`` is int64 scratch of at least 256 slots. Only valid for in-suit
+    ``work`` is int64 scratch of at least `dead_work_size` slots. Only valid for in-suit
     foundations without worrying back (the caller checks the rules).
 
     Implementation: the "possibly leaves" set is, in every pile, a run of cards
@@ -73,14 +78,14 @@ def is_dead(st: np.ndarray, prm: np.ndarray, work: np.ndarray) -> bool:
     idx_of = work[52:104]
     pl = work[104:156]
     ph = work[156:208]
-    front = work[208:208 + P]
-    hs = work[240:244]
+    hs = work[208:212]
+    front = work[212 : 212 + P]
     for c in range(52):
         pile_of[c] = -1
         pl[c] = 0
         ph[c] = 0
     for s in range(4):
-        hs[s] = np.int64(st[2 * P + s])
+        hs[s] = np.int64(st[fheight_at(P, s)])
     n_cards = 0
     any_empty = False
     for p in range(P):

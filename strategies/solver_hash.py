@@ -33,10 +33,12 @@ billion-node search would expect a false match.
 
 from __future__ import annotations
 
+import functools
+
 import numba as nb
 import numpy as np
 
-from sim.engine import P_FOUND, P_PILES, pile_base
+from sim.engine import MAX_PILE_CAP, P_FOUND, P_PILES, pile_base
 from sim.rng import mix64, nb_mix64
 
 KEY_SEED = 0x5EED_0F_BA_4E_25
@@ -47,14 +49,19 @@ FOUNDATION_SALT = np.uint64(0xF00D)
 """Mixed into a foundation's linear key, so a foundation never hashes like a pile."""
 
 
+@functools.lru_cache(maxsize=4)
 def make_keys(cap: int) -> np.ndarray:
-    """The key table ``K``: uint64 of shape (2, 52, cap); row 0 for piles, row 1 for foundations."""
+    """The key table ``K``: uint64 of shape (2, 52, cap); row 0 for piles, row 1 for foundations.
+
+    ``K[t, c, d]`` does not depend on ``cap`` (tables of two sizes agree where both have the entry).
+    The table is shared between callers (cached): never write it."""
+    if not 0 < cap <= MAX_PILE_CAP:
+        raise RuntimeError(f"key table for piles of {cap} cards; the engine's piles hold 1..{MAX_PILE_CAP}")
     out = np.empty((2, 52, cap), dtype=np.uint64)
-    k = 0
     for table in range(2):
         for c in range(52):
             for d in range(cap):
-                k += 1
+                k = (table * 52 + c) * MAX_PILE_CAP + d + 1
                 out[table, c, d] = mix64((KEY_SEED + k * 0x9E3779B97F4A7C15) & ((1 << 64) - 1))
     return out
 

@@ -54,21 +54,23 @@ expanded, whatever was overwritten).
 
 from __future__ import annotations
 
-import time
-
 import numba as nb
 import numpy as np
 
 from sim.engine import (
     FOUNDATION,
-    MAX_MOVES_BUFFER,
+    MAX_PILE_CAP,
     P_FILL,
     P_FOUND,
+    P_MOVES,
     P_PILES,
     P_WORRY,
     apply_move,
     cards_home,
+    clock,
+    fheight_at,
     gen_moves,
+    new_moves,
     pile_base,
     undo_move,
 )
@@ -153,14 +155,6 @@ def _rekey(st, prm, keys, lin, ksum, p):  # noqa: ANN001, ANN202 (numba)
         ksum[0] += nb_mix64(new) - nb_mix64(lin[p])
         ksum[1] += nb_mix64(new ^ CHECK_SALT) - nb_mix64(lin[p] ^ CHECK_SALT)
         lin[p] = new
-
-
-@nb.njit(cache=True)
-def clock() -> float:
-    """Seconds on the performance counter, callable from compiled code (for the time budgets)."""
-    with nb.objmode(t="float64"):
-        t = time.perf_counter()
-    return t
 
 
 @nb.njit(cache=True)
@@ -324,7 +318,7 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
                 quiet = True
                 if use_safe and hs >= 2:
                     u = np.int64(st[bs + hs - 2])
-                    if np.int64(st[2 * P + u // 13]) == u % 13 and is_safe_home(st, prm, u, worrying):
+                    if np.int64(st[fheight_at(P, u // 13)]) == u % 13 and is_safe_home(st, prm, u, worrying):
                         quiet = False
                 if quiet:
                     ls = lin[src] - keys[0, c, hs - 1]
@@ -356,25 +350,35 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
 
 
 class SolverWork:
-    """The solver's memory, allocated once per strategy and rules: the table and work arrays."""
+    """The solver's memory, allocated once per strategy and rules: the table and work arrays.
+
+    Sized for every position of the rules ``prm`` (any pile heights): the keys
+    cover `MAX_PILE_CAP` heights, the move buffers hold `sim.engine.new_moves`.
+    Along a path of at most ``max_depth`` moves the safe moves home number at
+    most 52 plus one per path move (a move can take at most one card back from
+    a foundation), so ``abuf`` never fills and a winning line fits ``line``.
+    ``mbuf`` (48 ordered moves per level on average) may fill: the search then
+    says unknown.
+    """
 
     def __init__(self, prm: np.ndarray, tt_mb: float, max_depth: int = 8192) -> None:
+        from strategies.solver_dead import dead_work_size
         from strategies.solver_hash import make_keys
 
         entries = max(1 << 10, int(tt_mb * (1 << 20)) // 8)
         size = 1 << (entries.bit_length() - 1)
         self.prm = prm
-        self.keys = make_keys(int(prm[1]))
+        self.keys = make_keys(MAX_PILE_CAP)
         self.tt = np.zeros(size, dtype=np.uint64)
         self.tt.fill(0)  # touch every page now, not in the middle of a timed search
         self.meta = np.zeros(8, dtype=np.int64)
         self.frames = np.zeros((max_depth, FRAME_FIELDS), dtype=np.int64)
         self.mbuf = np.zeros(max_depth * 48, dtype=np.int64)
-        self.abuf = np.zeros(max(4096, max_depth), dtype=np.int64)
-        self.tmp = np.zeros(MAX_MOVES_BUFFER, dtype=np.int64)
-        self.scores = np.zeros(MAX_MOVES_BUFFER, dtype=np.int64)
-        self.dwork = np.zeros(256, dtype=np.int64)
-        self.line = np.zeros(max(1 << 15, max_depth + 64), dtype=np.int64)  # a line: the path plus <= 52 safe moves
+        self.abuf = np.zeros(max_depth + 52, dtype=np.int64)
+        self.tmp = new_moves(prm)
+        self.scores = np.zeros(int(prm[P_MOVES]), dtype=np.int64)
+        self.dwork = np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)
+        self.line = np.zeros(2 * max_depth + 52, dtype=np.int64)  # the path plus its safe moves
 
     def arrays(self) -> tuple:
         return (self.keys, self.tt, self.meta, self.frames, self.mbuf, self.abuf, self.tmp, self.scores, self.dwork, self.line)

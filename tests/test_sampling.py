@@ -46,7 +46,7 @@ def test_decisions_do_not_depend_on_the_face_down_cards(rules):
     prm = E.rule_params(rules)
     s = load_strategy(FAST)
     pp = s.compiled(rules).pparams
-    moves = np.empty(E.MAX_MOVES_BUFFER, dtype=np.int64)
+    moves = E.new_moves(prm)
     for number in range(1, 9):
         st = Game.from_deal(rules, number).state_array()
         n = E.gen_moves(st, prm, moves)

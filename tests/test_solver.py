@@ -115,9 +115,11 @@ def test_blocked_king_is_dead():
     for k, c in enumerate(sorted(rest, key=lambda c: (-(c % 13), c))):  # high cards low in the piles
         piles[1 + k % 12].append(c)
     pos = type(make_deal(BD, 1).position)(tuple(map(tuple, piles)), (0,) * 13, ((), (), (), ()))
-    st = Game(rules, pos).state_array()
-    assert is_dead(st, E.rule_params(rules), np.zeros(256, dtype=np.int64))
-    assert solver().solve_state(rules, st)[0] == "lost"
+    game = Game(rules, pos)  # piles of 5 cards: the state is sized for them
+    st, prm = game.state_array(), game.rule_params
+    assert prm[E.P_CAP] > E.rule_params(rules)[E.P_CAP]
+    assert is_dead(st, prm, np.zeros(256, dtype=np.int64))
+    assert solver().solve_state(rules, st, prm)[0] == "lost"
 
 
 @pytest.mark.parametrize("rules", (BD, find_variant("other-suit"), find_variant("kings-into-empty")), ids=lambda r: r.name)
@@ -143,7 +145,7 @@ def test_safe_moves_keep_winnable_positions_winnable(rules):
     plain = solver(nodes=100_000, safe=False, restart_nodes=0)
     tested = 0
     for st in late_positions(rules, range(1, 31), 10, seed=5):
-        g_codes = np.empty(E.MAX_MOVES_BUFFER, dtype=np.int64)
+        g_codes = E.new_moves(prm)
         n = E.gen_moves(st, prm, g_codes)
         safe = [int(m) for m in g_codes[:n] if m % 64 >= E.FOUNDATION and m // 64 < E.FOUNDATION
                 and is_safe_home(st, prm, int(E.moved_card(st, prm, m)), bool(rules.worrying_back))]
