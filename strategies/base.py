@@ -152,14 +152,17 @@ class CompiledPolicy:
     """A numba-compiled move chooser and its parameter array.
 
     ``function(st, prm, moves, n, pparams, rng, scratch) -> index`` receives
-    the engine state (see `sim.engine`), the rule parameters, the n legal moves
-    in ``moves[:n]`` (engine order), ``pparams`` (an array, or a tuple of
-    arrays, that the strategy prepared), the RNG as uint64[2] (draw with
-    `sim.rng.nb_rng_below`) and ``scratch``, ``scratch_size`` int64 slots of
-    memory for the current game, zeroed before each deal (slots 0 and 1 report
-    search nodes and microseconds, see `sim.engine.SCRATCH_NODES`). It returns
-    the index of its move, -1 to resign, or -2 to give up undecided. It must not
-    read face-down cards unless the strategy declares ``peeks``.
+    copies of the engine state (see `sim.engine`), of the rule parameters and of
+    the n legal moves in ``moves[:n]`` (engine order), refreshed before every
+    call: writing them changes nothing in the game, which the engine plays from
+    its own arrays. Also ``pparams`` (an array, or a tuple of arrays, that the
+    strategy prepared), the RNG as uint64[2] (draw with `sim.rng.nb_rng_below`)
+    and ``scratch``, ``scratch_size`` int64 slots of memory for the current
+    game, zeroed before each deal (slots 0 and 1 report search nodes and
+    microseconds, see `sim.engine.SCRATCH_NODES`). It returns the index of its
+    move, -1 to resign, or -2 to give up undecided; any other index outside
+    0..n-1 ends the game as an error (termination ``illegal``). It must not read
+    face-down cards unless the strategy declares ``peeks``.
     """
 
     function: Callable[..., int]

@@ -528,16 +528,18 @@ def test_extreme_numbers_and_seeds():
 
 
 def _decode(st: np.ndarray, rules: Rules) -> Position:
-    """Read a state array by the layout documented in sim/engine.py."""
+    """Read a state array by the layout documented in sim/engine.py (the pile capacity and size from the engine's names)."""
     P = rules.columns
-    C = rules.cards_per_column + 13
+    prm = E.rule_params(rules)
+    C = int(prm[E.P_CAP])
+    assert C == rules.cards_per_column + 12  # a pile holds its dealt cards and a run of at most 12 on them
     heights = [int(h) for h in st[:P]]
     downs = tuple(int(d) for d in st[P : 2 * P])
     fh = [int(h) for h in st[2 * P : 2 * P + 4]]
     assert int(st[2 * P + 4]) == sum(fh)
     foundations = tuple(tuple(int(c) for c in st[2 * P + 5 + 13 * f : 2 * P + 5 + 13 * f + fh[f]]) for f in range(4))
     piles = tuple(tuple(int(c) for c in st[2 * P + 57 + p * C : 2 * P + 57 + p * C + heights[p]]) for p in range(P))
-    assert len(st) == 2 * P + 57 + P * C
+    assert len(st) == int(prm[E.P_SIZE]) and 2 * P + 57 + P * C <= len(st) < 2 * P + 57 + P * C + 8  # whole 8-byte words
     return Position(piles, downs, foundations)
 
 
