@@ -955,6 +955,15 @@ def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> 
     return strategy, compiled
 
 
+def _load_or_quarantine(st: Store, c: ChunkFile, summary: RunSummary) -> pa.Table | None:
+    """The rows of a stored chunk file, or None when it fails its checks (then it is moved aside and noted)."""
+    try:
+        return load_chunk_file(c)
+    except CorruptChunkError:
+        summary.corrupt.append(str(st.quarantine(c)))
+        return None
+
+
 def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSummary, run_id: str
            ) -> tuple[_Tally, list[tuple[int, int]]]:
     """Check the stored chunks of ``key`` meeting lo..hi; return their totals and the deals they cover.
@@ -971,10 +980,8 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
         for c in files:
             if lo <= c.first and c.last <= hi:
                 continue
-            try:
-                table = load_chunk_file(c)
-            except CorruptChunkError:
-                summary.corrupt.append(str(st.quarantine(c)))
+            table = _load_or_quarantine(st, c, summary)
+            if table is None:
                 continue
             d = table.column("deal").to_numpy()
             for a, b in ((c.first, lo - 1), (hi + 1, c.last)):
@@ -990,10 +997,8 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
         b = min(c.last, hi)
         if b < cursor:
             continue
-        try:
-            table = load_chunk_file(c)
-        except CorruptChunkError:
-            summary.corrupt.append(str(st.quarantine(c)))
+        table = _load_or_quarantine(st, c, summary)
+        if table is None:
             continue
         d = table.column("deal").to_numpy()
         if c.first <= before and all(n.first > c.last for n in files[i + 1:]):  # keep only its new deals
