@@ -66,6 +66,16 @@ def timeout_seconds(deal_timeout: float | None) -> float:
     return float(deal_timeout)
 
 
+def timeout_reason(who: str, timeout: float) -> str:
+    """The error text of a deal that ran past its time limit."""
+    return f"{who} ran past the deal time limit of {timeout:g} s"
+
+
+def illegal_index_reason(strategy_name: str) -> str:
+    """The error text of a compiled policy that returned an index outside its legal moves."""
+    return f"{strategy_name} (compiled) chose a move index outside the legal moves"
+
+
 class _DealTimeout(BaseException):
     """Raised by the SIGALRM handler into the playing thread when the deal's time is up."""
 
@@ -138,6 +148,9 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                           nodes=strategy.nodes, seconds=time.perf_counter() - start, termination=E.TERMINATIONS[term])
 
     def raised(exc: BaseException) -> GameRecord:
+        """The strategy's failure ends the deal; a real Ctrl-C or the deal's timer goes on up."""
+        if guard.user_interrupt or isinstance(exc, _DealTimeout):
+            raise exc
         return done(E.T_RAISED, f"{strategy.name} raised {type(exc).__name__}: {exc}")
 
     with _guarded(timeout) as guard:
@@ -145,8 +158,6 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
             try:
                 strategy.reset(info, strategy_rng(strategy_seed, info.number))
             except BaseException as exc:  # noqa: BLE001 - the arena survives any strategy failure
-                if guard.user_interrupt or isinstance(exc, _DealTimeout):
-                    raise
                 return raised(exc)
             best, since = E.progress_mark(st, prm), 0
             while True:
@@ -158,13 +169,11 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                 if since >= E.NO_PROGRESS_LIMIT:
                     return done(E.T_NO_PROGRESS)
                 if timeout > 0 and time.perf_counter() - start > timeout:
-                    return done(E.T_TIMEOUT, f"{strategy.name} ran past the deal time limit of {timeout:g} s")
+                    return done(E.T_TIMEOUT, timeout_reason(strategy.name, timeout))
                 try:
                     choice = strategy.choose(game.view(peeks=strategy.peeks), moves)
                     k = _index_of(choice, moves)  # compares with what the strategy made: may raise too
                 except BaseException as exc:  # noqa: BLE001 - the arena survives any strategy failure
-                    if guard.user_interrupt or isinstance(exc, _DealTimeout):
-                        raise
                     return raised(exc)
                 if guard.user_interrupt:  # the strategy swallowed a real Ctrl-C
                     raise KeyboardInterrupt
@@ -182,7 +191,7 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                 else:
                     since += 1
         except _DealTimeout:
-            return done(E.T_TIMEOUT, f"{strategy.name} ran past the deal time limit of {timeout:g} s")
+            return done(E.T_TIMEOUT, timeout_reason(strategy.name, timeout))
 
 
 def _index_of(choice: object, moves: list[Move]) -> int:
@@ -227,9 +236,9 @@ def play_compiled(strategy: Strategy, game: Game, info: DealInfo, strategy_seed:
     played = _decode(game, record[: min(n, record.shape[0])])
     error = None
     if term == E.T_ILLEGAL:
-        error = f"{strategy.name} (compiled) chose a move index outside the legal moves"
+        error = illegal_index_reason(strategy.name)
     elif term == E.T_TIMEOUT:
-        error = f"{strategy.name} (compiled) ran past the deal time limit of {timeout:g} s"
+        error = timeout_reason(f"{strategy.name} (compiled)", timeout)
     return GameRecord(E.OUTCOMES[E.TERMINATION_OUTCOME[term]], game.cards_home, played, error,
                       nodes=int(scratch[E.SCRATCH_NODES]), seconds=time.perf_counter() - start,
                       termination=E.TERMINATIONS[term])

@@ -297,6 +297,7 @@ def chunk_table(task: ChunkTask) -> pa.Table:
     policy = None if task.tier == "python" else strategy.compiled(task.rules)
     if policy is not None:
         from sim.batch import play_batch
+        from sim.play import illegal_index_reason
 
         start = time.perf_counter()
         r = play_batch(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source,
@@ -305,7 +306,7 @@ def chunk_table(task: ChunkTask) -> pa.Table:
         averaged = not bool(r.micros.any())
         micros = np.full(len(numbers), wall_us // max(len(numbers), 1), dtype=np.int64) if averaged else r.micros
         bad = np.flatnonzero(r.outcome == ERROR)
-        errors = {int(i): f"{strategy.name} (compiled) chose a move index outside the legal moves" for i in bad}
+        errors = {int(i): illegal_index_reason(strategy.name) for i in bad}
         outcome, termination = r.outcome.copy(), r.termination.copy()
         if task.verify:
             _verify_wins(task, numbers, outcome, termination, errors, r.win_offsets, r.win_moves)
