@@ -35,19 +35,6 @@ class OptionRangeError(UserError):
     """A numeric command-line option that is not a number, or is outside its allowed range."""
 
 
-def cores() -> int:
-    """The processor cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on every platform
-        return os.cpu_count() or 1
-
-
-def max_jobs() -> int:
-    """The most worker processes a verb starts: four per core (more only add processes waiting for a core)."""
-    return 4 * cores()
-
-
 def memory_mib() -> float:
     """This machine's physical memory in MiB (a large fallback where the platform does not say)."""
     try:

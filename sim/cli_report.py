@@ -18,10 +18,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sim.cli_limits import MAX_RUN_DEALS, Bounded, max_jobs
+from sim.cli_limits import MAX_RUN_DEALS, Bounded
 from sim.deals import MAX_SEED, PYSOL_MAX_DEAL, DealError
 from sim.errors import UserError
-from sim.runner import DEFAULT_STORE, RunSpec, RunSummary
+from sim.runner import DEFAULT_STORE, RunSpec, RunSummary, max_jobs
 from sim.study import default_study, run_study
 
 DEFAULT_OUT = "bakers-dozen-report"

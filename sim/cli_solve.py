@@ -19,10 +19,11 @@ from typing import Any
 import click
 import numpy as np
 
-from sim.cli_limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, max_jobs, memory_mib
+from sim.cli_limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from sim.deals import MAX_SEED
 from sim.errors import UserError
 from sim.rules import PARAMETERS, Rules, resolve_variant
+from sim.runner import max_jobs
 
 
 class SolveInputError(UserError):

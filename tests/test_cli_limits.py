@@ -10,7 +10,8 @@ from click.testing import CliRunner
 import sim.cli_report
 import sim.cli_solve
 from sim.cli import main
-from sim.cli_limits import MAX_RUN_DEALS, MAX_SOLVE_DEALS, Bounded, OptionRangeError, max_jobs, memory_mib
+from sim.cli_limits import MAX_RUN_DEALS, MAX_SOLVE_DEALS, Bounded, OptionRangeError, memory_mib
+from sim.runner import max_jobs
 
 
 @pytest.fixture(autouse=True)
