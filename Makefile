@@ -24,7 +24,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check sim strategies reports tests benchmarks
+	$(BIN)/ruff check sim strategies studies reports bakers_dozen tests benchmarks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

@@ -1,7 +1,7 @@
 """Engine throughput: compiled random and greedy playouts, games per second on one core.
 
 Each figure includes dealing the deal from its number and recording the
-outcome (the whole `sim.batch.play_batch` path). A deal-only pass (a policy
+outcome (the whole `strategies.batch.play_batch` path). A deal-only pass (a policy
 that resigns at once) is measured in the same process as the reference, so
 the ratio column stays meaningful on a noisy shared machine.
 
@@ -22,9 +22,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import numba as nb  # noqa: E402
 import numpy as np  # noqa: E402
 
-from sim.batch import play_batch  # noqa: E402
 from sim.rules import VARIANTS, find_variant  # noqa: E402
 from strategies import CompiledPolicy, Strategy, load_strategy  # noqa: E402
+from strategies.batch import play_batch  # noqa: E402
 
 
 @nb.njit(cache=True)

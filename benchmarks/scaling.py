@@ -2,9 +2,9 @@
 
 For each job count it measures, over the same deals and chunks:
 
-- bare: the engine loop alone (`sim.batch.play_batch` per chunk, joblib loky
+- bare: the engine loop alone (`strategies.batch.play_batch` per chunk, joblib loky
   processes for more than one job), keeping only the counts;
-- end to end: `sim.runner.run` into a fresh store, so dealing, playing,
+- end to end: `studies.runner.run` into a fresh store, so dealing, playing,
   building the Parquet rows, writing and fsyncing every chunk, and the
   bookkeeping of the main process are all included.
 
@@ -38,8 +38,8 @@ from sim.rules import Rules  # noqa: E402
 
 
 def _bare_chunk(first: int, last: int) -> tuple[int, int]:
-    from sim.batch import play_batch
     from strategies import load_strategy
+    from strategies.batch import play_batch
 
     r = play_batch(Rules(), load_strategy("greedy"), np.arange(first, last + 1, dtype=np.int64))
     return int((r.outcome == 1).sum()), last - first + 1
@@ -63,7 +63,7 @@ def bare(deals: int, jobs: int, chunk: int) -> float:
 
 def end_to_end(deals: int, jobs: int, chunk: int, where: Path) -> float:
     """Deals/s of the runner writing a fresh store."""
-    from sim.runner import RunSpec, run
+    from studies.runner import RunSpec, run
 
     shutil.rmtree(where, ignore_errors=True)
     start = time.perf_counter()
@@ -90,7 +90,7 @@ def warm(jobs: int, where: Path) -> None:
 BIG_SCRIPT = """
 import time
 start = time.perf_counter()
-from sim.runner import RunSpec, run
+from studies.runner import RunSpec, run
 from sim.rules import Rules
 s = run(RunSpec(Rules(), "greedy", {deals}), {store!r}, jobs={jobs})
 wall = time.perf_counter() - start

@@ -26,12 +26,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reports.stats import win_rate_interval  # noqa: E402
-from sim.batch import play_batch  # noqa: E402
-from sim.cli_solve import solve_deals, summary  # noqa: E402
+from bakers_dozen.solve import solve_deals, summary  # noqa: E402
 from sim.rules import VARIANTS, find_variant  # noqa: E402
 from strategies import load_strategy  # noqa: E402
-from strategies.solver import SolverStrategy  # noqa: E402
+from strategies.batch import play_batch  # noqa: E402
+from strategies.solver.strategy import SolverStrategy  # noqa: E402
+from studies.stats import win_rate_interval  # noqa: E402
 
 
 def peak_mib() -> float:

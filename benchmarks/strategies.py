@@ -1,7 +1,7 @@
 """Strategy throughput in both tiers, and a win-rate table for the README.
 
 Speed: deals per second on one core for every built-in strategy, compiled
-(`sim.batch.play_batch`) and Python tier (`sim.play.play_python` through
+(`strategies.batch.play_batch`) and Python tier (`strategies.play.play_python` through
 `Game`), each including dealing. Compiled greedy is measured in the same
 process as the reference for the ratio column.
 
@@ -22,12 +22,12 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 
-from reports.stats import win_rate_interval  # noqa: E402
-from sim.batch import play_batch  # noqa: E402
 from sim.game import Game  # noqa: E402
-from sim.play import play_python  # noqa: E402
 from sim.rules import find_variant  # noqa: E402
 from strategies import DealInfo, load_strategy  # noqa: E402
+from strategies.batch import play_batch  # noqa: E402
+from strategies.play import play_python  # noqa: E402
+from studies.stats import win_rate_interval  # noqa: E402
 
 SPECS = (
     "random",

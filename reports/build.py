@@ -203,7 +203,7 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     the report is written to a staged folder and moved into place only when
     complete, so a failure leaves an earlier report in ``out_dir`` as it was.
     """
-    from sim.store import read_store
+    from studies.store import read_store
 
     check_report_dir(out_dir)
     store_path, shown = Path(store_path), Path(out_dir)

@@ -1,6 +1,6 @@
 """Tables computed from stored rows: run summaries, variant comparisons, tournaments.
 
-Every function takes the rows of a store (`sim.store.read_store`) and returns
+Every function takes the rows of a store (`studies.store.read_store`) and returns
 pandas DataFrames whose figures can be recomputed from those rows alone; each
 win rate carries its 95% interval and its number of deals.
 """
@@ -13,8 +13,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from reports.stats import cochrans_q, holm, paired_comparison, win_rate_interval
 from sim.errors import UserError
+from studies.stats import cochrans_q, holm, paired_comparison, win_rate_interval
 
 POINTS_PER_CARD = 5
 POINTS_PER_WIN = 500

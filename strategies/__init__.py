@@ -32,7 +32,7 @@ from strategies.heuristic import HeuristicStrategy
 from strategies.lookahead import LookaheadStrategy
 from strategies.random_play import RandomStrategy
 from strategies.sampling import SamplingStrategy
-from strategies.solver import SolverStrategy
+from strategies.solver.strategy import SolverStrategy
 
 __all__ = ["UNDECIDED", "CompiledPolicy", "DealInfo", "Param", "Strategy", "StrategyError", "available",
            "broken_plugins", "compiled_policy", "is_builtin", "load_strategy"]

@@ -2,7 +2,7 @@
 
 At each decision with cards still face down it:
 
-1. plays a safe move home at once (`strategies.solver_safe`: its safety
+1. plays a safe move home at once (`strategies.solver.safe`: its safety
    depends only on the foundations, which the player sees);
 2. draws ``samples`` completions of the hidden cards: the cards it has not seen
    (neither face up on the tableau nor home), shuffled into the face-down
@@ -12,7 +12,7 @@ At each decision with cards still face down it:
    hidden cards (then all of them must be kings) is drawn again. Completions
    are consistent with everything on the table; they are not weighted by how
    the king step reorders deals, which is a close approximation;
-3. solves every completion with the solver (`strategies.solver.decide`) on a
+3. solves every completion with the solver (`strategies.solver.strategy.decide`) on a
    budget of ``sample_nodes`` nodes; the first moves of the winning lines are
    the candidates. Each candidate is then played on every completion and the
    result decided the same way: a win scores 2, an undecided result 1, a loss
@@ -20,7 +20,7 @@ At each decision with cards still face down it:
    wins in the most samples; among equals, the one whose winning lines are
    shortest in all (so that play makes progress rather than shuffling cards
    between equally good places), then the earlier in the heuristic order
-   (`strategies.solver_order`, reading face-up cards only). A candidate is
+   (`strategies.solver.order`, reading face-up cards only). A candidate is
    dropped as soon as it can no longer reach the best total;
 4. a candidate that would bring back a position already seen in this game
    (known from the face-up cards) is considered only if no other candidate
@@ -67,9 +67,9 @@ from sim.rng import nb_mix64, nb_rng_below
 from sim.rules import Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
 from strategies.greedy import greedy_policy
-from strategies.solver import PP_FLAGS, PP_NOISE, PP_RESTART_NODES, SCRATCH_SIZE, SolverStrategy, decide, solver_policy
-from strategies.solver_order import move_score
-from strategies.solver_safe import is_safe_home
+from strategies.solver.order import move_score
+from strategies.solver.safe import is_safe_home
+from strategies.solver.strategy import PP_FLAGS, PP_NOISE, PP_RESTART_NODES, SCRATCH_SIZE, SolverStrategy, decide, solver_policy
 
 # sampling config (pparams[11]) slots
 SP_SAMPLES, SP_SAMPLE_NODES = range(2)

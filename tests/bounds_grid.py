@@ -15,15 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.batch import play_batch
 from sim.cards import DECK_SIZE, card_str, parse_card
 from sim.deals import make_deal
 from sim.game import Game
-from sim.play import GameRecord, play_compiled, play_python
 from sim.position import Position, parse_position
 from sim.referee import replay
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules, find_variant
 from strategies import DealInfo, Strategy, load_strategy
+from strategies.batch import play_batch
+from strategies.play import GameRecord, play_compiled, play_python
 
 SHAPES = ((1, 52, ()), (2, 26, ()), (12, 4, ("AC", "AD", "AH", "AS")), (26, 2, ()), (51, 1, ("AC",)), (52, 1, ()))
 """(columns, cards_per_column, start_home): from one pile to one card a pile."""

@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sim import store as S
 from sim.rng import strategy_key
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, Strategy
 from strategies.greedy import GreedyStrategy
+from studies import store as S
 
 TIME_COLUMNS = ["micros", "micros_averaged"]
 

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from sim import engine as E
-from sim.batch import play_batch
 from sim.game import Game
 from sim.notation import Move
-from sim.play import ArenaError, play_compiled, play_python
 from sim.rules import Rules, find_variant
 from strategies import UNDECIDED, CompiledPolicy, DealInfo, Strategy, load_strategy
 from strategies.base import PolicyStrategy
+from strategies.batch import play_batch
+from strategies.play import ArenaError, play_compiled, play_python
 
 RULES = Rules()
 DEALS = np.arange(1, 9)
@@ -200,7 +200,7 @@ def test_a_strategy_raising_in_a_thread_is_recorded_too():
 SLOW_PLAYER = textwrap.dedent("""
     import sys, time
     from sim.game import Game
-    from sim.play import play_python
+    from strategies.play import play_python
     from sim.rules import Rules
     from strategies import DealInfo, Strategy
 

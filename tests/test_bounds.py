@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from sim import engine as E
-from sim.batch import play_batch
 from sim.cards import DECK_SIZE
 from sim.game import Game
-from sim.play import play_compiled
 from sim.position import LayoutError, Position, parse_position
 from sim.rules import Rules, find_variant
 from strategies import DealInfo, load_strategy
+from strategies.batch import play_batch
+from strategies.play import play_compiled
 from tests import bounds_grid as G
 
 GRID = G.grid()

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from vectors import PYSOL_DEAL_24 as DEAL_24
 
-from sim.cli import main
+from bakers_dozen.cli import main
 from sim.deals import make_deal
 from sim.rules import find_variant
 
@@ -155,5 +155,5 @@ def test_the_console_script_and_python_dash_m_work():
     assert exe, "the console script is installed next to the interpreter"
     out = subprocess.run([exe, "deal", "--deal", "24", "--source", "pysol"], capture_output=True, text=True, check=True).stdout
     assert out.split("\n", 1)[1] == DEAL_24
-    out = subprocess.run([sys.executable, "-m", "sim", "deal", "--deal", "0"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "bakers_dozen", "deal", "--deal", "0"], capture_output=True, text=True)
     assert out.returncode == 2 and "out of range" in out.stderr and "Traceback" not in out.stderr

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-import sim.cli_report
-import sim.cli_solve
-from sim.cli import main
-from sim.cli_limits import MAX_RUN_DEALS, MAX_SOLVE_DEALS, Bounded, OptionRangeError, memory_mib
-from sim.runner import max_jobs
+import bakers_dozen.report
+import bakers_dozen.solve
+from bakers_dozen.cli import main
+from bakers_dozen.limits import MAX_RUN_DEALS, MAX_SOLVE_DEALS, Bounded, OptionRangeError, memory_mib
+from studies.runner import max_jobs
 
 
 @pytest.fixture(autouse=True)
@@ -20,8 +20,8 @@ def no_work(monkeypatch):
     def played(*args, **kwargs):
         raise AssertionError("work started before the input was checked")
 
-    monkeypatch.setattr(sim.cli_report, "run_study", played)
-    monkeypatch.setattr(sim.cli_solve, "solve_deals", played)
+    monkeypatch.setattr(bakers_dozen.report, "run_study", played)
+    monkeypatch.setattr(bakers_dozen.solve, "solve_deals", played)
 
 
 def one_line(args: list[str], *expected: str) -> str:

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 from runner_helpers import rows
 
-from sim.cli import main
+from bakers_dozen.cli import main
 from sim.rules import Rules
-from sim.runner import RunSpec, SchedulerError, connect_scheduler, run
-from sim.store import read_store
+from studies.runner import RunSpec, SchedulerError, connect_scheduler, run
+from studies.store import read_store
 
 distributed = pytest.importorskip("distributed")
 

@@ -1,6 +1,6 @@
 """Fuzzing the command line with hostile input: typed layouts, variant files, strategy specs and game records.
 
-Every case goes through the real entry point (`sim.cli.main` under click's
+Every case goes through the real entry point (`bakers_dozen.cli.main` under click's
 CliRunner) and must end in one of the documented ways: exit 0; exit 1 only
 for `verify`'s "a claim of the record is false"; or exit 2 with exactly one
 line on standard error starting ``bakers-dozen: error:``. Never a traceback,
@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bakers_dozen.cli import main
 from sim.cards import card_str
-from sim.cli import main
 from sim.rules import PARAMETERS, VARIANTS
 from strategies import BUILTINS
 
@@ -199,7 +199,7 @@ VALUES = st.sampled_from(["nan", "-nan", "inf", "-inf", "1e20", "1e400", "-1", "
                           "home/dig", "x,y", "\u200b"]) | st.text(max_size=8)
 MODULES = st.sampled_from([".mod", "..mod", "../x", "/abs", "a/b", "pkg.mod", "os.path", "sys", "strategies.base",
                            "strategies.greedy", "examples.lowest_first", "__main__", "builtins", "pkg..x", "ä.ö", "a b",
-                           "strategies", "sim.cli"])
+                           "strategies", "bakers_dozen.cli"])
 CLASSES = st.sampled_from(["GreedyStrategy", "Strategy", "Param", "LowestFirst", "path", "exit", "main", "", "1x", "A B"])
 
 
@@ -314,7 +314,7 @@ def test_any_other_exception_is_a_bug_with_its_traceback(monkeypatch, error):
     def broken(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr("sim.cli.resolve_variant", broken)
+    monkeypatch.setattr("bakers_dozen.options.resolve_variant", broken)
     result = invoke("deal", "--deal", "1")
     assert result.exit_code == 1
     assert "Traceback" in result.stderr and type(error).__name__ in result.stderr

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import strategies as registry
-from sim.cli import main
+from bakers_dozen.cli import main
 from strategies import StrategyError, load_strategy
 
 _names = itertools.count()

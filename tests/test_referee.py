@@ -374,7 +374,7 @@ def test_referee_is_independent_of_the_engine() -> None:
             imported.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module or "")
-    assert not imported & {"sim.engine", "sim.game", "sim.deals", "sim.runner"}
+    assert not imported & {"sim.engine", "sim.game", "sim.deals", "studies.runner"}
     assert not any(name.startswith(("sim.engine", "sim.game", "numba")) for name in imported)
     assert referee.FOUNDATION == sim.engine.FOUNDATION
     assert ANY_FOUNDATION == referee.FOUNDATION - 1

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from sim.game import Game
-from sim.play import play_compiled
 from sim.referee import replay
 from sim.rules import VARIANTS, Rules
 from strategies import DealInfo, load_strategy
+from strategies.play import play_compiled
 
 RULE_SETS = tuple(v.rules for v in VARIANTS) + (
     Rules(name="worrying-any-fill", kings_to_bottom=False, empty_fill="any", worrying_back=True),

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import reports.render
+from bakers_dozen.cli import main
 from reports.build import build, variant_toml
 from reports.output import (
     MAX_NAME_CHARS,
@@ -32,9 +33,8 @@ from reports.output import (
     write_file_atomically,
 )
 from reports.render import md_escape
-from sim.cli import main
 from sim.rules import Rules, RulesError, rules_from_mapping
-from sim.runner import RunSpec, run
+from studies.runner import RunSpec, run
 
 HOSTILE = [
     "/some/dir/x", "../../x", "../../../../../../../../tmp/x", "a/b", "a\\b", "a_b", "a?b", "..", ".", "", " ",
@@ -389,7 +389,7 @@ def test_the_report_command_moves_a_report_into_place_only_when_complete(store, 
     code = ("import sys, errno, os, reports.build as b\n"
             "def boom(*a, **k): raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))\n"
             "b.to_markdown = boom\n"
-            "from sim.cli import main\n"
+            "from bakers_dozen.cli import main\n"
             "main(sys.argv[1:])\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(reports.render.__file__).parents[1]),
                                                        os.environ.get("PYTHONPATH", "")]))
@@ -398,7 +398,7 @@ def test_the_report_command_moves_a_report_into_place_only_when_complete(store, 
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and done.stderr.startswith("bakers-dozen: error:")
     _same(out, files)
-    done = subprocess.run([sys.executable, "-m", "sim", "report", str(store), "--out", str(out)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "bakers_dozen", "report", str(store), "--out", str(out)], capture_output=True,
                           text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert (out / "report.md").read_text().startswith("# ") and (out / "notes.txt").read_text() == "mine"

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from bakers_dozen.cli import main
 from reports.build import COLUMNS, build
-from reports.stats import paired_comparison, win_rate_interval
 from reports.tables import ReportError, summary, tournament, variant_comparison
-from sim.cli import main
 from sim.rules import Rules, find_variant
-from sim.runner import RunSpec, run
-from sim.store import read_store
+from studies.runner import RunSpec, run
+from studies.stats import paired_comparison, win_rate_interval
+from studies.store import read_store
 
 DEALS = 1200
 

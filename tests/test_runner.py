@@ -14,11 +14,11 @@ import pytest
 from click.testing import CliRunner
 from runner_helpers import rows
 
-import sim.runner as R
-from sim.cli import main
+import studies.runner as R
+from bakers_dozen.cli import main
 from sim.rules import Rules, find_variant
-from sim.runner import Chunker, RunInterrupted, RunnerError, RunSpec, missing_ranges, plan_chunks, run
-from sim.store import Store, read_store
+from studies.runner import Chunker, RunInterrupted, RunnerError, RunSpec, missing_ranges, plan_chunks, run
+from studies.store import Store, read_store
 
 RULES = Rules()
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,7 +223,7 @@ def test_a_worker_that_dies_has_its_chunk_replayed(tmp_path):
 def test_workers_that_keep_dying_stop_the_run_with_a_message(tmp_path, monkeypatch):
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
-    import sim.runner as R
+    import studies.runner as R
 
     def always_dies(*args, **kwargs):
         raise TerminatedWorkerError("a worker process was killed")
@@ -235,7 +235,7 @@ def test_workers_that_keep_dying_stop_the_run_with_a_message(tmp_path, monkeypat
 
 
 def test_ctrl_c_in_process_says_what_was_saved(tmp_path, monkeypatch):
-    import sim.runner as R
+    import studies.runner as R
 
     real = R._stream
 
@@ -275,7 +275,7 @@ a run on an idle machine could finish in the ~0.4 s between the test seeing two 
 
 def _cli(store: Path, *extra: str) -> list[str]:
     """A run in a subprocess that is slow enough to be killed in the middle (Python tier: no compiling)."""
-    return [sys.executable, "-m", "sim", "simulate", "-s", "greedy", "--tier", "python", "-n", str(KILL_DEALS),
+    return [sys.executable, "-m", "bakers_dozen", "simulate", "-s", "greedy", "--tier", "python", "-n", str(KILL_DEALS),
             "--chunk", str(KILL_CHUNK), "--jobs", "2", "--store", str(store), "--quiet", *extra]
 
 
@@ -344,7 +344,7 @@ def test_ctrl_c_stops_cleanly_and_the_same_command_resumes(tmp_path, reference):
 def test_main_process_memory_stays_flat(tmp_path):
     """2,000,000 greedy deals: the main process stays far under 500 MB (benchmarks/scaling.py does 10,000,000)."""
     code = (  # VmHWM: peak resident memory of this process since exec (ru_maxrss carries over the parent's)
-        "from sim.runner import run, RunSpec; from sim.rules import Rules; "
+        "from studies.runner import run, RunSpec; from sim.rules import Rules; "
         f"s = run(RunSpec(Rules(), 'greedy', 2_000_000), {str(tmp_path)!r}, jobs=2); "
         "print(s.deals, next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmHWM')))"
     )

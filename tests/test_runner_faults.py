@@ -17,20 +17,20 @@ import pytest
 from click.testing import CliRunner
 from runner_helpers import rows
 
-import sim.runner as R
-from sim.cli import main
+import studies.runner as R
+from bakers_dozen.cli import main
 from sim.engine import ERROR, T_ILLEGAL, T_WON, WON
 from sim.rules import Rules
-from sim.runner import ChunkTask, RunSpec, max_jobs, run, run_labels
-from sim.store import KeyBusyError, RunGone, Store, load_chunk_file, read_store
 from strategies import load_strategy
+from studies.runner import ChunkTask, RunSpec, max_jobs, run, run_labels
+from studies.store import KeyBusyError, RunGone, Store, load_chunk_file, read_store
 
 RULES = Rules()
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _simulate(store: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "sim", "simulate", "--store", str(store), "--quiet", *args]
+    return [sys.executable, "-m", "bakers_dozen", "simulate", "--store", str(store), "--quiet", *args]
 
 
 def _wait_for_chunks(store: Path, n: int, proc: subprocess.Popen, limit: float = 120.0) -> None:
@@ -87,7 +87,7 @@ def test_a_second_live_run_is_refused_naming_the_holder_and_a_dead_holder_is_not
     store = tmp_path / "s"
     key = _key(RunSpec(RULES, "greedy", 50))
     Store.open(store).key_dir(key).mkdir()
-    code = (f"from sim.store import Store; Store({str(store)!r}).hold_key({key!r}, 'other'); "
+    code = (f"from studies.store import Store; Store({str(store)!r}).hold_key({key!r}, 'other'); "
             "print('held', flush=True); import time; time.sleep(600)")
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:

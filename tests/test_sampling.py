@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from sim import engine as E
-from sim.batch import play_batch
 from sim.game import Game
-from sim.play import play_compiled, play_python
 from sim.position import Position
 from sim.referee import replay
 from sim.rules import find_variant
 from strategies import DealInfo, load_strategy
+from strategies.batch import play_batch
+from strategies.play import play_compiled, play_python
 from strategies.sampling import SAMPLING_SCRATCH, SamplingStrategy, draw_completion, sampling_policy
 
 DICK = find_variant("dick-1883")

@@ -9,19 +9,19 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from bakers_dozen.cli import main
 from sim import engine as E
-from sim.batch import play_batch, preset_states
-from sim.cli import main
 from sim.deals import make_deal
 from sim.game import Game
-from sim.play import play_compiled, play_python
 from sim.referee import replay
 from sim.rules import Rules, find_variant
 from strategies import DealInfo, load_strategy
-from strategies.solver import SolverStrategy, luby
-from strategies.solver_dead import is_dead
-from strategies.solver_hash import make_keys, position_key
-from strategies.solver_safe import is_safe_home
+from strategies.batch import play_batch, preset_states
+from strategies.play import play_compiled, play_python
+from strategies.solver.dead import is_dead
+from strategies.solver.hash import make_keys, position_key
+from strategies.solver.safe import is_safe_home
+from strategies.solver.strategy import SolverStrategy, luby
 
 BD = find_variant("bakers-dozen")
 SPANISH_WORRYING = find_variant("spanish-patience").replace(name="spanish-worrying", worrying_back=True)
@@ -337,7 +337,7 @@ def test_solve_bad_input_exits_2_with_one_line(args, message):
 @pytest.mark.slow
 def test_pysol_deals_1_to_1000():
     """The published cross-check: 997 winnable, 2 not winnable (64, 477), 1 left (417). Each win verified."""
-    rows = __import__("sim.cli_solve", fromlist=["solve_deals"]).solve_deals(
+    rows = __import__("bakers_dozen.solve", fromlist=["solve_deals"]).solve_deals(
         BD, dict(SolverStrategy().params), 1, 1000, source="pysol", jobs=2)
     verdicts = {r["deal"]: r["verdict"] for r in rows}
     assert [d for d, v in verdicts.items() if v == "lost"] == [64, 477]

@@ -9,7 +9,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from reports.stats import (
+from studies.stats import (
     cochrans_q,
     deals_needed,
     difference_interval,

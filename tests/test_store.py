@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 from runner_helpers import FillingStore, rows
 
-from sim import store as S
 from sim.engine import T_NO_PROGRESS, T_WON, TERMINATIONS
 from sim.rules import Rules, find_variant
-from sim.runner import RunSpec, run
-from sim.store import COLUMNS, CorruptChunkError, Store, StoreError, StoreFullError, read_store
+from studies import store as S
+from studies.runner import RunSpec, run
+from studies.store import COLUMNS, CorruptChunkError, Store, StoreError, StoreFullError, read_store
 
 RULES = Rules()
 
@@ -283,7 +283,7 @@ def tiny_disk(tmp_path):
 def test_a_really_full_disk_stops_the_run_cleanly_and_it_resumes_after_space_is_freed(tiny_disk, tmp_path):
     from click.testing import CliRunner
 
-    from sim.cli import main
+    from bakers_dozen.cli import main
 
     store = tiny_disk / "store"
     args = ["simulate", "-n", "6000", "--chunk", "500", "--jobs", "1", "--store", str(store), "--quiet"]

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import strategies as registry
-from sim.batch import play_batch
 from sim.engine import NO_PROGRESS_LIMIT
 from sim.game import HIDDEN_CARD, Game
 from sim.notation import Move
-from sim.play import play_compiled, play_python
 from sim.rules import VARIANTS, Rules, find_variant
 from strategies import UNDECIDED, CompiledPolicy, DealInfo, Param, Strategy, StrategyError, load_strategy
+from strategies.batch import play_batch
+from strategies.play import play_compiled, play_python
 
 CUSTOM = (
     Rules(name="worrying", kings_to_bottom=False, empty_fill="any", worrying_back=True),

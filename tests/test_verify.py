@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import sim.cli
-from sim.cli import main
+import bakers_dozen.record
+from bakers_dozen.cli import main
 from sim.referee import legal_moves, replay
 from sim.rules import find_variant, rules_from_mapping
 
@@ -77,7 +77,7 @@ def _rules(record: dict[str, Any]):
 
 def _final(record: dict[str, Any]) -> Any:
     rules = _rules(record)
-    start = sim.cli._record_start(record, rules)
+    start = bakers_dozen.record._record_start(record, rules)
     return rules, replay(rules, start, record["moves"]).final
 
 
@@ -170,7 +170,7 @@ def test_false_terminations(won, lost, tmp_path):
 
 def _cards_after(record: dict[str, Any], cut: int) -> int:
     rules = _rules(record)
-    return replay(rules, sim.cli._record_start(record, rules), record["moves"][:cut]).cards_home
+    return replay(rules, bakers_dozen.record._record_start(record, rules), record["moves"][:cut]).cards_home
 
 
 def test_a_layout_that_is_not_the_named_deal(won, lost, tmp_path):
@@ -237,7 +237,7 @@ def test_unreadable_json(tmp_path, text):
 
 def test_not_utf8_and_too_large(won, tmp_path, monkeypatch):
     assert "not UTF-8" in unreadable(verify_text(b'{"variant": "\xff\xfe"}', tmp_path))
-    monkeypatch.setattr(sim.cli, "MAX_RECORD_CHARS", 100)
+    monkeypatch.setattr(bakers_dozen.record, "MAX_RECORD_CHARS", 100)
     assert "larger than 100 characters" in unreadable(verify(won[0], tmp_path))
 
 

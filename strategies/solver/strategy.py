@@ -1,13 +1,13 @@
 """`solver`: decide a deal with every card known (won / lost / unknown), and play the winning line.
 
 The decision (`decide`) is a sequence of complete depth-first searches
-(`strategies.solver_search`), each with the sound prunings of
-`strategies.solver_safe`, `strategies.solver_dead` and the move filters, each
+(`strategies.solver.search`), each with the sound prunings of
+`strategies.solver.safe`, `strategies.solver.dead` and the move filters, each
 cut at a node budget that follows the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1,
 ...) times ``restart_nodes``:
 
 - the first search orders moves by the heuristic score
-  (`strategies.solver_order`); every later one adds a pseudo-random term of
+  (`strategies.solver.order`); every later one adds a pseudo-random term of
   size ``noise`` to the scores, seeded by the run's number. A depth-first
   search that went wrong near the root stays lost in a huge subtree; a fresh
   ordering finds most winning lines in a few thousand nodes (restarts, in the
@@ -44,8 +44,8 @@ from sim.notation import Move
 from sim.position import Position
 from sim.rules import Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
-from strategies.solver_line import shorten_line
-from strategies.solver_search import (
+from strategies.solver.line import shorten_line
+from strategies.solver.search import (
     F_DEAD,
     F_LONE,
     F_ORDER,
@@ -168,7 +168,7 @@ class SolverStrategy(Strategy):
         "noise": Param(int, 3000, "size of the random term added to ordering scores in restarts", minimum=0,
                        maximum=1_000_000_000),
         "safe": Param(bool, True, "play safe moves home without search"),
-        "dead": Param(bool, True, "cut dead positions (strategies.solver_dead)"),
+        "dead": Param(bool, True, "cut dead positions (strategies.solver.dead)"),
         "order": Param(bool, True, "order moves by the heuristic score"),
         "lone": Param(bool, True, "never move a lone card onto another pile (empty piles stay empty)"),
     }

@@ -1,6 +1,6 @@
 """Studies: sets of runs that are reported together, and the embedded default study.
 
-A study is a list of runs (`sim.runner.RunSpec`) played into one store. The
+A study is a list of runs (`studies.runner.RunSpec`) played into one store. The
 default study is what `bakers-dozen demo` (the README's run command) plays:
 every preset variant under the fast built-in strategies with enough deals for
 intervals of about +-0.5 percentage points, the slow rollout player on fewer
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.progress import Progress
 from sim.rules import VARIANTS, find_variant
-from sim.runner import RunSpec, RunSummary, run
+from studies.progress import Progress
+from studies.runner import RunSpec, RunSummary, run
 
 FAST_STRATEGIES = ("random:home_first=true", "greedy", "heuristic")
 SLOW_STRATEGIES = ("lookahead",)

@@ -2,9 +2,9 @@
 
 A run is (variant, strategy, deal seed, deal range). It is split into chunks
 of thousands of deals; each chunk is one task: a worker deals and plays it
-(one compiled `sim.batch.play_batch` call, or `sim.play.play_python` deal by
+(one compiled `strategies.batch.play_batch` call, or `strategies.play.play_python` deal by
 deal for strategies without a compiled tier) and writes it to the store as one
-Parquet file (`sim.store`). Results stream back as chunks finish, in any order,
+Parquet file (`studies.store`). Results stream back as chunks finish, in any order,
 and feed the progress bar and the summary; nothing per deal is kept in the
 main process, so memory stays flat however many deals a run has.
 
@@ -24,7 +24,7 @@ replays the chunks that are missing (up to ``retries`` times). A full disk,
 an unwritable store or an unreachable scheduler stop the run with a message
 saying what was saved and how to go on.
 
-One run per key: the run holds its key (`sim.store.Store.hold_key`) from before
+One run per key: the run holds its key (`studies.store.Store.hold_key`) from before
 it lists the stored chunks until it ends, and workers put a chunk in place only
 while their run holds it, so after a kill -9 of the main process its orphaned
 workers write nothing and a resume never plays a deal twice.
@@ -70,9 +70,9 @@ from sim import __version__
 from sim.deals import MAX_DEAL, PYSOL_MAX_DEAL, check_deal_number, make_deal
 from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, TERMINATIONS, UNKNOWN, WON
 from sim.errors import UserError
-from sim.progress import NullProgress, Progress
 from sim.rules import Rules
-from sim.store import (
+from studies.progress import NullProgress, Progress
+from studies.store import (
     TASKS_DIR,
     ChunkFile,
     CorruptChunkError,
@@ -245,7 +245,7 @@ class RunSummary:
 
     @property
     def interval(self) -> tuple[float, float]:
-        from reports.stats import win_rate_interval
+        from studies.stats import win_rate_interval
 
         return win_rate_interval(self.wins, self.deals)
 
@@ -289,15 +289,15 @@ def _strategy(spec: str) -> Any:
 
 
 def chunk_table(task: ChunkTask) -> pa.Table:
-    """Deal and play deals first..last of ``task``; return the chunk's rows (`sim.store.SCHEMA`)."""
-    from sim import store as S
+    """Deal and play deals first..last of ``task``; return the chunk's rows (`studies.store.SCHEMA`)."""
+    from studies import store as S
 
     strategy = _strategy(task.strategy)
     numbers = np.arange(task.first, task.last + 1, dtype=np.int64)
     policy = None if task.tier == "python" else strategy.compiled(task.rules)
     if policy is not None:
-        from sim.batch import play_batch
-        from sim.play import illegal_index_reason
+        from strategies.batch import play_batch
+        from strategies.play import illegal_index_reason
 
         start = time.perf_counter()
         r = play_batch(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source,
@@ -317,8 +317,8 @@ def chunk_table(task: ChunkTask) -> pa.Table:
 
 def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, termination: np.ndarray,
                  errors: dict[int, str], offsets: np.ndarray, codes: np.ndarray) -> None:
-    """Replay every claimed win with the referee (`sim.store.check_win`); store a rejected one as an error."""
-    from sim.store import check_win
+    """Replay every claimed win with the referee (`studies.store.check_win`); store a rejected one as an error."""
+    from studies.store import check_win
 
     for i in np.flatnonzero(outcome == WON).tolist():
         row = {"deal": int(numbers[i]), "seed": task.seed, "source": task.source,
@@ -334,10 +334,10 @@ def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, term
 
 
 def _python_chunk(task: ChunkTask, strategy: Any, numbers: np.ndarray) -> pa.Table:
-    from sim import store as S
     from sim.game import Game
-    from sim.play import play_python
     from strategies.base import DealInfo
+    from strategies.play import play_python
+    from studies import store as S
 
     n = len(numbers)
     outcome = np.zeros(n, dtype=np.int8)
@@ -743,7 +743,7 @@ class _Watchdog:
 
     def timeout_row(self, task: ChunkTask) -> pa.Table:
         """The row of a single deal whose strategy never returned: outcome unknown, termination timeout."""
-        from sim import store as S
+        from studies import store as S
 
         limit = stall_limit(1, self.deal_timeout)
         text = (f"stopped after {limit:g} s: the strategy did not return within the {self.deal_timeout:g} s "

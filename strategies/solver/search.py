@@ -5,13 +5,13 @@ that wins), LOST (every position reachable under the sound prunings has been
 seen, none is won) or UNKNOWN (the node or time budget ran out, or a work
 buffer was too small).
 
-Each node is a position after the safe moves home (`strategies.solver_safe`).
-A node is expanded once: its key (`strategies.solver_hash`, the same for every
+Each node is a position after the safe moves home (`strategies.solver.safe`).
+A node is expanded once: its key (`strategies.solver.hash`, the same for every
 order of the piles) goes into the transposition table the first time it is
 reached, and later arrivals are cut. An expanded node is checked for a dead
-position (`strategies.solver_dead`), then its legal moves are generated,
+position (`strategies.solver.dead`), then its legal moves are generated,
 filtered (moves that are never needed, below) and ordered
-(`strategies.solver_order`).
+(`strategies.solver.order`).
 
 Why LOST is a proof. Let d(x) be the length of the shortest winning line from a
 winnable position x. Every expanded winnable node x has a generated child y
@@ -22,7 +22,7 @@ holds only expanded nodes) unless a budget or buffer limit intervened, which
 makes the verdict UNKNOWN. So if the root were winnable, descending d would
 reach a won node, and the search would have reported it. The only unproven
 link is the table: a position that passes for a stored one (its slot bits and
-48 bits of its independent check agree by chance, `strategies.solver_hash`)
+48 bits of its independent check agree by chance, `strategies.solver.hash`)
 would be cut unexpanded; that has a chance of about 3e-14 a lookup, so about
 1e-6 for a default-budget search and 1e-4 for a billion nodes.
 
@@ -40,7 +40,7 @@ Move filters (the second can be switched off):
   the covered card's gives a shorter line).
 
 Speed: with in-suit foundations the key is kept incrementally (each pile's
-linear key, `strategies.solver_hash`), and a tableau move that uncovers no safe
+linear key, `strategies.solver.hash`), and a tableau move that uncovers no safe
 card has a child whose key is known before the move is played: a child
 already in the table is skipped without playing it (the same nodes are
 expanded in the same order either way).
@@ -75,10 +75,10 @@ from sim.engine import (
     undo_move,
 )
 from sim.rng import nb_mix64
-from strategies.solver_dead import is_dead
-from strategies.solver_hash import CHECK_SALT, position_key
-from strategies.solver_order import move_score
-from strategies.solver_safe import is_safe_home, play_safe_moves
+from strategies.solver.dead import is_dead
+from strategies.solver.hash import CHECK_SALT, position_key
+from strategies.solver.order import move_score
+from strategies.solver.safe import is_safe_home, play_safe_moves
 
 # Verdicts of `solve`.
 S_LOST, S_WON, S_UNKNOWN = 0, 1, 2
@@ -362,8 +362,8 @@ class SolverWork:
     """
 
     def __init__(self, prm: np.ndarray, tt_mb: float, max_depth: int = 8192) -> None:
-        from strategies.solver_dead import dead_work_size
-        from strategies.solver_hash import make_keys
+        from strategies.solver.dead import dead_work_size
+        from strategies.solver.hash import make_keys
 
         entries = max(1 << 10, int(tt_mb * (1 << 20)) // 8)
         size = 1 << (entries.bit_length() - 1)

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
-from sim.runner import (
+from studies.runner import (
     BACKENDS,
     DEFAULT_STORE,
     INT64_MAX,
@@ -26,7 +26,7 @@ from sim.runner import (
     check_whole,
     run,
 )
-from sim.store import StoreFullError
+from studies.store import StoreFullError
 
 EXIT_FAULT = 1
 EXIT_INTERRUPTED = 130
@@ -121,8 +121,8 @@ def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int
       2    bad input, or the store cannot be used (or another run holds the key)
       130  interrupted (Ctrl-C); what finished is saved and the same command resumes
     """
-    from sim.progress import make_progress
     from sim.rules import resolve_variant
+    from studies.progress import make_progress
 
     if backend == "loky" and scheduler:
         raise RunnerError("--scheduler is for --backend dask; add --backend dask or drop --scheduler")

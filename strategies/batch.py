@@ -13,9 +13,9 @@ import numpy as np
 from sim import engine as E
 from sim.deals import make_deal
 from sim.game import Game
-from sim.play import timeout_seconds
 from sim.rules import Rules
 from strategies.base import Strategy, StrategyError
+from strategies.play import timeout_seconds
 
 
 @dataclass
@@ -60,7 +60,7 @@ def play_batch(
     (the runner kills such a worker)."""
     policy = strategy.compiled(rules)
     if policy is None:
-        raise StrategyError(f"strategy {strategy.name!r} has no compiled tier; play it through sim.play.play_python")
+        raise StrategyError(f"strategy {strategy.name!r} has no compiled tier; play it through strategies.play.play_python")
     timeout = timeout_seconds(deal_timeout)
     prm = E.rule_params(rules)
     home_cards = set(rules.start_home_cards)

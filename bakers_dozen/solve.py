@@ -3,7 +3,7 @@
 Prints one row per deal (verdict, nodes, seconds, moves, referee check) and a
 summary: decided fraction, wins with a 95% Wilson interval, time and nodes per
 deal; writes the rows to a CSV or Parquet file. Deals run in parallel chunks
-with joblib; each chunk is one compiled batch (`sim.batch.play_batch`) with the
+with joblib; each chunk is one compiled batch (`strategies.batch.play_batch`) with the
 solver strategy, which also handles PySol's numbering through preset states.
 """
 
@@ -19,11 +19,11 @@ from typing import Any
 import click
 import numpy as np
 
-from sim.cli_limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
+from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from sim.deals import MAX_SEED
 from sim.errors import UserError
 from sim.rules import PARAMETERS, Rules, resolve_variant
-from sim.runner import max_jobs
+from studies.runner import max_jobs
 
 
 class SolveInputError(UserError):
@@ -73,12 +73,12 @@ def apply_overrides(rules: Rules, items: tuple[str, ...]) -> Rules:
 def _solve_chunk(rules: Rules, params: dict[str, Any], numbers: np.ndarray, seed: int, source: str,
                  verify: bool) -> list[dict[str, Any]]:
     """Solve one chunk in this process; one row per deal."""
-    from sim.batch import play_batch
     from sim.deals import make_deal
     from sim.engine import OUTCOMES
     from sim.game import Game
     from sim.referee import replay
-    from strategies.solver import SolverStrategy
+    from strategies.batch import play_batch
+    from strategies.solver.strategy import SolverStrategy
 
     strategy = SolverStrategy(**params)
     result = play_batch(rules, strategy, numbers, seed=seed, source=source)
@@ -129,7 +129,7 @@ def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, see
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Counts, decided fraction, win rate with its Wilson interval, time and nodes per deal."""
-    from reports.stats import win_rate_interval
+    from studies.stats import win_rate_interval
 
     n = len(rows)
     won = sum(r["verdict"] == "won" for r in rows)
@@ -191,10 +191,10 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     """Decide deals with the solver (won / lost / unknown) and check every win with the referee."""
     from rich.table import Table
 
-    from sim.cli import _console
+    from bakers_dozen.options import console
     from sim.deals import check_deal_number
     from strategies.base import StrategyError
-    from strategies.solver import SolverStrategy
+    from strategies.solver.strategy import SolverStrategy
 
     rules = apply_overrides(resolve_variant(variant), overrides)
     first, last = parse_deals(deal_range)
@@ -246,8 +246,8 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     for r in shown:
         check = "-" if r["verified"] is None else ("ok" if r["verified"] else "FAILED")
         table.add_row(str(r["deal"]), r["verdict"], f"{r['nodes']:,}", f"{r['seconds']:.3f}", str(r["moves"]), check)
-    console = _console()
-    console.print(table)
+    screen = console()
+    screen.print(table)
     lines = [
         f"deals: {s['deals']}  won: {s['won']}  lost: {s['lost']}  unknown: {s['unknown']}"
         + (f"  error: {s['error']}" if s["error"] else ""),
@@ -263,9 +263,9 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     if rules.face_down:
         lines.append("clairvoyant: the solver sees face-down cards; its win rate is an upper bound for honest play")
     for line in lines:
-        console.print(line, highlight=False)
+        screen.print(line, highlight=False)
     if out is not None:
         write_rows(rows, out)
-        console.print(f"wrote {len(rows)} rows to {out}", highlight=False)
+        screen.print(f"wrote {len(rows)} rows to {out}", highlight=False)
     if s["verify_failed"]:
         sys.exit(1)

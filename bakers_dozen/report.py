@@ -14,25 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sim.cli_limits import MAX_RUN_DEALS, Bounded
+from bakers_dozen.limits import MAX_RUN_DEALS, Bounded
+from bakers_dozen.options import console
 from sim.deals import MAX_SEED, PYSOL_MAX_DEAL, DealError
 from sim.errors import UserError
-from sim.runner import DEFAULT_STORE, RunSpec, RunSummary, max_jobs
-from sim.study import default_study, run_study
+from studies.runner import DEFAULT_STORE, RunSpec, RunSummary, max_jobs
+from studies.study import default_study, run_study
 
 DEFAULT_OUT = "bakers-dozen-report"
 
 
 class StudyInputError(UserError):
     """Options of compare, tournament or demo that make no study (no variants, fewer than two strategies)."""
-
-
-def _console() -> Console:
-    return Console() if sys.stdout.isatty() else Console(width=180)
 
 
 JOBS = Bounded(int, 1, max_jobs)
@@ -74,7 +70,7 @@ def check_study(runs: Sequence[RunSpec], out_dir: str) -> None:
 
 def _print(report: Any, headings: Sequence[str]) -> None:
     """Print the tables whose section heading or caption is in ``headings`` (a heading ending in '*' is a prefix)."""
-    console = _console()
+    screen = console()
 
     def wanted(text: str) -> bool:
         return any(text == h or (h.endswith("*") and text.startswith(h[:-1])) for h in headings)
@@ -88,11 +84,11 @@ def _print(report: Any, headings: Sequence[str]) -> None:
                     table.add_column(Text(str(col)), justify="left" if df[col].dtype == object else "right")
                 for row in df.itertuples(index=False):
                     table.add_row(*(Text(str(v)) for v in row))  # Text: names like "x[face_down=1]" are not markup
-                console.print(table)
+                screen.print(table)
                 shown = True
         if shown:
             for p in section.paragraphs:
-                console.print(Text(p))
+                screen.print(Text(p))
 
 
 def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_dir: str, quiet: bool, title: str,
@@ -100,8 +96,8 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
     import pandas as pd
 
     from reports.build import COLUMNS, build
-    from sim.progress import make_progress
-    from sim.store import read_store
+    from studies.progress import make_progress
+    from studies.store import read_store
 
     check_study(runs, out_dir)
     summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)

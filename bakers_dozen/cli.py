@@ -1,0 +1,77 @@
+"""The `bakers-dozen` command.
+
+Every verb reports bad input as one line naming what was wrong and what is
+allowed, with exit code 2 and no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from bakers_dozen.games import deal, play, strategies, variants
+from bakers_dozen.record import verify
+from bakers_dozen.report import compare, demo, report, tournament
+from bakers_dozen.simulate import simulate
+from bakers_dozen.solve import solve
+from sim import __version__
+from sim.errors import UserError
+
+USER_ERRORS = (UserError,)
+"""What the command reports as one line and exit code 2; every other exception is a bug."""
+EXIT_BAD_INPUT = 2
+EXIT_BUG = 1
+EXIT_ABORTED = 1
+"""A Ctrl-C outside the verbs that handle it themselves: click's "Aborted!" and its exit code."""
+
+class _Group(click.Group):
+    """Bad input in one line and exit code 2; anything else is a bug, shown with its traceback and exit code 1.
+
+    Bad input is a `sim.errors.UserError` or click's own usage errors (an unknown
+    option, a value of the wrong type). The verbs' own exit codes (``sys.exit``)
+    pass through. Click runs in non-standalone mode here so that its usage errors
+    reach this method; it then returns ``--help``'s exit code, and a verb's return
+    value (verbs return None) counts as exit 0.
+    """
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(EXIT_ABORTED)
+        except click.ClickException as exc:
+            _one_line_error(exc.format_message())
+            sys.exit(EXIT_BAD_INPUT)
+        except USER_ERRORS as exc:
+            _one_line_error(str(exc))
+            sys.exit(EXIT_BAD_INPUT)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException:  # noqa: BLE001 (a bug: say so, with the traceback)
+            traceback.print_exc()
+            click.echo(f"bakers-dozen: this is a bug in bakers-dozen {__version__}, not in your input; please report it "
+                       "with the command line and the traceback above", err=True)
+            sys.exit(EXIT_BUG)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _one_line_error(message: str) -> None:
+    """``bakers-dozen: error: MESSAGE`` on standard error, the message folded onto one line."""
+    click.echo("bakers-dozen: error: " + " ".join(message.split()), err=True)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="bakers-dozen")
+def main() -> None:
+    """Simulate Baker's Dozen and its family: deals, strategies, win rates."""
+
+
+for _command in (variants, deal, strategies, play, verify, simulate, compare, tournament, report, demo, solve):
+    main.add_command(_command)

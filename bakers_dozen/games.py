@@ -1,0 +1,113 @@
+"""The verbs that look at the game: list variants and strategies, print a deal, play one deal."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+from rich.table import Table
+
+from bakers_dozen.options import console, deal_options, start, variant_option
+from bakers_dozen.record import game_record_json
+from sim.deals import MAX_SEED, check_strategy_seed
+from sim.game import Game
+from sim.rules import VARIANTS
+
+
+@click.command()
+def variants() -> None:
+    """List the preset variants."""
+    table = Table(title="Variants (bakers-dozen is the default)")
+    for col in ("name", "aliases", "fingerprint", "description"):
+        table.add_column(col)
+    for v in VARIANTS:
+        table.add_row(v.name, ", ".join(v.aliases), v.rules.fingerprint, v.rules.description)
+    console().print(table)
+
+
+@click.command()
+@variant_option
+@deal_options
+@click.option("--reveal", is_flag=True, help="Show face-down cards as <4C> instead of ??.")
+def deal(variant: str, number: int | None, seed: int, source: str, layout_file: Any, reveal: bool) -> None:
+    """Print a deal: one pile per line, bottom to top."""
+    rules, game = start(variant, number, seed, source, layout_file)
+    where = f"deal {number}, seed {seed}, source {source}" if number is not None else "typed layout"
+    click.echo(f"# {rules.name} ({rules.fingerprint}), {where}")
+    click.echo(game.start.to_text(reveal=reveal), nl=False)
+
+
+@click.command()
+def strategies() -> None:
+    """List the strategies and their parameters."""
+    from strategies import available, broken_plugins
+
+    table = Table(title="Strategies (name:key=value,... to set parameters)")
+    for col in ("name", "version", "parameters (default; allowed)", "description"):
+        table.add_column(col)
+    for name, cls in available().items():
+        params = "\n".join(f"{k}={p.default}: {p.doc} ({p.allowed})" for k, p in cls.PARAMETERS.items()) or "-"
+        table.add_row(name + (" (clairvoyant)" if cls.peeks else ""), cls.version, params, cls.description)
+    console().print(table)
+    for problem in broken_plugins():
+        click.echo(f"bakers-dozen: warning: {problem}", err=True)
+
+
+@click.command()
+@variant_option
+@deal_options
+@click.option("--strategy", "-s", "strategy_spec", default="greedy", show_default=True,
+              help="NAME, NAME:key=value,..., or package.module:ClassName[:key=value,...].")
+@click.option("--strategy-seed", type=int, default=0, show_default=True,
+              help=f"Seed of the strategy's random generator, 0..{MAX_SEED}.")
+@click.option("--tier", type=click.Choice(["auto", "python", "compiled"]), default="auto", show_default=True,
+              help="Play through the Python interface or the compiled policy (auto: compiled when there is one).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON record (see `bakers-dozen verify`).")
+def play(variant: str, number: int | None, seed: int, source: str, layout_file: Any, strategy_spec: str,
+         strategy_seed: int, tier: str, as_json: bool) -> None:
+    """Play one deal with a strategy and print the moves and the outcome."""
+    from strategies import DealInfo, StrategyError, compiled_policy, load_strategy
+    from strategies.play import play_compiled, play_python
+
+    check_strategy_seed(strategy_seed)
+    strategy = load_strategy(strategy_spec)
+    rules, game = start(variant, number, seed, source, layout_file)
+    info = DealInfo(rules, number or 0, seed, source if number is not None else "layout")
+    policy = None if tier == "python" else compiled_policy(strategy, rules)
+    if tier == "compiled" and policy is None:
+        raise StrategyError(f"strategy {strategy.name!r} has no compiled tier; allowed tiers for it: python, auto")
+    if policy is None:
+        record = play_python(strategy, game, info, strategy_seed)
+    else:
+        record = _play_compiled_plugin(play_compiled, strategy, game, info, strategy_seed)
+    numbered = rules.foundation != "suit"
+    move_texts = [m.text(numbered) for m in record.moves]
+    if as_json:
+        click.echo(json.dumps(game_record_json(rules, game.start, info, strategy.label, record.outcome,
+                                               record.cards_home, move_texts, record.error)))
+        return
+    click.echo(f"# {rules.name} ({rules.fingerprint}), {'deal ' + str(number) if number else 'typed layout'}, "
+               f"strategy {strategy.label}")
+    for k in range(0, len(move_texts), 10):
+        click.echo(f"{k + 1:4d}. " + "  ".join(move_texts[k : k + 10]))
+    click.echo(f"outcome: {record.outcome}, cards home: {record.cards_home}/52, moves: {len(move_texts)}"
+               + (f", error: {record.error}" if record.error else ""))
+
+
+def _play_compiled_plugin(play: Callable[..., Any], strategy: Any, game: Game, info: Any, strategy_seed: int) -> Any:
+    """``play(...)``; a plug-in's compiled policy that numba cannot compile is the plug-in's error, in one line."""
+    from numba.core.errors import NumbaError
+
+    from strategies import StrategyError, is_builtin
+
+    try:
+        return play(strategy, game, info, strategy_seed)
+    except NumbaError as exc:
+        if is_builtin(strategy):
+            raise
+        reasons = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith(("Failed in", "During"))]
+        reason = reasons[0] if reasons else type(exc).__name__
+        raise StrategyError(f"strategy {strategy.name!r}: its compiled policy does not compile: {reason}") from None
+
