@@ -4,11 +4,11 @@ of the Baker's Dozen family that replays a move list and names the first illegal
 Why a second implementation? The compiled engine (`sim.engine`) and its Python
 face (`sim.game`) are fast and intricate; a mistake there would silently bend
 every figure the toolkit reports. The referee is the check on them: it is written
-from the rules (``shared/rules.md``) with plain Python lists and tuples and shares
-no move-generation or legality code with the engine (it does not import
-`sim.engine` or `sim.game`). Every recorded win can be re-checked with `replay`,
-and the tests compare `legal_moves` with the engine's move list position by
-position.
+from the rules (docs/rules.md, sections "Baker's Dozen" and "Rule parameters")
+with plain Python lists and tuples and shares no move-generation or legality
+code with the engine (it does not import `sim.engine` or `sim.game`). Every
+recorded win can be re-checked with `replay`, and the tests compare
+`legal_moves` with the engine's move list position by position.
 
 It uses only the shared vocabulary: card codes (`sim.cards`), the rule
 parameters (`sim.rules.Rules`), layouts (`sim.position.Position`) and the move

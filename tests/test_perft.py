@@ -44,7 +44,7 @@ GOLDEN_DEALS: dict[tuple[str, int], tuple[int, int, int, int]] = {
     ("other-suit", 1): (12, 72, 297, 996),
 }
 
-# PySolFC's Baker's Dozen deal 24 (shared/rules.md), typed in: pins the counts
+# PySolFC's Baker's Dozen deal 24 (docs/rules.md, section "Layouts of the PySol source"), typed in: pins the counts
 # independently of the deal generator.
 PYSOL_24 = "\n" + PYSOL_DEAL_24
 
@@ -220,7 +220,7 @@ def test_perft_from_typed_positions_deeper(name: str) -> None:
 
 def test_typed_start_layouts() -> None:
     """The typed layouts parse for their rules: empty pile, face-down cards and cards home
-    where intended, and PySol deal 24 as shared/rules.md prints it."""
+    where intended, and PySol deal 24 as docs/rules.md, section "Layouts of the PySol source" prints it."""
     rules, text = MID_RULES["pysol-24"]
     assert parse_position(text, rules).to_text() == text.lstrip()
     for name in ("same-suit-mid", "alt-foundations-mid", "good-measure-alt-mid"):

@@ -3,8 +3,8 @@
 Three groups:
 
 * the rules one by one, on small hand-made positions (each rule of
-  shared/rules.md, the reasons given for illegal moves, the index of the first
-  illegal move);
+  docs/rules.md, sections "Baker's Dozen" and "Rule parameters"; the reasons
+  given for illegal moves; the index of the first illegal move);
 * engine == referee: random games played with the engine through `sim.game.Game`
   in every preset variant and some custom combinations; at every step the
   engine's legal moves must equal the referee's, and the referee's replay of the

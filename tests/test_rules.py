@@ -22,7 +22,7 @@ from sim.rules import (
     variant_names,
 )
 
-# --- the presets, row by row from shared/rules.md ----------------------------------------------
+# --- the presets, row by row from docs/rules.md, section "The presets" ----------------------
 
 BAKERS_DOZEN = {
     "columns": 13,

@@ -30,7 +30,7 @@ def test_single_rate_intervals_match_statsmodels(wins, n, method, sm_method):
 
 
 def test_published_baker_figure():
-    # rules.md: 997 of 1000 winnable -> Wilson 95%: 99.12-99.95% (allow for its rounding)
+    # docs/rules.md, section "Published figures": 997 of 1000 winnable -> Wilson 95%: 99.12-99.90% (the source printed 99.95)
     low, high = win_rate_interval(997, 1000)
     assert round(low * 100, 2) == pytest.approx(99.12, abs=0.01) and round(high * 100, 2) == pytest.approx(99.9, abs=0.06)
 

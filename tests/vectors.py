@@ -1,4 +1,4 @@
-"""Test vectors from the rules notes, shared by several test modules."""
+"""Test vectors from docs/rules.md, section "Test vectors", shared by several test modules."""
 
 PYSOL_DEAL_24 = """KD 8H AC AS
 KC 3D 8C 2S
