@@ -200,9 +200,9 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
 
         check_output_file(out, (".csv", ".parquet"))
     if source == "pysol":
-        from sim.deals import pysol_piles
+        from sim.deals import pysol_order
 
-        pysol_piles(first, rules)  # refuses layouts PySol does not deal, with a clear message
+        pysol_order(first, rules)  # refuses layouts PySol does not deal, with a clear message
     params: dict[str, Any] = {}
     for item in extra:
         key, sep, value = item.partition("=")
