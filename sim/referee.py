@@ -11,12 +11,15 @@ in notation (a ``play --json`` record) with `replay`, the engine's move codes (a
 compiled game's record, a stored win) with `replay_codes`; the tests compare
 `legal_moves` with the engine's move list position by position.
 
-Who sees which reason. A user who types a move (``bakers-dozen play``) is
-answered by `sim.game.Game`, which asks the engine; the reasons given for a
-record by ``bakers-dozen verify``, for a claimed win refused by ``simulate
---verify`` or ``solve``, and in a study's ``error`` column are the referee's
-(`why_illegal`). The two are worded alike where they say the same thing, but
-neither calls the other.
+Who sees which reason. Every reason the command line gives for an illegal
+move is the referee's (`why_illegal`): ``verify`` on a ``play --json`` record,
+a claimed win refused by ``simulate --verify`` (the store's ``error`` column),
+a failed check of ``solve``. Code that plays moves through the Python API
+(`sim.game.Game.play`: a notebook, a strategy author's tests) is refused with
+`sim.game.Game.why_illegal`, which reads the engine. The two word a reason
+alike where they judge the same thing (a test compares them move by move; the
+referee alone names the slot a numbered alternate-colour foundation refuses),
+and neither calls the other.
 
 It uses only the shared vocabulary: card codes (`sim.cards`), the rule
 parameters (`sim.rules.Rules`), layouts (`sim.position.Position`) and the move
@@ -51,7 +54,7 @@ from typing import Any
 from sim.cards import DECK_SIZE, KING, card_str, is_red, rank_of, suit_of
 from sim.notation import ANY_FOUNDATION, Move, MoveParseError, parse_move
 from sim.position import Position
-from sim.rules import Rules
+from sim.rules import BUILD_WORDS, Rules
 
 FOUNDATION = 56
 """Place number of foundation slot 0 (slot f is ``FOUNDATION + f``).
@@ -62,12 +65,6 @@ imported so that the referee does not import the engine (a test checks they agre
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 
-_BUILD_WORDS = {
-    "any-suit": "any suit",
-    "other-suit": "a card of a different suit",
-    "alternate-colour": "a card of the other colour",
-    "same-suit": "a card of the same suit",
-}
 
 
 class IllegalMove(ValueError):
@@ -215,7 +212,7 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
         if not stack:
             return f"foundation F{f + 1} is empty"
         if stack[-1] != card:
-            return f"{name} is not the top card of foundation F{f + 1} (its top card is {card_str(stack[-1])})"
+            return f"{name} is not the top card of foundation F{f + 1} (the top card is {card_str(stack[-1])})"
     else:
         if not 0 <= src < n:
             return f"pile {src + 1} does not exist (piles are 1..{n})"
@@ -254,7 +251,7 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
     top = target[-1]
     if rank_of(card) + 1 != rank_of(top):
         return f"{name} cannot go on {card_str(top)}: a card goes only on a card one rank higher"
-    return f"{name} cannot go on {card_str(top)}: in this variant a card builds down on {_BUILD_WORDS[rules.build]}"
+    return f"{name} cannot go on {card_str(top)}: in this variant a card builds down on {BUILD_WORDS[rules.build]}"
 
 
 def _foundation_rule(rules: Rules) -> str:
@@ -269,11 +266,11 @@ def _foundation_refusal(rules: Rules, position: Position, f: int, card: int) -> 
     stack = position.foundations[f]
     if rules.foundation == "suit":
         if suit_of(card) != f:
-            return f"{name} belongs on foundation F{suit_of(card) + 1} ({SUIT_NAMES[suit_of(card)]}), not F{f + 1}"
+            return f"{name} belongs on foundation F{suit_of(card) + 1}, not F{f + 1}"
         if len(stack) == 13:
             return f"the {SUIT_NAMES[f]} foundation is already complete"
         need = card_str(f * 13 + len(stack))
-        return f"{name} cannot go home yet: the {SUIT_NAMES[f]} foundation needs {need} next"
+        return f"{name} cannot go home yet: its foundation needs {need} next"
     if not stack:
         if rank_of(card) != 0:
             return f"foundation F{f + 1} is empty and only an ace starts a foundation"
