@@ -75,8 +75,7 @@ def _solve_chunk(rules: Rules, params: dict[str, Any], numbers: np.ndarray, seed
     """Solve one chunk in this process; one row per deal."""
     from sim.deals import make_deal
     from sim.engine import OUTCOMES
-    from sim.game import Game
-    from sim.referee import replay
+    from sim.referee import replay_codes
     from strategies.batch import play_batch
     from strategies.solver.strategy import SolverStrategy
 
@@ -87,13 +86,9 @@ def _solve_chunk(rules: Rules, params: dict[str, Any], numbers: np.ndarray, seed
         verdict = OUTCOMES[int(result.outcome[i])]
         verified: bool | None = None
         if verdict == "won" and verify:
-            start = make_deal(rules, number, seed, source).position
-            game = Game(rules, start)
-            for code in result.win_moves[result.win_offsets[i] : result.win_offsets[i + 1]].tolist():
-                game.play_code(int(code))
-            texts = [m.text(rules.foundation != "suit") for m in game.history]
-            v = replay(rules, start, texts)
-            verified = bool(v.legal and v.won)
+            codes = result.win_moves[result.win_offsets[i] : result.win_offsets[i + 1]].tolist()
+            v = replay_codes(rules, make_deal(rules, number, seed, source).position, codes)
+            verified = v.legal and v.won
         rows.append({
             "variant": rules.name, "source": source, "seed": seed, "deal": number, "verdict": verdict,
             "nodes": int(result.nodes[i]), "seconds": float(result.micros[i]) / 1e6, "moves": int(result.moves[i]),
@@ -205,9 +200,9 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
 
         check_output_file(out, (".csv", ".parquet"))
     if source == "pysol":
-        from sim.deals import pysol_piles
+        from sim.deals import pysol_order
 
-        pysol_piles(first, rules)  # refuses layouts PySol does not deal, with a clear message
+        pysol_order(first, rules)  # refuses layouts PySol does not deal, with a clear message
     params: dict[str, Any] = {}
     for item in extra:
         key, sep, value = item.partition("=")

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from sim.errors import UserError
-from studies.stats import cochrans_q, holm, paired_comparison, win_rate_interval
+from studies.stats import cochrans_q, paired_comparison, pairwise_mcnemar, win_rate_interval
 
 POINTS_PER_CARD = 5
 POINTS_PER_WIN = 500
@@ -27,12 +27,6 @@ class ReportError(UserError):
 
 def _won(rows: pd.DataFrame) -> np.ndarray:
     return (rows["outcome"].astype(str) == "won").to_numpy()
-
-
-def run_label(rows: pd.DataFrame) -> str:
-    """How a run is named in tables: variant and strategy label."""
-    first = rows.iloc[0]
-    return f"{first['variant']} / {first['strategy_label']}"
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
@@ -136,15 +130,11 @@ def tournament(rows: pd.DataFrame, keys: list[str], top: int = 10) -> Tournament
     wins = wins[:, order]
     names = ranking["strategy"].tolist()
     q, df, p = cochrans_q(wins) if len(keys) >= 2 else (0.0, 0, 1.0)
-    pairs = []
-    for i, j in combinations(range(len(keys)), 2):
-        c = paired_comparison(wins[:, i], wins[:, j])
-        pairs.append({"first": names[i], "second": names[j], "both": c.both, "only_first": c.only_first,
-                      "only_second": c.only_second, "neither": c.neither, "difference": c.difference,
-                      "diff_low": c.low, "diff_high": c.high, "p_value": c.p_value})
-    pairwise = pd.DataFrame(pairs)
-    if len(pairwise):
-        pairwise["p_holm"] = holm(pairwise["p_value"].to_numpy())
+    pairwise = pd.DataFrame(
+        [{"first": first, "second": second, "both": c.both, "only_first": c.only_first, "only_second": c.only_second,
+          "neither": c.neither, "difference": c.difference, "diff_low": c.low, "diff_high": c.high,
+          "p_value": c.p_value, "p_holm": p_holm}
+         for first, second, c, p_holm in pairwise_mcnemar(wins, names)])
     over = pd.DataFrame(0, index=names, columns=names, dtype=np.int64)
     padj = pd.DataFrame(np.nan, index=names, columns=names)
     for i in range(len(keys)):

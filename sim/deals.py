@@ -6,23 +6,28 @@ shuffle (for i = n-1 down to 1, swap i with a uniform j in [0, i]) draws from th
 stream keyed by (seed, deal number). Card k of the shuffled deck goes to pile
 k mod columns. With ``kings_to_bottom``, each pile's kings move under its other
 cards, both groups keeping their order. The bottom ``face_down`` cards of each
-pile are face down. Deal numbers are stable forever; golden layouts in the tests
-pin them.
+pile are face down, and the cards starting home go home (rank by rank; with
+alternate-colour foundations each ace to the first empty foundation). Deal
+numbers are stable forever; golden layouts in the tests pin them.
+
+There is one dealer: the compiled `sim.engine.deal_state` lays out every deal,
+here (`arrange`, which reads the layout back as a `Position`) and in the
+compiled batch loop (`sim.engine.play_deals`, given `deck_and_home`), so the
+two agree by construction.
 
 The ``pysol`` source reproduces PySolFC's numbered Baker's Dozen deals through
 the ``pysol-cards`` package, including PySolFC's own way of moving kings down
 (a swap with the lowest non-king of the pile). It exists to cross-check figures
 against other programs.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cards import KING, parse_card, rank_of
-from sim.engine import shuffle_deck
+from sim.cards import DECK_SIZE, KING, parse_card, rank_of
+from sim.engine import FOUNDATION_SLOTS, P_CAP, deal_state, new_state, offsets, rule_params, shuffle_deck
 from sim.errors import UserError
 from sim.position import Position
 from sim.rules import Rules
@@ -79,40 +84,58 @@ def _is_whole(value: object) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
+def deck_and_home(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """What the compiled dealer takes: the cards to deal (every card not starting home) in
+    card-code order, the deck before its shuffle; and the cards starting home, in the order
+    they go home (`Rules.start_home_cards`)."""
+    home = rules.start_home_cards
+    deck = np.array([c for c in range(DECK_SIZE) if c not in home], dtype=np.int64)
+    return deck, np.array(home, dtype=np.int64)
+
+
 def deck_order(rules: Rules, number: int, seed: int = 0) -> np.ndarray:
     """The shuffled order of the dealt cards (default source)."""
-    home = set(rules.start_home_cards)
-    deck = np.array([c for c in range(52) if c not in home], dtype=np.int64)
+    deck, _ = deck_and_home(rules)
     shuffle_deck(seed, number, deck)
     return deck
 
 
-def kings_to_bottom(pile: list[int]) -> list[int]:
-    """The pile with its kings moved under the other cards, each group in its order."""
-    return [c for c in pile if rank_of(c) == KING] + [c for c in pile if rank_of(c) != KING]
-
-
 def arrange(order: list[int] | np.ndarray, rules: Rules) -> Position:
-    """Deal ``order`` round-robin into the piles of ``rules`` and apply the deal-time rules."""
-    piles: list[list[int]] = [[] for _ in range(rules.columns)]
-    for k, c in enumerate(order):
-        piles[k % rules.columns].append(int(c))
-    if rules.kings_to_bottom:
-        piles = [kings_to_bottom(p) for p in piles]
-    return _position(piles, rules)
+    """Deal ``order`` (each card not starting home, once, in dealing order) into the piles of
+    ``rules`` with the engine's dealer, `sim.engine.deal_state` (round-robin, kings to the
+    bottom, face-down cards, the cards starting home put home), and return the layout.
+
+    Raises `ValueError` when ``order`` is not the variant's dealt cards.
+    """
+    deck, home = deck_and_home(rules)
+    dealt = np.array(order, dtype=np.int64)
+    if dealt.shape != deck.shape or not np.array_equal(np.sort(dealt), deck):
+        raise ValueError(f"a deal of variant {rules.name!r} deals its {deck.shape[0]} cards not starting home, "
+                         f"each once; got {dealt.size} cards")
+    prm = rule_params(rules)
+    st = new_state(prm)
+    deal_state(st, prm, dealt, home)
+    return _dealt_position(st, prm, rules.columns)
 
 
-def _position(piles: list[list[int]], rules: Rules) -> Position:
-    foundations: list[tuple[int, ...]] = [(), (), (), ()]
-    for i, c in enumerate(sorted(rules.start_home_cards, key=rank_of)):
-        slot = c // 13 if rules.foundation == "suit" else i
-        foundations[slot] = foundations[slot] + (c,)
-    downs = tuple(min(rules.face_down, max(len(p) - 1, 0)) for p in piles)
-    return Position(tuple(tuple(p) for p in piles), downs, tuple(foundations))
+def _dealt_position(st: np.ndarray, prm: np.ndarray, piles: int) -> Position:
+    """The layout in a dealt engine state (read by the engine's `offsets`)."""
+    o, cap, k = offsets(piles), int(prm[P_CAP]), FOUNDATION_SLOTS
+    flat = st.tolist()
+    return Position(
+        tuple(tuple(flat[o.piles + p * cap : o.piles + p * cap + flat[p]]) for p in range(piles)),
+        tuple(flat[o.down : o.down + piles]),
+        tuple(tuple(flat[o.found + f * k : o.found + f * k + flat[o.fheight + f]]) for f in range(4)),
+    )
 
 
-def pysol_piles(number: int, rules: Rules) -> list[list[int]]:
-    """PySolFC's layout of Baker's Dozen deal ``number`` (13 piles of 4)."""
+def pysol_order(number: int, rules: Rules) -> list[int]:
+    """PySolFC's Baker's Dozen deal ``number`` (13 piles of 4) as a dealing order for `arrange`.
+
+    With ``kings_to_bottom`` PySolFC's own king step is applied first; it leaves every
+    pile's kings at its bottom, so the dealer's stable kings-to-the-bottom step then
+    moves nothing.
+    """
     from pysol_cards.cards import CardRenderer
     from pysol_cards.deal_game import Game
     from pysol_cards.random_base import RandomBase
@@ -127,9 +150,7 @@ def pysol_piles(number: int, rules: Rules) -> list[list[int]]:
     game.deal()
     renderer = CardRenderer(True)
     order = [parse_card(renderer.to_s(c)) for c in reversed(game.cards)]
-    if rules.kings_to_bottom:
-        order = _pysol_king_swap(order, 13)
-    return [order[i::13] for i in range(13)]
+    return _pysol_king_swap(order, 13) if rules.kings_to_bottom else order
 
 
 def _pysol_king_swap(order: list[int], n: int) -> list[int]:
@@ -147,8 +168,5 @@ def make_deal(rules: Rules, number: int, seed: int = 0, source: str = "default")
     """Deal number ``number`` of ``rules`` from ``source`` (checked)."""
     check_deal_number(number, seed, source)
     number, seed = int(number), int(seed)
-    if source == "pysol":
-        position = _position(pysol_piles(number, rules), rules)
-    else:
-        position = arrange(deck_order(rules, number, seed), rules)
-    return Deal(rules, number, seed, source, position)
+    order = pysol_order(number, rules) if source == "pysol" else deck_order(rules, number, seed)
+    return Deal(rules, number, seed, source, arrange(order, rules))

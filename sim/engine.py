@@ -444,7 +444,8 @@ def put_pile(cards: np.ndarray, start: np.int64, n: np.int64, out: np.ndarray, b
 @nb.njit(cache=True)
 def deal_state(st: np.ndarray, prm: np.ndarray, deck: np.ndarray, home: np.ndarray) -> None:
     """Fill st with the deal of the shuffled ``deck`` (round-robin, kings to the
-    bottom when the rules say so, face-down counts) and the cards ``home``."""
+    bottom when the rules say so, face-down counts) and the cards ``home``, put home
+    in their order. The one dealer: `play_deals` and `sim.deals.arrange` both deal with it."""
     P = prm[P_PILES]
     st[:] = 0
     for k in range(deck.shape[0]):

@@ -18,7 +18,7 @@ from sim.deals import Deal, make_deal
 from sim.errors import UserError
 from sim.notation import ANY_FOUNDATION, Move, parse_move
 from sim.position import LayoutError, Position
-from sim.rules import Rules
+from sim.rules import BUILD_WORDS, Rules
 
 _as_move = functools.partial(tuple.__new__, Move)
 """A `Move` from a list [card, src, dst] (the fast path of `Game.legal_moves`)."""
@@ -243,28 +243,38 @@ class Game:
         return mv
 
     def why_illegal(self, mv: Move) -> str:
-        """A sentence saying why ``mv`` is not legal here (or 'legal')."""
+        """A sentence saying why ``mv`` is not legal here (or 'legal'): what `play` raises with.
+
+        Worded as the independent referee (`sim.referee.why_illegal`) words the same reason,
+        without sharing its code; the referee's reasons are what ``verify`` prints."""
         P = self.rules.columns
         if mv.src >= E.FOUNDATION:
             if not self.rules.worrying_back:
                 return "cards never come back from the foundations in this variant (worrying_back is off)"
             have = int(E.foundation_top(self._st, self._prm, mv.src - E.FOUNDATION))
+            place, top = f"foundation F{mv.src - E.FOUNDATION + 1}", "top card"
         else:
             if not 0 <= mv.src < P:
-                return f"pile {mv.src + 1} does not exist"
+                return f"pile {mv.src + 1} does not exist (piles are 1..{P})"
             have = int(E.top_card(self._st, self._prm, mv.src))
+            place, top = f"pile {mv.src + 1}", "exposed card"
         if have < 0:
-            return "the source is empty"
+            return f"{place} is empty"
         if have != mv.card:
-            return f"{card_str(mv.card)} is not the exposed card there (the exposed card is {card_str(have)})"
+            return f"{card_str(mv.card)} is not the {top} of {place} (the {top} is {card_str(have)})"
+        if mv.src == mv.dst:
+            return "the source and the destination are the same place"
         if mv.dst >= ANY_FOUNDATION:
+            if mv.src >= E.FOUNDATION:
+                return "a card cannot move from one foundation to another"
             if self.rules.foundation == "suit":
+                if mv.dst not in (ANY_FOUNDATION, E.FOUNDATION + mv.card // 13):
+                    return f"{card_str(mv.card)} belongs on foundation F{mv.card // 13 + 1}, not F{mv.dst - E.FOUNDATION + 1}"
                 need = int(self._st[E.offsets(P).fheight + mv.card // 13])
-                wanted = "the ace" if need == 0 else card_str((mv.card // 13) * 13 + need - 1)
-                return f"{card_str(mv.card)} cannot go home yet: its foundation holds {need} cards (top needed: {wanted} + 1 rank)"
-            return f"no foundation accepts {card_str(mv.card)} (they build up from the ace in alternating colours)"
+                return f"{card_str(mv.card)} cannot go home yet: its foundation needs {card_str(mv.card // 13 * 13 + need)} next"
+            return f"no foundation accepts {card_str(mv.card)} (foundations build up from the ace in alternating colours)"
         if not 0 <= mv.dst < P:
-            return f"pile {mv.dst + 1} does not exist"
+            return f"pile {mv.dst + 1} does not exist (piles are 1..{P})"
         target = int(E.top_card(self._st, self._prm, mv.dst))
         if target < 0:
             fill = self.rules.empty_fill
@@ -273,8 +283,11 @@ class Game:
             if fill == "kings" and rank_of(mv.card) != KING:
                 return f"pile {mv.dst + 1} is empty and only a king may enter an empty pile"
             return "legal"
+        if rank_of(mv.card) + 1 != rank_of(target):
+            return f"{card_str(mv.card)} cannot go on {card_str(target)}: a card goes only on a card one rank higher"
         if not E.builds_on(mv.card, target, self._prm[E.P_BUILD]):
-            return f"{card_str(mv.card)} cannot go on {card_str(target)}: tableau builds down by one rank ({self.rules.build})"
+            return (f"{card_str(mv.card)} cannot go on {card_str(target)}: in this variant a card builds down on "
+                    f"{BUILD_WORDS[self.rules.build]}")
         return "legal"
 
     # --- state ---------------------------------------------------------------

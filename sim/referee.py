@@ -6,9 +6,20 @@ face (`sim.game`) are fast and intricate; a mistake there would silently bend
 every figure the toolkit reports. The referee is the check on them: it is written
 from the rules (docs/rules.md, sections "Baker's Dozen" and "Rule parameters")
 with plain Python lists and tuples and shares no move-generation or legality
-code with the engine (it does not import `sim.engine` or `sim.game`). Every
-recorded win can be re-checked with `replay`, and the tests compare
+code with the engine (it does not import `sim.engine` or `sim.game`). Every recorded win can be re-checked: a move list
+in notation (a ``play --json`` record) with `replay`, the engine's move codes (a
+compiled game's record, a stored win) with `replay_codes`; the tests compare
 `legal_moves` with the engine's move list position by position.
+
+Who sees which reason. Every reason the command line gives for an illegal
+move is the referee's (`why_illegal`): ``verify`` on a ``play --json`` record,
+a claimed win refused by ``simulate --verify`` (the store's ``error`` column),
+a failed check of ``solve``. Code that plays moves through the Python API
+(`sim.game.Game.play`: a notebook, a strategy author's tests) is refused with
+`sim.game.Game.why_illegal`, which reads the engine. The two word a reason
+alike where they judge the same thing (a test compares them move by move; the
+referee alone names the slot a numbered alternate-colour foundation refuses),
+and neither calls the other.
 
 It uses only the shared vocabulary: card codes (`sim.cards`), the rule
 parameters (`sim.rules.Rules`), layouts (`sim.position.Position`) and the move
@@ -35,13 +46,15 @@ Conventions shared with the engine so that move lists can be compared:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sim.cards import DECK_SIZE, KING, card_str, is_red, rank_of, suit_of
 from sim.notation import ANY_FOUNDATION, Move, MoveParseError, parse_move
 from sim.position import Position
-from sim.rules import Rules
+from sim.rules import BUILD_WORDS, Rules
 
 FOUNDATION = 56
 """Place number of foundation slot 0 (slot f is ``FOUNDATION + f``).
@@ -52,12 +65,6 @@ imported so that the referee does not import the engine (a test checks they agre
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 
-_BUILD_WORDS = {
-    "any-suit": "any suit",
-    "other-suit": "a card of a different suit",
-    "alternate-colour": "a card of the other colour",
-    "same-suit": "a card of the same suit",
-}
 
 
 class IllegalMove(ValueError):
@@ -72,7 +79,8 @@ class Verdict:
     ``moves_checked``: how many moves were legal and played. ``first_illegal``:
     the 1-based index of the first illegal move (None when all are legal), and
     ``reason`` a sentence saying why. ``final``: the position after the legal
-    moves. ``cards_home``: cards on the foundations in ``final``.
+    moves. ``cards_home``: cards on the foundations in ``final``. ``played``:
+    the legal moves as played, each foundation named by its slot.
     """
 
     legal: bool
@@ -82,6 +90,7 @@ class Verdict:
     reason: str | None
     final: Position
     cards_home: int
+    played: tuple[Move, ...] = ()
 
 
 # --- the rules, one predicate each ---------------------------------------------
@@ -203,7 +212,7 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
         if not stack:
             return f"foundation F{f + 1} is empty"
         if stack[-1] != card:
-            return f"{name} is not the top card of foundation F{f + 1} (its top card is {card_str(stack[-1])})"
+            return f"{name} is not the top card of foundation F{f + 1} (the top card is {card_str(stack[-1])})"
     else:
         if not 0 <= src < n:
             return f"pile {src + 1} does not exist (piles are 1..{n})"
@@ -242,7 +251,7 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
     top = target[-1]
     if rank_of(card) + 1 != rank_of(top):
         return f"{name} cannot go on {card_str(top)}: a card goes only on a card one rank higher"
-    return f"{name} cannot go on {card_str(top)}: in this variant a card builds down on {_BUILD_WORDS[rules.build]}"
+    return f"{name} cannot go on {card_str(top)}: in this variant a card builds down on {BUILD_WORDS[rules.build]}"
 
 
 def _foundation_rule(rules: Rules) -> str:
@@ -257,11 +266,11 @@ def _foundation_refusal(rules: Rules, position: Position, f: int, card: int) -> 
     stack = position.foundations[f]
     if rules.foundation == "suit":
         if suit_of(card) != f:
-            return f"{name} belongs on foundation F{suit_of(card) + 1} ({SUIT_NAMES[suit_of(card)]}), not F{f + 1}"
+            return f"{name} belongs on foundation F{suit_of(card) + 1}, not F{f + 1}"
         if len(stack) == 13:
             return f"the {SUIT_NAMES[f]} foundation is already complete"
         need = card_str(f * 13 + len(stack))
-        return f"{name} cannot go home yet: the {SUIT_NAMES[f]} foundation needs {need} next"
+        return f"{name} cannot go home yet: its foundation needs {need} next"
     if not stack:
         if rank_of(card) != 0:
             return f"foundation F{f + 1} is empty and only an ace starts a foundation"
@@ -362,6 +371,49 @@ def _label(move: str | Move) -> str:
         return repr(tuple(move))
 
 
+def _read_move(rules: Rules, position: Position, raw: str | Move) -> tuple[Move | None, str]:
+    """A move of a record (text or a `Move` value) and its label; (None, why) when it is not a move."""
+    label = _label(raw)
+    if isinstance(raw, str):
+        try:
+            return parse_move(raw, rules.columns, rules.foundation == "suit"), label
+        except MoveParseError as exc:
+            return None, f"'{label}': cannot be read: {exc}"
+    try:
+        return Move(*(int(x) for x in raw)), label
+    except (TypeError, ValueError):
+        return None, f"{raw!r}: is not a move (expected text or Move(card, src, dst))"
+
+
+def _read_code(rules: Rules, position: Position, raw: int) -> tuple[Move | None, str]:
+    """An engine move code (`Move.code`, ``src * 64 + dst``) as the `Move` of the card on top of
+    ``src`` in ``position``, and its label; (None, why) when no card lies there to move."""
+    try:
+        code = operator.index(raw)
+    except TypeError:
+        return None, f"{raw!r}: is not a move code (a whole number src * 64 + dst)"
+    src, dst = divmod(code, 64)
+    n = len(position.piles)
+    if 0 <= src < n:
+        stack, place = position.piles[src], f"pile {src + 1}"
+    elif 0 <= src - FOUNDATION < 4:
+        stack, place = position.foundations[src - FOUNDATION], f"foundation F{src - FOUNDATION + 1}"
+    else:
+        return None, _no_place(code, "source", src, n)
+    if not stack:
+        return None, f"code {code}: {place} is empty"
+    if dst == ANY_FOUNDATION:  # the notation's bare F, which a code never means
+        return None, _no_place(code, "destination", dst, n)
+    mv = Move(stack[-1], src, dst)
+    return mv, mv.text(numbered_foundations=True)
+
+
+def _no_place(code: int, role: str, place: int, piles: int) -> str:
+    """Why a code whose ``role`` (source or destination) place is no place at all cannot be played."""
+    return (f"code {code}: its {role} {place} is neither a pile (0..{piles - 1}) nor a foundation "
+            f"({FOUNDATION}..{FOUNDATION + 3})")
+
+
 def replay(rules: Rules, start: Position, moves: Sequence[str | Move]) -> Verdict:
     """Replay ``moves`` (notation text or `Move` values) from ``start``; stop at the
     first illegal one and say why.
@@ -371,30 +423,39 @@ def replay(rules: Rules, start: Position, moves: Sequence[str | Move]) -> Verdic
     reported in the `Verdict`. Moves after a win are judged like any other (with
     worrying back a king may still leave home); ``won`` describes the final position.
     """
+    return _replay(rules, start, moves, _read_move)
+
+
+def replay_codes(rules: Rules, start: Position, codes: Iterable[int]) -> Verdict:
+    """Replay engine move codes (`sim.notation.Move.code`: what a compiled game records and the
+    store keeps of a win) from ``start``, as `replay` does a move list.
+
+    This is how every claimed win is re-checked (a stored win, ``simulate --verify``,
+    ``solve``). Each code names only the source and the destination; the card is the
+    one on top of the source in the referee's own position, so the check needs nothing
+    from the engine. A code whose source holds no card is reported like an illegal
+    move, and a foundation is never guessed (a code names its slot).
+    """
+    return _replay(rules, start, codes, _read_code)
+
+
+def _replay(rules: Rules, start: Position, items: Iterable[Any],
+            read: Callable[[Rules, Position, Any], tuple[Move | None, str]]) -> Verdict:
+    """Play the moves that ``read`` makes of ``items`` from ``start`` up to the first illegal one."""
     _check_start(rules, start)
     position = start
-    checked = 0
-    for k, raw in enumerate(moves, start=1):
-        label = _label(raw)
-        reason: str | None
-        if isinstance(raw, str):
-            try:
-                mv = parse_move(raw, rules.columns, rules.foundation == "suit")
-            except MoveParseError as exc:
-                reason = f"cannot be read: {exc}"
-                return _verdict(position, checked, k, f"move {k} '{label}': {reason}")
-        else:
-            try:
-                mv = Move(*(int(x) for x in raw))
-            except (TypeError, ValueError):
-                return _verdict(position, checked, k, f"move {k} {raw!r}: is not a move (expected text or Move(card, src, dst))")
+    played: list[Move] = []
+    for k, raw in enumerate(items, start=1):
+        mv, label = read(rules, position, raw)
+        if mv is None:
+            return _verdict(position, played, k, f"move {k} {label}")
         mv = _resolve(rules, position, mv)
         reason = why_illegal(rules, position, mv)
         if reason is not None:
-            return _verdict(position, checked, k, f"move {k} '{label}': {reason}")
+            return _verdict(position, played, k, f"move {k} '{label}': {reason}")
         position = _play(position, mv)
-        checked += 1
-    return _verdict(position, checked, None, None)
+        played.append(mv)
+    return _verdict(position, played, None, None)
 
 
 def _check_start(rules: Rules, start: Position) -> None:
@@ -419,16 +480,17 @@ def _check_start(rules: Rules, start: Position) -> None:
             seen.add(c)
 
 
-def _verdict(position: Position, checked: int, first_illegal: int | None, reason: str | None) -> Verdict:
+def _verdict(position: Position, played: list[Move], first_illegal: int | None, reason: str | None) -> Verdict:
     home = position.cards_home
     return Verdict(
         legal=first_illegal is None,
         won=home == DECK_SIZE,
-        moves_checked=checked,
+        moves_checked=len(played),
         first_illegal=first_illegal,
         reason=reason,
         final=position,
         cards_home=home,
+        played=tuple(played),
     )
 
 
@@ -443,5 +505,6 @@ __all__ = [
     "may_enter_empty",
     "pile_accepts",
     "replay",
+    "replay_codes",
     "why_illegal",
 ]

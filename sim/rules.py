@@ -22,6 +22,9 @@ from sim.errors import UserError
 
 BUILDS = ("any-suit", "other-suit", "alternate-colour", "same-suit")
 """How a card builds down on the tableau: one rank lower and ..."""
+BUILD_WORDS = {"any-suit": "any suit", "other-suit": "a card of a different suit",
+               "alternate-colour": "a card of the other colour", "same-suit": "a card of the same suit"}
+"""Each build rule in words, for the reason a build is refused (the referee's and `Game`'s)."""
 EMPTY_FILLS = ("none", "kings", "any")
 """What may enter an empty pile."""
 FOUNDATIONS = ("suit", "alternate-colour")

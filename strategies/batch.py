@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim import engine as E
-from sim.deals import make_deal
+from sim.deals import deck_and_home, make_deal
 from sim.game import Game
 from sim.rules import Rules
 from strategies.base import Strategy, StrategyError
@@ -63,9 +63,7 @@ def play_batch(
         raise StrategyError(f"strategy {strategy.name!r} has no compiled tier; play it through strategies.play.play_python")
     timeout = timeout_seconds(deal_timeout)
     prm = E.rule_params(rules)
-    home_cards = set(rules.start_home_cards)
-    base = np.array([c for c in range(52) if c not in home_cards], dtype=np.int64)
-    home = np.array(rules.start_home_cards, dtype=np.int64)
+    base, home = deck_and_home(rules)  # the deck and home cards `sim.deals` deals from: the same deals
     numbers = np.ascontiguousarray(numbers, dtype=np.int64)
     if source == "default":
         preset = np.zeros((0, prm[E.P_SIZE]), dtype=np.int8)

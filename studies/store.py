@@ -103,8 +103,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sim.deals import make_deal
 from sim.engine import OUTCOMES, TERMINATIONS
 from sim.errors import UserError
+from sim.notation import Move
+from sim.referee import Verdict, replay_codes
+from sim.rules import Rules
 
 FORMAT = "bakers-dozen-results"
 FORMAT_VERSION = 2
@@ -724,30 +728,30 @@ def _refuse_mixed(infos: list[dict[str, Any]]) -> None:
 
 # --- win move lists ------------------------------------------------------------------
 
-def decode_moves(rules: Any, deal: int, seed: int, source: str, codes: Iterable[int]) -> list[Any]:
-    """The stored engine codes of a win as `sim.notation.Move` values, replayed from the deal."""
-    from sim.game import Game
+def decode_moves(rules: Rules, deal: int, seed: int, source: str, codes: Iterable[int]) -> list[Move]:
+    """The stored engine codes of a win as `sim.notation.Move` values, read from the deal by the referee;
+    raise `StoreError` when they are not a legal game (see `check_win`)."""
+    verdict = _replay_win(rules, deal, seed, source, codes)
+    if not verdict.legal:
+        raise StoreError(f"the stored moves of deal {deal} are not a legal game: {verdict.reason}")
+    return list(verdict.played)
 
-    game = Game.from_deal(rules, int(deal), int(seed), source)
-    for code in codes:
-        game.play_code(int(code))
-    return game.history
 
-
-def move_texts(rules: Any, deal: int, seed: int, source: str, codes: Iterable[int]) -> list[str]:
-    """The stored codes of a win as move notation (``"9H 3>7"``), ready for the referee or `verify`."""
+def move_texts(rules: Rules, deal: int, seed: int, source: str, codes: Iterable[int]) -> list[str]:
+    """The stored codes of a win as move notation (``"9H 3>7"``), ready for `verify`."""
     numbered = rules.foundation != "suit"
     return [m.text(numbered) for m in decode_moves(rules, deal, seed, source, codes)]
 
 
-def check_win(rules: Any, row: Any) -> Any:
-    """Re-check one stored win (a DataFrame row) with the independent referee; return its `Verdict`."""
-    from sim.deals import make_deal
-    from sim.referee import replay
+def check_win(rules: Rules, row: Any) -> Verdict:
+    """Re-check one stored win (a DataFrame row, or a dict with its deal, seed, source and
+    win_moves) with the independent referee; return its verdict."""
+    return _replay_win(rules, int(row["deal"]), int(row["seed"]), str(row["source"]), row["win_moves"])
 
-    start = make_deal(rules, int(row["deal"]), int(row["seed"]), str(row["source"])).position
-    moves = move_texts(rules, int(row["deal"]), int(row["seed"]), str(row["source"]), row["win_moves"])
-    return replay(rules, start, moves)
+
+def _replay_win(rules: Rules, deal: int, seed: int, source: str, codes: Iterable[int]) -> Verdict:
+    """The referee's verdict on engine move ``codes`` played from deal (``deal``, ``seed``, ``source``)."""
+    return replay_codes(rules, make_deal(rules, int(deal), int(seed), source).position, codes)
 
 
 # --- low-level file helpers --------------------------------------------------------

@@ -17,9 +17,10 @@ from sim.deals import (
     arrange,
     check_deal_number,
     check_strategy_seed,
+    deck_and_home,
     deck_order,
-    kings_to_bottom,
     make_deal,
+    pysol_order,
 )
 from sim.game import Game
 from sim.position import Position
@@ -363,6 +364,13 @@ def test_pysol_kings_into_empty_moves_no_king():
     assert moved_somewhere > 100  # the raw deal really has kings above other cards
 
 
+def test_pysol_king_swap_leaves_nothing_for_the_dealers_king_step():
+    """PySolFC's swap puts every pile's kings at its bottom, so the dealer deals its order as it stands."""
+    for number in range(1, 301):
+        order = pysol_order(number, BD)
+        assert make_deal(BD, number, source="pysol").position.piles == tuple(tuple(order[p::13]) for p in range(13))
+
+
 def test_pysol_deals_use_the_variant_face_down():
     pos = make_deal(find_variant("dick-1883"), 24, source="pysol").position
     assert piles_text(pos) == PYSOL_24
@@ -405,10 +413,12 @@ def test_default_source_is_not_pysol():
     ],
 )
 def test_kings_to_bottom_examples(pile, expected):
-    before = list(cards(pile))
-    after = kings_to_bottom(before)
-    assert after == list(cards(expected))
-    assert before == list(cards(pile))  # not modified in place
+    """The dealer's king step (`sim.engine.put_pile` with kings first) on one pile."""
+    before = np.array(cards(pile), dtype=np.int64)
+    out = np.full(len(before) + 2, -1, dtype=np.int64)
+    E.put_pile(before, 0, len(before), out, 1, True)
+    assert out.tolist() == [-1, *cards(expected), -1]
+    assert before.tolist() == list(cards(pile))  # not modified in place
 
 
 def test_kings_to_bottom_is_stable_on_every_default_deal():
@@ -440,6 +450,19 @@ def test_arrange_without_kings_to_bottom_keeps_the_deal():
         order += [c] + rest[row * 12 : row * 12 + 12]
     assert arrange(order, BD).piles[0] == cards("KD KH 2C 3C")
     assert arrange(order, find_variant("kings-into-empty")).piles[0] == cards("2C KD 3C KH")
+
+
+@pytest.mark.parametrize("rules", ALL_RULES, ids=RULE_IDS)
+def test_arrange_refuses_an_order_that_is_not_the_dealt_cards(rules):
+    deck, home = deck_and_home(rules)
+    good = deck.tolist()
+    bad_orders = [good[:-1], [*good, good[0]], [*good[:-1], good[0]], [*good[:-1], 52], [*good[:-1], -1], []]
+    if len(home):
+        bad_orders.append([*good[:-1], int(home[0])])
+    for bad in bad_orders:
+        with pytest.raises(ValueError, match=f"deals its {len(good)} cards not starting home, each once"):
+            arrange(bad, rules)
+    assert arrange(np.array(good), rules) == arrange(good, rules)
 
 
 # --- every deal is a deck ---------------------------------------------------------------------------
@@ -544,11 +567,10 @@ def _decode(st: np.ndarray, rules: Rules) -> Position:
 
 
 def _engine_deal(rules: Rules, number: int, seed: int) -> np.ndarray:
+    """A deal as `sim.engine.play_deals` makes it: shuffle the deck, then deal it."""
     prm = E.rule_params(rules)
     st = E.new_state(prm)
-    home = np.array(rules.start_home_cards, dtype=np.int64)
-    base = np.array([c for c in range(52) if c not in set(rules.start_home_cards)], dtype=np.int64)
-    deck = base.copy()
+    deck, home = deck_and_home(rules)
     E.shuffle_deck(seed, number, deck)
     E.deal_state(st, prm, deck, home)
     return st

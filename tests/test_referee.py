@@ -163,7 +163,7 @@ def test_foundations_build_in_suit_from_the_ace() -> None:
     assert Move(parse_card("AC"), 0, F + 0) in referee.legal_moves(rules, start)
     # the ace first
     verdict = verdict_of(rules, start, "2D 2>F")
-    assert verdict.reason == "move 1 '2D 2>F': 2D cannot go home yet: the diamonds foundation needs AD next"
+    assert verdict.reason == "move 1 '2D 2>F': 2D cannot go home yet: its foundation needs AD next"
     # then up by one rank in suit
     verdict = verdict_of(rules, start, "AC 1>F", "2C 1>F", "AD 3>F", "2D 2>F", "3C 2>F")
     assert verdict.legal and verdict.cards_home == 5
@@ -178,7 +178,7 @@ def test_foundations_build_in_suit_from_the_ace() -> None:
     assert verdict_of(rules, start, "AC 1>F1").legal
     # a slot of another suit is refused (as a Move value; the text does not even parse)
     verdict = verdict_of(rules, start, Move(parse_card("AD"), 2, F + 0))
-    assert verdict.reason == "move 1 'AD 3>F1': AD belongs on foundation F2 (diamonds), not F1"
+    assert verdict.reason == "move 1 'AD 3>F1': AD belongs on foundation F2, not F1"
     verdict = verdict_of(rules, start, "AD 3>F1")
     assert verdict.first_illegal == 1 and "cannot be read" in (verdict.reason or "")
     # skipping a rank is refused
@@ -207,7 +207,7 @@ def test_worrying_back_when_allowed() -> None:
     assert verdict.final.foundations[0] == (parse_card("AC"), parse_card("2C"))
     # only the top card of a foundation comes back
     verdict = verdict_of(rules, start, "2C F>1")
-    assert verdict.reason == "move 1 '2C F>1': 2C is not the top card of foundation F1 (its top card is 3C)"
+    assert verdict.reason == "move 1 '2C F>1': 2C is not the top card of foundation F1 (the top card is 3C)"
     # it must still build down on the target
     verdict = verdict_of(rules, start, "3C F>2")
     assert verdict.reason == "move 1 '3C F>2': 3C cannot go on 5S: a card goes only on a card one rank higher"
@@ -261,7 +261,7 @@ def test_alternate_colour_worrying_back_with_bare_f_source() -> None:
     assert verdict.legal and verdict.final.piles[0] == (parse_card("3D"), parse_card("2S"))
     assert verdict.final.foundations[1] == (parse_card("AH"),)
     assert verdict_of(rules, start, "2S F2>1").final == verdict.final
-    assert verdict_of(rules, start, "2S F1>1").reason == "move 1 '2S F1>1': 2S is not the top card of foundation F1 (its top card is 2H)"
+    assert verdict_of(rules, start, "2S F1>1").reason == "move 1 '2S F1>1': 2S is not the top card of foundation F1 (the top card is 2H)"
     assert verdict_of(rules, start, "4S F>1").reason == "move 1 '4S F>1': 4S is not the top card of any foundation"
 
 
@@ -315,6 +315,7 @@ def test_first_illegal_move_index_reason_and_final_position() -> None:
         reason="move 3 '9H 3>1': 9H is not the exposed card of pile 3 (the exposed card is 4C)",
         final=layout("5D", "QS JH TC", "4C", "", home=("AC",)),
         cards_home=1,
+        played=(Move(parse_card("AC"), 3, F), Move(parse_card("TC"), 0, 1)),
     )
     assert referee.replay(rules, start, moves[:2]).first_illegal is None
 
@@ -472,6 +473,8 @@ def play_and_check(
     assert verdict.won == game.is_won
     assert verdict.cards_home == game.cards_home
     assert verdict.won == (final.cards_home == DECK_SIZE)
+    assert verdict.played == tuple(record)
+    assert referee.replay_codes(rules, start, [m.code for m in record]) == verdict
     return record
 
 
@@ -673,8 +676,11 @@ def test_corrupted_move_is_named(rules: Rules, kind: str, deal: int, seed: int, 
     assert verdict.moves_checked == i
     assert verdict.final == here
     assert verdict.reason is not None and verdict.reason.startswith(f"move {i + 1} '")
-    with pytest.raises(IllegalMoveError):
+    with pytest.raises(IllegalMoveError) as refused:
         game.play(bad)
+    reason = verdict.reason.split("': ", 1)[1]
+    if not reason.startswith("cannot be read"):  # the same move judged: the same words
+        assert str(refused.value).endswith(f": {reason}"), "Game and the referee word one reason differently"
     assert game.position() == here, "a refused move changed the game"
 
 
@@ -705,3 +711,50 @@ def test_bare_f_source_with_alternate_colour_foundations_agrees_with_game() -> N
     game = Game(rules, start)
     assert game.play("2S F>1") == Move(parse_card("2S"), F + 1, 0)
     assert game.position() == referee.replay(rules, start, ["2S F>1"]).final
+
+
+# --- engine move codes --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=RULESET_IDS)
+@settings(max_examples=4, deadline=None)
+@given(deal=st.integers(1, 10**9), seed=st.integers(0, 2**32 - 1), where=st.integers(0, 10**6),
+       code=st.integers(-200, 64 * 64 + 200))
+def test_any_code_is_judged_as_the_engine_judges_it(rules: Rules, deal: int, seed: int, where: int, code: int) -> None:
+    """A record of codes with one spoiled: legal for the referee exactly when the engine lists that code,
+    and a refused code is named with the position before it (no code can make the referee raise)."""
+    rng = random.Random(seed)
+    start = make_deal(rules, deal).position
+    record = [m.code for m in _random_record(rules, start, rng, 40)]
+    i = where % (len(record) + 1)
+    game = Game(rules, start)
+    for c in record[:i]:
+        game.play_code(c)
+    verdict = referee.replay_codes(rules, start, [*record[:i], code])
+    assert verdict.legal == (code in game.legal_codes().tolist()), verdict.reason
+    if verdict.legal:
+        assert verdict.final == referee.apply(rules, game.position(), verdict.played[-1])
+    else:
+        assert verdict.first_illegal == i + 1 and verdict.moves_checked == i and verdict.final == game.position()
+        assert verdict.reason is not None and verdict.reason.startswith(f"move {i + 1} ")
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        (2 * 64 + 0, "move 1 code 128: pile 3 is empty"),
+        (7 * 64 + 0, "move 1 code 448: its source 7 is neither a pile (0..3) nor a foundation (56..59)"),
+        (-1, "move 1 code -1: its source -1 is neither a pile"),
+        ((F + 1) * 64 + 0, "move 1 code 3648: foundation F2 is empty"),
+        (F * 64 + 2, "move 1 'AC F1>3': cards never come back from the foundations"),
+        (0 * 64 + F + 1, "move 1 'TC 1>F2': TC belongs on foundation F1, not F2"),
+        (0 * 64 + ANY_FOUNDATION, "move 1 code 55: its destination 55 is neither a pile"),
+        (0 * 64 + 5, "move 1 'TC 1>6': pile 6 does not exist (piles are 1..4)"),
+        ("0", "move 1 '0': is not a move code"),
+    ],
+)
+def test_codes_that_name_no_move_are_reported_not_raised(code: object, reason: str) -> None:
+    start = layout("5D TC", "QS JH", "", "", home=("AC",))
+    verdict = referee.replay_codes(small(), start, [code])  # type: ignore[list-item]
+    assert not verdict.legal and verdict.first_illegal == 1 and verdict.final == start
+    assert verdict.reason is not None and verdict.reason.startswith(reason), verdict.reason

@@ -8,15 +8,18 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
+from statsmodels.stats.multitest import multipletests
 
 from bakers_dozen.cli import main
 from reports.build import COLUMNS, build
 from reports.tables import ReportError, summary, tournament, variant_comparison
 from sim.rules import Rules, find_variant
 from studies.runner import RunSpec, run
-from studies.stats import paired_comparison, win_rate_interval
+from studies.stats import paired_comparison, pairwise_mcnemar, win_rate_interval
 from studies.store import read_store
 
 DEALS = 1200
@@ -109,6 +112,31 @@ def test_comparison_and_tournament_equal_a_recomputation(store):
     assert tour.wins_over.loc[names[0], names[-1]] == int((a & ~b).sum())
     assert tour.wins_over.loc[names[-1], names[0]] == int((~a & b).sum())
     assert tour.deals == DEALS
+
+
+def _rows(wins: np.ndarray) -> pd.DataFrame:
+    """Store-like rows: run k won deal d+1 where ``wins[d, k]``."""
+    n, k = wins.shape
+    return pd.DataFrame({
+        "key": np.repeat([f"run{j}" for j in range(k)], n), "deal": np.tile(np.arange(1, n + 1), k),
+        "outcome": np.where(wins.T.ravel(), "won", "lost"), "cards_home": np.where(wins.T.ravel(), 52, 20),
+        "variant": "bakers-dozen", "rules_fingerprint": "f", "strategy_label": np.repeat([f"s{j}" for j in range(k)], n),
+        "strategy_identity": "i", "clairvoyant": False, "seed": 0, "source": "default", "toolkit_version": "t",
+    })
+
+
+@pytest.mark.parametrize("runs", [1, 2, 3, 5])
+def test_tournament_pairs_are_the_statistics_modules_mcnemar_with_holm(runs):
+    wins = np.random.default_rng(runs).random((300, runs)) < np.linspace(0.2, 0.4, runs)
+    tour = tournament(_rows(wins), [f"run{j}" for j in range(runs)])
+    ranked = wins[:, [int(k[3:]) for k in tour.ranking["key"]]]
+    expected = pairwise_mcnemar(ranked, list(tour.ranking["strategy"]))
+    assert len(tour.pairwise) == len(expected) == runs * (runs - 1) // 2
+    for (_, row), (first, second, c, p_holm) in zip(tour.pairwise.iterrows(), expected, strict=True):
+        assert (row["first"], row["second"], row["p_value"], row["p_holm"]) == (first, second, c.p_value, p_holm)
+        assert tour.adjusted_p.loc[first, second] == tour.adjusted_p.loc[second, first] == p_holm
+    if runs > 1:
+        assert np.allclose(tour.pairwise["p_holm"], multipletests(tour.pairwise["p_value"], method="holm")[1])
 
 
 def test_markdown_tables_show_the_computed_figures(built, store):

@@ -11,7 +11,7 @@ import pytest
 from sim import engine as E
 from sim.game import Game
 from sim.position import Position
-from sim.referee import replay
+from sim.referee import replay_codes
 from sim.rules import find_variant
 from strategies import DealInfo, load_strategy
 from strategies.batch import play_batch
@@ -120,10 +120,8 @@ def test_deterministic_given_deal_and_seed_and_wins_are_legal():
     assert set(a.outcome.tolist()) <= {E.WON, E.LOST}
     for i, number in enumerate(numbers.tolist()):
         if a.outcome[i] == E.WON:
-            g = Game.from_deal(DICK, number)
-            for code in a.win_moves[a.win_offsets[i] : a.win_offsets[i + 1]].tolist():
-                g.play_code(code)
-            v = replay(DICK, g.start, [m.text() for m in g.history])
+            codes = a.win_moves[a.win_offsets[i] : a.win_offsets[i + 1]].tolist()
+            v = replay_codes(DICK, Game.from_deal(DICK, number).start, codes)
             assert v.legal and v.won
 
 

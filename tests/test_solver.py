@@ -13,7 +13,7 @@ from bakers_dozen.cli import main
 from sim import engine as E
 from sim.deals import make_deal
 from sim.game import Game
-from sim.referee import replay
+from sim.referee import replay_codes
 from sim.rules import Rules, find_variant
 from strategies import DealInfo, load_strategy
 from strategies.batch import play_batch, preset_states
@@ -32,14 +32,6 @@ SWITCHES = ("safe", "dead", "lone")
 
 def solver(**params) -> SolverStrategy:
     return SolverStrategy(tt_mb=8, **params)
-
-
-def replay_codes(rules: Rules, start, codes: list[int]):
-    """The referee's verdict on engine move codes played from ``start``."""
-    game = Game(rules, start)
-    for code in codes:
-        game.play_code(code)
-    return replay(rules, start, [m.text(rules.foundation != "suit") for m in game.history])
 
 
 def late_positions(rules: Rules, deals: range, per_deal: int, seed: int = 1, wander: int = 6) -> list[np.ndarray]:

@@ -13,6 +13,7 @@ import pytest
 from runner_helpers import FillingStore, rows
 
 from sim.engine import T_NO_PROGRESS, T_WON, TERMINATIONS
+from sim.game import Game
 from sim.rules import Rules, find_variant
 from studies import store as S
 from studies.runner import RunSpec, run
@@ -59,6 +60,15 @@ def test_stored_wins_pass_the_referee(tmp_path):
     first = wins.iloc[0]
     texts = S.move_texts(RULES, first["deal"], first["seed"], first["source"], first["win_moves"])
     assert len(texts) == first["moves"] and all(" " in t and ">" in t for t in texts)
+    game = Game.from_deal(RULES, int(first["deal"]))
+    for code in first["win_moves"]:
+        game.play_code(int(code))
+    assert S.decode_moves(RULES, first["deal"], first["seed"], first["source"], first["win_moves"]) == game.history
+    spoiled = [*first["win_moves"][:5], 63 * 64, *first["win_moves"][6:]]  # a source that is no place
+    verdict = S.check_win(RULES, {**first, "win_moves": spoiled})
+    assert not verdict.legal and verdict.first_illegal == 6
+    with pytest.raises(StoreError, match="deal .* not a legal game: move 6 code 4032: its source 63"):
+        S.decode_moves(RULES, first["deal"], first["seed"], first["source"], spoiled)
 
 
 def test_chunk_files_are_named_by_key_and_range(small_store):
