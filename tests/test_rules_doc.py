@@ -20,8 +20,7 @@ from test_perft import GOLDEN_DEALS, GOLDEN_MID
 from vectors import PYSOL_DEAL_24
 
 from bakers_dozen.cli import main
-from sim.cards import card_str, parse_card
-from sim.deals import kings_to_bottom
+from sim.cards import KING, card_str, parse_card, rank_of
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, PARAMETERS, VARIANTS, Rules, find_variant
 from studies.stats import win_rate_interval
 
@@ -241,7 +240,9 @@ def test_the_pysol_king_swap_example_is_the_dealt_pile_four():
     piles = {_key(b)[0]: b.splitlines()[1:] for b in BLOCKS if _key(b)[1:] == ("pysol", 1, 0)}
     dealt = piles["kings-into-empty"][3]
     assert f"dealt `{dealt}` and becomes `{piles['bakers-dozen'][3]}`" in said
-    stable = " ".join(card_str(c) for c in kings_to_bottom([parse_card(w) for w in dealt.split()]))
+    cards = [parse_card(w) for w in dealt.split()]
+    kings_first = [c for c in cards if rank_of(c) == KING] + [c for c in cards if rank_of(c) != KING]  # rule 2
+    stable = " ".join(card_str(c) for c in kings_first)
     assert f"rule 2 would give `{stable}`" in said
 
 
