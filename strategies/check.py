@@ -158,22 +158,21 @@ def check_strategy(spec_or_strategy: str | Strategy, deals: int = DEFAULT_DEALS,
     if not rules_list:
         raise StrategyError("no variants to check; allowed: one or more sim.rules.Rules (default: every preset)")
     first = load()
-    report = CheckReport(first.identity, first.label, deals, tuple(r.name for r in rules_list), strategy_seed)
     before = _fingerprint(first)
     try:
         second: Strategy | None = load()
+        again = _fingerprint(second)
     except StrategyError as exc:
-        second, load_error = None, str(exc)
+        second, again = None, f"a second load failed: {exc}"
     numbers = list(range(1, deals + 1))
     one = _Run(first, strategy_seed, timeout)
     one.play(rules_list, numbers)
     two = _Run(second if second is not None else first, strategy_seed, timeout)
     two.play(rules_list[::-1], numbers[::-1])
-    if second is None:
-        report.results.append(CheckResult("identity", FAIL, f"a second load failed: {load_error}"))
-    else:
-        report.results.append(_identity(before, _fingerprint(second), _fingerprint(first)))
-    report.results += [one.plays(), one.returns(), _determinism(one, two), one.tiers(first.peeks)]
+    identity, label = (before[2], before[3]) if isinstance(before, tuple) else (type(first).__qualname__, "?")
+    report = CheckReport(identity, label, deals, tuple(r.name for r in rules_list), strategy_seed)
+    report.results += [_identity(before, again, _fingerprint(first)), one.plays(), one.returns(),
+                       _determinism(one, two), one.tiers(first.peeks)]
     report.speed = two.speed()
     return report
 
