@@ -40,12 +40,12 @@ from sim.rules import VARIANTS, Rules
 from strategies import compiled_policy, load_strategy
 from strategies.base import DealInfo, Strategy, StrategyError
 from strategies.batch import BatchResult, play_batch
-from strategies.play import GameRecord, play_compiled, play_python, timeout_seconds
+from strategies.play import play_compiled, play_python, timeout_seconds
 
 DEFAULT_DEALS = 3
 """Deals per preset variant: enough to meet most code paths, seconds for the built-ins."""
-MAX_DEALS = 100_000
-"""Each deal is played four times in each preset (two runs, two tiers); more is a study, not a check."""
+MAX_DEALS = 10_000
+"""Each deal is played up to six times in each preset (two runs: two tiers and the batch); more is a study."""
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 TIERS = ("python", "compiled")
@@ -105,14 +105,13 @@ class CheckReport:
 
 @dataclass(frozen=True)
 class _Game:
-    """One game as the checks compare it: a digest of its moves, how long, how it ended, and the text to show."""
+    """One game as the checks keep it: a digest of its moves (not the moves: memory stays small), how it ended."""
 
     digest: str
     moves: int
     termination: str
     cards_home: int
     outcome: str
-    codes: tuple[int, ...] = ()
 
     def summary(self) -> str:
         return f"{self.moves} moves, {self.outcome} ({self.termination}), {self.cards_home} home"
@@ -243,6 +242,7 @@ class _Run:
         self.bad_returns = _Problems()
         self.tier_diffs = _Problems()
         self.tier_diff_face_up = False
+        self.differing: set[tuple[str, int]] = set()
         self.played = 0
         self.compared = 0
         self.compiled_variants = 0
@@ -257,10 +257,9 @@ class _Run:
             compiled = self._has_compiled(rules)
             self.compiled_variants += compiled
             for number in numbers:
-                for tier in TIERS[: 1 + compiled]:
-                    self._one(rules, number, tier)
+                played = {tier: self._one(rules, number, tier) for tier in TIERS[: 1 + compiled]}
                 if compiled:
-                    self._compare_tiers(rules, number)
+                    self._compare_tiers(rules, number, played["python"], played["compiled"])
             if compiled:
                 self._batch(rules, numbers)
 
@@ -271,7 +270,8 @@ class _Run:
             self.broken.add(f"{rules.name} (compiled tier): {exc}")
             return False
 
-    def _one(self, rules: Rules, number: int, tier: str) -> None:
+    def _one(self, rules: Rules, number: int, tier: str) -> list[int] | None:
+        """Play one game, check it with the referee, keep its summary; its move codes, or None when it did not end."""
         where = f"{rules.name} deal {number} ({tier} tier)"
         game = Game.from_deal(rules, number)
         info = DealInfo(rules, number, 0, "default")
@@ -283,7 +283,7 @@ class _Run:
             raise
         except BaseException as exc:  # noqa: BLE001 (whatever escapes the arena is the finding)
             self.broken.add(f"{where}: {_one_line(exc)} escaped the arena")
-            return
+            return None
         if tier == "python":
             self.seconds[tier] += record.seconds
             self.counted[tier] += 1
@@ -295,8 +295,10 @@ class _Run:
         elif verdict.cards_home != record.cards_home or verdict.won != (record.outcome == "won"):
             self.broken.add(f"{where}: the game reports {record.cards_home} home ({record.outcome}), the referee "
                              f"{verdict.cards_home} ({'won' if verdict.won else 'not won'})")
-        codes = tuple(m.code for m in record.moves)
-        self.games[rules.name, number, tier] = _summary(record, codes)
+        codes = [m.code for m in record.moves]
+        self.games[rules.name, number, tier] = _Game(_digest(codes), len(codes), str(record.termination),
+                                                     record.cards_home, record.outcome)
+        return codes
 
     def _batch(self, rules: Rules, numbers: list[int]) -> None:
         """Play the deals as the runner does (one compiled batch); keep the arrays and the time it took."""
@@ -317,22 +319,27 @@ class _Run:
                 continue
             batch = _batch_game(self.batches[rules.name][1], i)
             if (batch.termination, batch.cards_home, batch.moves) != (game.termination, game.cards_home, game.moves) \
-                    or (batch.outcome == "won" and batch.codes != game.codes):
-                self._tier_diff(rules, f"{rules.name} deal {number}: compiled tier {game.summary()}, "
+                    or (batch.outcome == "won" and batch.digest != game.digest):
+                self._tier_diff(rules, number, f"{rules.name} deal {number}: compiled tier {game.summary()}, "
                                        f"batch {batch.summary()}")
 
-    def _compare_tiers(self, rules: Rules, number: int) -> None:
-        a, b = self.games.get((rules.name, number, "python")), self.games.get((rules.name, number, "compiled"))
-        if a is None or b is None:
+    def _compare_tiers(self, rules: Rules, number: int, python: list[int] | None, compiled: list[int] | None) -> None:
+        """Whether both tiers played deal ``number`` (move codes ``python`` and ``compiled``) the same way."""
+        if python is None or compiled is None:
             return
         self.compared += 1
-        if a.digest == b.digest and a.termination == b.termination and a.cards_home == b.cards_home:
+        a, b = self.games[rules.name, number, "python"], self.games[rules.name, number, "compiled"]
+        if a == b:
             return
-        first = next((k for k, (x, y) in enumerate(zip(a.codes, b.codes, strict=False)) if x != y), min(a.moves, b.moves))
-        self._tier_diff(rules, f"{rules.name} deal {number}: python tier {a.summary()}, compiled {b.summary()}; "
+        first = next((k for k, (x, y) in enumerate(zip(python, compiled, strict=False)) if x != y), min(a.moves, b.moves))
+        self._tier_diff(rules, number, f"{rules.name} deal {number}: python tier {a.summary()}, compiled {b.summary()}; "
                                f"first difference at move {first + 1}")
 
-    def _tier_diff(self, rules: Rules, text: str) -> None:
+    def _tier_diff(self, rules: Rules, number: int, text: str) -> None:
+        """Count deal ``number`` of ``rules`` once as played differently by the tiers, however many ways it differs."""
+        if (rules.name, number) in self.differing:
+            return
+        self.differing.add((rules.name, number))
         self.tier_diffs.add(text)
         self.tier_diff_face_up |= not rules.face_down
 
@@ -344,8 +351,9 @@ class _Run:
                                    "accepts every move, cards home and wins")
 
     def returns(self) -> CheckResult:
+        limit = " or the time limit" if self.timeout else ""
         return self.bad_returns.result("returns", self.played, "games",
-                                       "no game ended by an exception, an illegal choice or the time limit")
+                                       f"no game ended by an exception or an illegal choice{limit}")
 
     def tiers(self, peeks: bool) -> CheckResult:
         if not self.compiled_variants:
@@ -369,16 +377,17 @@ class _Run:
         return "; ".join(parts) + f" (over {self.counted['python']} deals)" if parts else "no game finished"
 
 
-def _summary(record: GameRecord, codes: tuple[int, ...]) -> _Game:
-    digest = hashlib.blake2b(np.array(codes, dtype=np.int64).tobytes(), digest_size=16).hexdigest()
-    return _Game(digest, len(codes), str(record.termination), record.cards_home, record.outcome, codes)
+def _digest(codes: Sequence[int] | np.ndarray) -> str:
+    """A fingerprint of a move list: equal lists, equal digests."""
+    return hashlib.blake2b(np.asarray(codes, dtype=np.int64).tobytes(), digest_size=16).hexdigest()
 
 
 def _batch_game(batch: BatchResult, i: int) -> _Game:
-    """Deal i of a batch as a `_Game` (its move codes are known only when it was won)."""
-    codes = tuple(int(c) for c in batch.win_moves[batch.win_offsets[i]: batch.win_offsets[i + 1]])
-    return _Game("", int(batch.moves[i]), E.TERMINATIONS[batch.termination[i]], int(batch.cards_home[i]),
-                 E.OUTCOMES[batch.outcome[i]], codes)
+    """Deal i of a batch as a `_Game` (the batch keeps the moves of won games only; others get no digest)."""
+    won = batch.outcome[i] == E.WON
+    digest = _digest(batch.win_moves[batch.win_offsets[i]: batch.win_offsets[i + 1]]) if won else ""
+    return _Game(digest, int(batch.moves[i]), E.TERMINATIONS[batch.termination[i]], int(batch.cards_home[i]),
+                 E.OUTCOMES[batch.outcome[i]])
 
 
 def _determinism(one: _Run, two: _Run) -> CheckResult:
@@ -386,7 +395,7 @@ def _determinism(one: _Run, two: _Run) -> CheckResult:
     problems = _Problems()
     for key, a in one.games.items():
         b = two.games.get(key)
-        if b is not None and (a.digest, a.termination, a.cards_home) != (b.digest, b.termination, b.cards_home):
+        if b is not None and a != b:
             variant, number, tier = key
             same = " (same length and end, other moves)" if a.summary() == b.summary() else ""
             problems.add(f"{variant} deal {number} ({tier} tier): first {a.summary()}, then {b.summary()}{same}")

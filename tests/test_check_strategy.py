@@ -344,7 +344,7 @@ def test_an_identity_that_differs_between_loads_or_after_play_fails_identity():
 
 # --- arguments and the verb --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kwargs", [{"deals": 0}, {"deals": 10**6}, {"deals": 2.5}, {"deals": True},
+@pytest.mark.parametrize("kwargs", [{"deals": 0}, {"deals": 10_001}, {"deals": 2.5}, {"deals": True},
                                     {"strategy_seed": -1}, {"deal_timeout": 0}, {"variants": []}])
 def test_bad_arguments_are_refused_in_one_line(kwargs):
     with pytest.raises(ValueError) as info:
