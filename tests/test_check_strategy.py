@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from typing import ClassVar
 
 import numba as nb
@@ -201,6 +202,23 @@ def test_a_strategy_that_raises_fails_returns_with_the_deal_and_the_exception():
     assert_only_fails(report, "returns", skipped=("tiers",))
     assert report.result("returns").detail == ("1 of 2 games: good-measure deal 2 (python tier): raised: crasher raised "
                                                "ZeroDivisionError: the author's bug")
+
+
+class Slow(Strategy):
+    """Takes a tenth of a second a move."""
+
+    name: ClassVar[str] = "slow"
+
+    def choose(self, view, moves):
+        time.sleep(0.1)
+        return moves[0]
+
+
+def test_a_game_past_the_deal_timeout_fails_returns():
+    report = check_strategy(Slow(), deals=1, deal_timeout=0.25, variants=[find_variant("bakers-dozen")])
+    assert_only_fails(report, "returns", skipped=("tiers",))
+    assert "bakers-dozen deal 1 (python tier): timeout: slow ran past the deal time limit of 0.25 s" in \
+        report.result("returns").detail
 
 
 @nb.njit
