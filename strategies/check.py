@@ -40,7 +40,7 @@ from sim.rules import VARIANTS, Rules
 from strategies import compiled_policy, load_strategy
 from strategies.base import DealInfo, Strategy, StrategyError
 from strategies.batch import BatchResult, play_batch
-from strategies.play import play_compiled, play_python, timeout_seconds
+from strategies.play import GameRecord, play_compiled, play_python, timeout_seconds
 
 DEFAULT_DEALS = 3
 """Deals per preset variant: enough to meet most code paths, seconds for the built-ins."""
@@ -243,6 +243,7 @@ class _Run:
         self.tier_diffs = _Problems()
         self.tier_diff_face_up = False
         self.differing: set[tuple[str, int]] = set()
+        self.judged: tuple[str, int, _Game] | None = None
         self.played = 0
         self.compared = 0
         self.compiled_variants = 0
@@ -289,16 +290,22 @@ class _Run:
             self.counted[tier] += 1
         if record.termination in ("raised", "illegal", "timeout"):
             self.bad_returns.add(f"{where}: {record.termination}: {record.error}")
+        codes = [m.code for m in record.moves]
+        summary = _Game(_digest(codes), len(codes), str(record.termination), record.cards_home, record.outcome)
+        self.games[rules.name, number, tier] = summary
+        if self.judged != (rules.name, number, summary):  # the other tier's same game is judged already
+            self.judged = (rules.name, number, summary)
+            self._referee(rules, game, record, where)
+        return codes
+
+    def _referee(self, rules: Rules, game: Game, record: GameRecord, where: str) -> None:
+        """Replay the game with the independent referee: every move legal, the same cards home and the same win."""
         verdict = replay(rules, game.start, record.moves)
         if not verdict.legal:
             self.broken.add(f"{where}: the referee refuses {verdict.reason}")
         elif verdict.cards_home != record.cards_home or verdict.won != (record.outcome == "won"):
             self.broken.add(f"{where}: the game reports {record.cards_home} home ({record.outcome}), the referee "
-                             f"{verdict.cards_home} ({'won' if verdict.won else 'not won'})")
-        codes = [m.code for m in record.moves]
-        self.games[rules.name, number, tier] = _Game(_digest(codes), len(codes), str(record.termination),
-                                                     record.cards_home, record.outcome)
-        return codes
+                            f"{verdict.cards_home} ({'won' if verdict.won else 'not won'})")
 
     def _batch(self, rules: Rules, numbers: list[int]) -> None:
         """Play the deals as the runner does (one compiled batch); keep the arrays and the time it took."""
