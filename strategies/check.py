@@ -90,7 +90,7 @@ class CheckReport:
         """The report as `bakers-dozen check-strategy` prints it: a heading, one line per check, the verdict."""
         width = max(len(r.name) for r in self.results)
         lines = [f"check-strategy {self.identity} (label {self.label!r}): {self.deals} deal(s) in each of "
-                 f"{len(self.variants)} preset variants, strategy seed {self.strategy_seed}"]
+                 f"{len(self.variants)} variants, strategy seed {self.strategy_seed}"]
         lines += [f"  {r.status.upper():4}  {r.name:{width}}  {r.detail}" for r in self.results]
         lines.append(f"  INFO  {'speed':{width}}  {self.speed}")
         failed = self.failed
@@ -144,9 +144,11 @@ def check_strategy(spec_or_strategy: str | Strategy, deals: int = DEFAULT_DEALS,
     Plays deals 1..``deals`` (seed 0) of each preset variant (or of ``variants``)
     with ``strategy_seed``, twice, in both tiers when the strategy has a compiled
     policy. ``deal_timeout`` (seconds) fails a game that runs longer (none by
-    default: the first game in each tier includes numba's compilation). Raises `StrategyError` (a `sim.errors.UserError`) for a spec that
-    does not load or bad arguments; a strategy that misbehaves while it plays
-    is a failing check, never an exception.
+    default: the first game in each tier includes numba's compilation).
+
+    Raises a `sim.errors.UserError` (`StrategyError` for a spec that does not
+    load) for bad arguments; a strategy that misbehaves while it plays is a
+    failing check, never an exception.
     """
     load = _loader(spec_or_strategy)
     if isinstance(deals, bool) or not isinstance(deals, int) or not 1 <= deals <= MAX_DEALS:
