@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from bakers_dozen.check import check_strategy
 from bakers_dozen.games import deal, play, strategies, variants
 from bakers_dozen.record import verify
 from bakers_dozen.report import compare, demo, report, tournament
@@ -73,5 +74,5 @@ def main() -> None:
     """Simulate Baker's Dozen and its family: deals, strategies, win rates."""
 
 
-for _command in (variants, deal, strategies, play, verify, simulate, compare, tournament, report, demo, solve):
+for _command in (variants, deal, strategies, play, verify, simulate, compare, tournament, report, demo, solve, check_strategy):
     main.add_command(_command)
