@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -50,29 +51,28 @@ def _p(p: float) -> str:
     return "–" if not np.isfinite(p) else ("< 0.0001" if p < 1e-4 else f"{p:.4f}")
 
 
-MAX_MANIFEST_BYTES = 16 * 2**20
-"""A manifest larger than this is not one the runner wrote (they are a few KiB); it is skipped."""
-
-
 def latest_manifest(store_path: Path, key: str) -> dict[str, Any]:
     """The newest readable manifest of a run key (parameters and command), or {} when there is none.
 
     A store may come from someone else: a manifest that is not a JSON object, nests too
-    deeply or is implausibly large is skipped like a damaged one.
+    deeply or is implausibly large is damaged (`studies.store.Store.read_manifests`); each
+    damaged one, and a run with no readable manifest at all, is reported as a
+    `studies.store.DamagedFileWarning`, since the run's command then shows ``?`` where the
+    manifest would say and its rules are known only for a preset.
     """
+    from studies.store import DamagedFileWarning, Store
+
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", key):  # a key from a store's rows names its own folder only
         return {}
-    files = sorted((store_path / key / "manifests").glob("*.json"))
-    for f in reversed(files):
-        try:
-            if f.stat().st_size > MAX_MANIFEST_BYTES:
-                continue
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
-            continue
-        if isinstance(data, dict):
-            return data
-    return {}
+    good, bad = Store(store_path).read_manifests(key)
+    for _, line in bad:
+        done = "another manifest of the run is used" if good else "the report's command for the run shows ? for what it said"
+        warnings.warn(DamagedFileWarning(f"{line}; {done} (the run's rows are unaffected)"), stacklevel=2)
+    if not good and not bad:
+        warnings.warn(DamagedFileWarning(
+            f"run {key} has no manifest in {store_path / key / 'manifests'}; the report's command for the run shows ? "
+            "for what it would say (the run's rows are unaffected)"), stacklevel=2)
+    return good[-1] if good else {}
 
 
 def manifest_rules(manifest: dict[str, Any], fingerprint: str) -> Rules | None:
@@ -203,19 +203,25 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     the report is written to a staged folder and moved into place only when
     complete, so a failure leaves an earlier report in ``out_dir`` as it was.
     """
-    from studies.store import read_store
+    from studies.store import DamagedFileWarning, read_store
 
     check_report_dir(out_dir)
     store_path, shown = Path(store_path), Path(out_dir)
-    if rows is None:
-        rows = read_store(store_path, columns=COLUMNS)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DamagedFileWarning)
+        if rows is None:
+            rows = read_store(store_path, columns=COLUMNS)
+        manifests = {k: latest_manifest(store_path, k) for k in dict.fromkeys(rows["key"].astype(str))}
+    for w in caught:  # passed on to the caller, which shows them (the command line: one line each)
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    damaged = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)))
     if rows.empty:
         raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
     rows = rows.assign(key=rows["key"].astype(str), variant=rows["variant"].astype(str))
     if not allow_mixed:
         _refuse_mixed_names(rows)
     with staged_report(out_dir) as work:
-        report = _write(rows, store_path, work, shown, title, command)
+        report = _write(rows, store_path, work, shown, title, command, manifests, damaged)
         html, md = to_html(report, work), to_markdown(report, work)
     final = Path(out_dir)
     for section in report.sections:
@@ -224,12 +230,13 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     return final / html.name, final / md.name, report
 
 
-def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str) -> Report:
-    """The report's sections, with their charts and variant files written into ``work``."""
+def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str,
+           manifests: dict[str, dict[str, Any]], damaged: list[str]) -> Report:
+    """The report's sections, with their charts and variant files written into ``work``; ``damaged``
+    names the store's damaged files that reading met, each with what was done about it."""
     chart_dir = work / "charts"
     s = summary(rows)
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
-    manifests = {k: latest_manifest(store_path, k) for k in s["key"]}
     by_key = s.set_index("key")
     files = VariantFiles(work, shown)
 
@@ -249,6 +256,9 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     ]
     if command:
         intro.append(f"Reproduce this report: `{command}`")
+    if damaged:
+        intro.append(f"The store has {len(damaged)} damaged file(s); the figures use what could be read, as follows.")
+        intro.extend(damaged)
     sections = []
 
     overview = Section("All runs", tables=[("Win rates", _summary_table(s))])

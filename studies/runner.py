@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from rich.markup import escape
 
 from sim import __version__
 from sim.deals import MAX_DEAL, PYSOL_MAX_DEAL, check_deal_number, make_deal
@@ -235,6 +236,8 @@ class RunSummary:
     chunks_played: int = 0
     chunks_reused: int = 0
     corrupt: list[str] = field(default_factory=list)
+    damaged: list[str] = field(default_factory=list)
+    """One line for each damaged key.json (written again) or manifest of the run's key, moved aside."""
     retries: int = 0
     jobs: int = 1
     backend: str = "loky"
@@ -817,10 +820,13 @@ def run(
     st = store if isinstance(store, Store) else Store.open(store, create=True)
     labels = run_labels(spec, strategy)
     key = labels.key.hash
-    st.register(labels)
     run_id = uuid.uuid4().hex[:12]
     hold = st.hold_key(key, run_id)  # refused while another run plays the key; waits out late commits of dead ones
     try:
+        repaired = st.register(labels)
+        damaged = [repaired] if repaired else []
+        for path, line in st.read_manifests(key)[1]:  # the record of an earlier invocation: no rows are lost
+            damaged.append(f"{line}; moved aside to {st.move_aside(path)}")
         st.clean_temp(key)
         tasks_dir = st.key_dir(key) / TASKS_DIR
         for stale in tasks_dir.glob("*.json"):  # notes of workers of dead runs
@@ -840,7 +846,7 @@ def run(
                 variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=strategy.label,
                 strategy_identity=strategy.identity, seed=spec.seed, source=spec.source, strategy_seed=spec.strategy_seed,
                 first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
-                seconds=0.0, store=str(st.path), key=key, backend=backend,
+                seconds=0.0, store=str(st.path), key=key, backend=backend, damaged=damaged,
             )
             reused, covered = _reuse(st, key, spec.first, spec.last, force, summary, run_id)
             todo = plan_chunks(spec.first, spec.last, covered, chunk) if chunk else missing_ranges(spec.first, spec.last, covered)
@@ -866,6 +872,8 @@ def run(
             progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {strategy.label}")
             for path in summary.corrupt:
                 progress.note(f"[yellow]damaged chunk file moved aside and replayed: {path}")
+            for line in damaged:
+                progress.note(f"[yellow]{escape(line)}")
             t0 = time.perf_counter()
             try:
                 _play_all(chunker, make_task, st, key, n_jobs, backend, client, played, written, progress, retries,
