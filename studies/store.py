@@ -496,10 +496,12 @@ class Store:
             except _Unreadable as exc:
                 bad.append((f, f"{f} is damaged: {exc}"))
                 continue
-            if isinstance(data, dict):
-                good.append(data)
-            else:
+            if not isinstance(data, dict):
                 bad.append((f, f"{f} is damaged: it holds a JSON {type(data).__name__}, not an object"))
+            elif data.get("key", key) != key:
+                bad.append((f, f"{f} is damaged: it is a manifest of run {str(data['key'])[:40]!r}, not of {key}"))
+            else:
+                good.append(data)
         return good, bad
 
     def keys(self) -> list[str]:
@@ -510,6 +512,36 @@ class Store:
     def runs(self) -> list[dict[str, Any]]:
         """What each key in the store stands for (the contents of its ``key.json``), with its chunk count."""
         return [{**self.key_info(key), "chunks": len(self.chunk_files(key))} for key in self.keys()]
+
+    def lost_deals(self, key: str, chunks: Sequence[ChunkFile], lo: int | None = None, hi: int | None = None,
+                   ) -> list[tuple[int, int]]:
+        """The deals in lo..hi that a finished run of ``key`` stored (its manifest says which) but that no file
+        of ``chunks`` (the key's chunk files) covers, as (first, last) ranges: files deleted after the run."""
+        stored = []
+        for m in self.read_manifests(key)[0]:
+            params = m.get("parameters")
+            first, last = (params.get("first"), params.get("last")) if isinstance(params, dict) else (None, None)
+            if "finished" in m and all(isinstance(x, int) and not isinstance(x, bool) for x in (first, last)):
+                stored.append((first if lo is None else max(first, lo), last if hi is None else min(last, hi)))
+        covered = sorted((c.first, c.last) for c in chunks)
+        lost: list[tuple[int, int]] = []
+        for a, b in sorted(stored):
+            for c, d in covered:
+                if a > b:
+                    break
+                if d >= a and c <= b:
+                    if c > a:
+                        lost.append((a, c - 1))
+                    a = max(a, d + 1)
+            if a <= b:
+                lost.append((a, b))
+        merged: list[tuple[int, int]] = []
+        for a, b in sorted(lost):
+            if merged and a <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        return merged
 
     # chunk files -------------------------------------------------------------------
     def chunk_path(self, key: str, first: int, last: int) -> Path:
@@ -819,7 +851,10 @@ def read_store(
     Damaged files are reported as a `DamagedFileWarning` each, never read as data and
     never hide a run: a chunk file that fails its checks is left out (its deals are
     missing); a damaged ``key.json`` is replaced by what the key's rows say (the same
-    fields), so the run's rows are still selected and returned.
+    fields), so the run's rows are still selected and returned; deals that a finished
+    run's manifest records as stored but that no chunk file holds (a deleted file) are
+    named. A damaged manifest holds no rows and only narrows that last check; reports,
+    which read manifests for their commands, name it (`reports.build.latest_manifest`).
 
     Unless ``allow_mixed``, a selection that names a variant or a strategy but
     finds it under more than one rules fingerprint or strategy version raises
@@ -840,7 +875,15 @@ def read_store(
     tables = []
     for k in infos:
         lo, hi = deals if deals is not None else (None, None)
-        for chunk in store.chunk_files(k, lo, hi):
+        chunks = store.chunk_files(k, lo, hi)
+        lost = store.lost_deals(k, chunks, lo, hi)
+        if lost:
+            shown = ", ".join(f"{a}-{b}" for a, b in lost[:3]) + (", ..." if len(lost) > 3 else "")
+            warnings.warn(DamagedFileWarning(
+                f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
+                f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
+                "leave them out (a run of the same command plays them again)"), stacklevel=2)
+        for chunk in chunks:
             try:
                 table = load_chunk_file(chunk, wanted)
             except CorruptChunkError as exc:
