@@ -35,7 +35,7 @@ from strategies.sampling import SamplingStrategy
 from strategies.solver.strategy import SolverStrategy
 
 __all__ = ["UNDECIDED", "CompiledPolicy", "DealInfo", "Param", "Strategy", "StrategyError", "available",
-           "broken_plugins", "compiled_policy", "is_builtin", "load_strategy"]
+           "broken_plugins", "compiled_policy", "is_builtin", "load_strategy", "uncompilable"]
 
 ENTRY_POINT_GROUP = "bakers_dozen.strategies"
 
@@ -272,3 +272,12 @@ def compiled_policy(strategy: Strategy, rules: Any) -> CompiledPolicy | None:
     if policy is not None and not callable(policy.function):
         raise StrategyError(f"{what} returned a CompiledPolicy whose function is not callable")
     return policy
+
+
+def uncompilable(strategy: Strategy, exc: BaseException) -> StrategyError:
+    """The one-line error for a plug-in whose compiled policy numba cannot compile (``exc``, numba's
+    error): the plug-in's fault, not the toolkit's, so it is told as such with numba's first reason."""
+    reasons = [line.strip() for line in str(exc).splitlines()
+               if line.strip() and not line.startswith(("Failed in", "During"))]
+    reason = _one_line(reasons[0]) if reasons else type(exc).__name__
+    return StrategyError(f"strategy {strategy.name!r}: its compiled policy does not compile: {reason}")

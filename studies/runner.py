@@ -299,12 +299,20 @@ def chunk_table(task: ChunkTask) -> pa.Table:
     numbers = np.arange(task.first, task.last + 1, dtype=np.int64)
     policy = None if task.tier == "python" else strategy.compiled(task.rules)
     if policy is not None:
+        from numba.core.errors import NumbaError
+
+        from strategies import is_builtin, uncompilable
         from strategies.batch import play_batch
         from strategies.play import illegal_index_reason
 
         start = time.perf_counter()
-        r = play_batch(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source,
-                       deal_timeout=task.deal_timeout)
+        try:
+            r = play_batch(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source,
+                           deal_timeout=task.deal_timeout)
+        except NumbaError as exc:  # a plug-in's policy numba cannot compile is its error; a built-in's is a bug
+            if is_builtin(strategy):
+                raise
+            raise uncompilable(strategy, exc) from None
         wall_us = int((time.perf_counter() - start) * 1e6)
         averaged = not bool(r.micros.any())
         micros = np.full(len(numbers), wall_us // max(len(numbers), 1), dtype=np.int64) if averaged else r.micros
@@ -812,11 +820,13 @@ def run(
     Raises `RunnerError`/`StoreError` (both `UserError`) for bad input and faults
     (`WorkersDiedError`, `StoreFullError`, `KeyBusyError`), and `RunInterrupted` on Ctrl-C.
     """
+    from strategies import is_builtin
+
     progress = progress or NullProgress()
     started = time.time()
     deal_timeout = check_deal_timeout(deal_timeout)
     strategy, compiled = _check(spec, jobs, chunk, backend)
-    verify = is_plugin(strategy) if verify is None else bool(verify)
+    verify = not is_builtin(strategy) if verify is None else bool(verify)
     st = store if isinstance(store, Store) else Store.open(store, create=True)
     labels = run_labels(spec, strategy)
     key = labels.key.hash
@@ -913,13 +923,6 @@ def run(
         hold.release()
 
 
-def is_plugin(strategy: Any) -> bool:
-    """Whether ``strategy`` is a plug-in (a module:Class spec or an entry point), not one of the built-ins."""
-    from strategies import BUILTINS
-
-    return type(strategy) not in BUILTINS.values()
-
-
 def _useful_jobs(todo: Sequence[tuple[int, int]], chunk: int | None, compiled: bool) -> int:
     """The most chunks that can be in play at once for ``todo`` (at least 1): more workers would idle."""
     if chunk:
@@ -930,7 +933,7 @@ def _useful_jobs(todo: Sequence[tuple[int, int]], chunk: int | None, compiled: b
 
 def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> tuple[Any, bool]:
     """Validate a run before anything starts; return the strategy and whether it plays compiled."""
-    from strategies import StrategyError, load_strategy
+    from strategies import StrategyError, compiled_policy, load_strategy
 
     check_whole("deals", spec.deals, 1, MAX_DEAL)
     if jobs is not None:
@@ -949,16 +952,11 @@ def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> 
         raise RunnerError(f"deals {spec.first:,}..{spec.last:,} run past the last deal number a run can play: "
                           f"allowed 1..{top:,} for source {spec.source!r} (deal numbers are stored as 64-bit integers)")
     make_deal(spec.rules, spec.first, spec.seed, spec.source)  # the source can deal these rules
-    try:
+    try:  # a plug-in's failures (an exception, sys.exit) are StrategyErrors; a built-in's are bugs and go on up
         strategy = load_strategy(spec.strategy)
+        compiled = spec.tier != "python" and compiled_policy(strategy, spec.rules) is not None
     except StrategyError as exc:
         raise RunnerError(str(exc)) from None
-    except (Exception, SystemExit) as exc:  # a plug-in's own code failed (or called sys.exit) while loading
-        raise RunnerError(f"strategy {spec.strategy!r} failed to load: {type(exc).__name__}: {exc}") from None
-    try:
-        compiled = spec.tier != "python" and strategy.compiled(spec.rules) is not None
-    except (Exception, SystemExit) as exc:
-        raise RunnerError(f"strategy {strategy.name!r}: compiled() failed: {type(exc).__name__}: {exc}") from None
     if spec.tier == "compiled" and not compiled:
         raise RunnerError(f"strategy {strategy.name!r} has no compiled tier; use tier auto or python")
     return strategy, compiled
