@@ -74,7 +74,6 @@ from sim.errors import UserError
 from sim.rules import Rules
 from studies.progress import NullProgress, Progress
 from studies.store import (
-    TASKS_DIR,
     ChunkFile,
     CorruptChunkError,
     RunGone,
@@ -838,7 +837,7 @@ def run(
         for path, line in st.read_manifests(key)[1]:  # the record of an earlier invocation: no rows are lost
             damaged.append(f"{line}; moved aside to {st.move_aside(path)}")
         st.clean_temp(key)
-        tasks_dir = st.key_dir(key) / TASKS_DIR
+        tasks_dir = st.tasks_dir(key)
         for stale in tasks_dir.glob("*.json"):  # notes of workers of dead runs
             stale.unlink(missing_ok=True)
         client = connect_scheduler(scheduler) if backend == "dask" else None
@@ -869,7 +868,7 @@ def run(
             writer = st if backend != "dask" else None  # dask workers may not see this disk: the main process writes
             watchdog = None
             if deal_timeout is not None and backend == "loky":
-                tasks_dir.mkdir(exist_ok=True)
+                st.tasks_dir(key, create=True)
                 watchdog = _Watchdog(tasks_dir, run_id, deal_timeout, "compiled" if compiled else "python")
 
             def make_task(a: int, b: int) -> ChunkTask:

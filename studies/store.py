@@ -417,7 +417,10 @@ class Store:
         when nothing was wrong), for the run to report.
         """
         key = labels.key.hash
-        (self.key_dir(key) / "manifests").mkdir(parents=True, exist_ok=True)
+        try:
+            (self.key_dir(key) / "manifests").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _failure(f"cannot create the run folder {self.key_dir(key)}", exc) from None
         try:
             self.read_key_info(key)
             return None
@@ -505,9 +508,13 @@ class Store:
         return good, bad
 
     def keys(self) -> list[str]:
+        """The run keys that have a folder in the store."""
         if not self.path.is_dir():
             return []
-        return sorted(x.name for x in self.path.iterdir() if x.is_dir() and _KEY_RE.match(x.name))
+        try:
+            return sorted(x.name for x in self.path.iterdir() if x.is_dir() and _KEY_RE.match(x.name))
+        except OSError as exc:
+            raise _failure(f"cannot list the store {self.path}", exc) from None
 
     def runs(self) -> list[dict[str, Any]]:
         """What each key in the store stands for (the contents of its ``key.json``), with its chunk count."""
@@ -543,6 +550,17 @@ class Store:
                 merged.append((a, b))
         return merged
 
+    def tasks_dir(self, key: str, create: bool = False) -> Path:
+        """The key's folder of notes on the chunks in play (``.tasks/``, for the runner's watchdog), made
+        when ``create``."""
+        d = self.key_dir(key) / TASKS_DIR
+        if create:
+            try:
+                d.mkdir(exist_ok=True)
+            except OSError as exc:
+                raise _failure(f"cannot create {d}", exc) from None
+        return d
+
     # chunk files -------------------------------------------------------------------
     def chunk_path(self, key: str, first: int, last: int) -> Path:
         return self.key_dir(key) / chunk_name(key, first, last)
@@ -553,7 +571,11 @@ class Store:
         if not d.is_dir():
             return []
         found = []
-        for entry in os.scandir(d):
+        try:
+            entries = list(os.scandir(d))
+        except OSError as exc:
+            raise _failure(f"cannot list the run folder {d}", exc) from None
+        for entry in entries:
             m = _CHUNK_RE.match(entry.name)
             if not m or m.group(1) != key:
                 continue
@@ -606,7 +628,7 @@ class Store:
             path.parent.mkdir(exist_ok=True)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError(f"cannot create the run lock {path}: {exc.strerror or exc}") from None
+            raise _failure(f"cannot create the run lock {path}", exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -627,8 +649,7 @@ class Store:
                 pass
         except OSError as exc:
             os.close(fd)
-            full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
-            raise (StoreFullError if full else StoreError)(f"cannot take key {key} in {self.path}: {exc.strerror or exc}") from None
+            raise _failure(f"cannot take key {key} in {self.path}", exc) from None
         return KeyLock(fd, path)
 
     @contextlib.contextmanager
@@ -673,12 +694,14 @@ class Store:
         """Move a damaged file of a key (chunk, key.json, manifest) into the ``corrupt/`` folder beside it,
         under a new name, so that it is never read again; return where."""
         d = path.parent / "corrupt"
-        d.mkdir(exist_ok=True)
         target = d / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
         try:
+            d.mkdir(exist_ok=True)
             os.replace(path, target)
         except FileNotFoundError:  # someone else moved it first
             pass
+        except OSError as exc:
+            raise _failure(f"cannot move the damaged file {path} aside into {d}", exc) from None
         return target
 
     def clean_temp(self, key: str, older_than: float = 3600.0) -> int:
@@ -773,6 +796,13 @@ def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> p
     except (pa.ArrowException, OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptChunkError(chunk.path, f"{type(exc).__name__}: {exc}") from None
     return table
+
+
+def _failure(what: str, exc: OSError) -> StoreError:
+    """A store operation the file system refused: `StoreFullError` when the disk is full, else `StoreError`."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StoreFullError(f"disk full: {what} ({exc.strerror})")
+    return StoreError(f"{what}: {exc.strerror or exc}")
 
 
 def _marker_fix(marker: Path) -> str:

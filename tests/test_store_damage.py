@@ -8,6 +8,7 @@ so, name the file, and lose or duplicate no row.
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 import warnings
@@ -225,3 +226,32 @@ def test_a_store_without_its_marker_says_how_to_give_it_back(store):
         with pytest.raises(StoreError, match="holds run folders of a results store but not its marker") as info:
             Store.open(path, create=create)
         assert '{"format": "bakers-dozen-results", "version": 2}' in str(info.value)
+
+
+def test_a_file_system_that_refuses_is_a_store_error_never_a_bug(store, tmp_path, monkeypatch):
+    path, a, _ = store
+    real_mkdir, real_scandir = Path.mkdir, S.os.scandir
+
+    def full(self, *args, **kwargs):
+        if self.name in ("manifests", "corrupt"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", full)
+    with pytest.raises(S.StoreFullError, match="disk full: cannot create the run folder"):
+        run(RunSpec(RULES, "greedy", 10, seed=7), path, jobs=1)
+    r = _cli("simulate", "-n", "10", "--seed", "8", "--store", str(path))
+    assert r.exit_code == 1 and "disk full: cannot create the run folder" in r.output and "Traceback" not in r.output
+    with pytest.raises(S.StoreFullError, match="cannot move the damaged file"):
+        Store(path).quarantine(Store(path).chunk_files(a)[0])
+    monkeypatch.setattr(Path, "mkdir", real_mkdir)
+
+    def refused(d):
+        if Path(d).name == a:
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_scandir(d)
+
+    monkeypatch.setattr(S.os, "scandir", refused)
+    with pytest.raises(StoreError, match=f"cannot list the run folder .*{a}: Permission denied"):
+        read_store(path)
+    _one_line_error(_cli("report", str(path), "--out", str(tmp_path / "out")), "cannot list the run folder")
