@@ -29,7 +29,7 @@ from reports.output import check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Report, Section, to_html, to_markdown
 from reports.tables import ReportError, summary, tournament, variant_comparison
 from sim.deals import SOURCES
-from sim.rules import PARAMETERS, Rules, find_variant, rules_from_mapping, variant_names
+from sim.rules import PARAMETERS, VARIANTS, Rules, find_variant, rules_from_mapping, variant_names
 
 COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
            "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version"]
@@ -87,6 +87,29 @@ def manifest_rules(manifest: dict[str, Any], fingerprint: str) -> Rules | None:
     except (TypeError, ValueError):  # rules a hostile or damaged manifest made up (UserError is a ValueError)
         return None
     return rules if rules.fingerprint == fingerprint else None
+
+
+def run_rules(manifest: dict[str, Any], fingerprint: str) -> Rules | None:
+    """The rules of a run whose rows carry ``fingerprint``: its manifest's (`manifest_rules`), else the
+    preset's with that fingerprint (a damaged manifest costs a preset run nothing), else None."""
+    rules = manifest_rules(manifest, fingerprint)
+    return rules or next((v.rules for v in VARIANTS if v.rules.fingerprint == fingerprint), None)
+
+
+def _check_manifest_rules(rows: pd.DataFrame, manifests: dict[str, dict[str, Any]]) -> None:
+    """Warn (`studies.store.DamagedFileWarning`) for each run with a manifest whose rules cannot be used (not
+    valid rules, or not those of the run's rows) and that is no preset: the report then writes no variant
+    file and no sweep point for it."""
+    from studies.store import DamagedFileWarning
+
+    fingerprints = rows.assign(key=rows["key"].astype(str)).groupby("key")["rules_fingerprint"].first()
+    for k, m in manifests.items():
+        fingerprint = str(fingerprints[k])
+        if m and run_rules(m, fingerprint) is None:
+            warnings.warn(DamagedFileWarning(
+                f"the newest readable manifest of run {k} does not record valid rules with the fingerprint of its "
+                f"rows ({fingerprint}); the report shows the run without its rules: no variant file, no sweep point"),
+                stacklevel=2)
 
 
 def _text(value: str) -> str:
@@ -212,6 +235,7 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
         if rows is None:
             rows = read_store(store_path, columns=COLUMNS)
         manifests = {k: latest_manifest(store_path, k) for k in dict.fromkeys(rows["key"].astype(str))}
+        _check_manifest_rules(rows, manifests)
     for w in caught:  # passed on to the caller, which shows them (the command line: one line each)
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     damaged = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)))
@@ -272,7 +296,7 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     sections.append(overview)
     sections.extend(_comparisons(rows, s, chart_dir, repro))
     sections.extend(_tournaments(rows, s, chart_dir, repro))
-    rules = {k: manifest_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
+    rules = {k: run_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
     sections.extend(_sweeps(s, rules, chart_dir, repro))
     return Report(title or "bakers-dozen report", intro, sections)
 

@@ -33,8 +33,9 @@ from reports.output import (
     write_file_atomically,
 )
 from reports.render import md_escape
-from sim.rules import Rules, RulesError, rules_from_mapping
+from sim.rules import VARIANTS, Rules, RulesError, rules_from_mapping
 from studies.runner import RunSpec, run
+from studies.store import DamagedFileWarning
 
 HOSTILE = [
     "/some/dir/x", "../../x", "../../../../../../../../tmp/x", "a/b", "a\\b", "a_b", "a?b", "..", ".", "", " ",
@@ -177,8 +178,18 @@ def test_manifests_that_lie_about_rules_or_are_not_json_are_ignored(store, tmp_p
         data["parameters"]["rules"] = {"columns": [1], "face_down": "many"}
         files[3].write_text(json.dumps(data))
         out = tmp_path / "out"
-        build(store, out)
+        with pytest.warns(DamagedFileWarning) as caught:
+            build(store, out)
         assert not (out / "variants").exists()  # no rules trusted, so no variant file
+        said = [str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)]
+        presets = {v.rules.fingerprint for v in VARIANTS}
+        for f in (files[0], files[2], files[3]):  # each run whose rules are unknown (no preset's either) is named
+            key = f.parent.parent.name
+            fingerprint = json.loads((store / key / "key.json").read_text())["rules_fingerprint"]
+            named = any(f"manifest of run {key} does not record valid rules" in m for m in said)
+            assert named == (fingerprint not in presets), (key, said)
+        report = (out / "report.md").read_text("utf-8")
+        assert all(md_escape(m) in report or m in report for m in said)
     finally:
         for f, data in zip(files, originals, strict=True):
             f.write_bytes(data)
