@@ -460,9 +460,11 @@ class Store:
                 found = "missing" if name not in info else f"{value!r}"[:40]
                 raise KeyInfoError(path, f"its field {name!r} is {found}; it must be a {kind.__name__}")
         made = RunKey(**{f.name: info[f.name] for f in fields(RunKey)}).hash
-        if made != key or info["key"] != key:
-            raise KeyInfoError(path, f"its fields make run key {made} (it says {info['key']!r}), "
-                                     f"not {key}, the key of its folder")
+        if made != key:
+            raise KeyInfoError(path, f"its fields make run key {made}, not {key}, the key of its folder "
+                                     "(it describes another run)")
+        if info["key"] != key:
+            raise KeyInfoError(path, f"it names run key {info['key'][:40]!r}, not {key}, the key of its folder")
         return info
 
     def key_info(self, key: str) -> dict[str, Any]:
@@ -813,8 +815,11 @@ def _marker_fix(marker: Path) -> str:
 
 def _looks_like_store(p: Path) -> bool:
     """Whether directory ``p`` holds run-key folders as a store does (one whose marker was lost)."""
-    return any(x.is_dir() and _KEY_RE.match(x.name) and ((x / KEY_INFO).exists() or (x / "manifests").is_dir())
-               for x in p.iterdir())
+    try:
+        return any(x.is_dir() and _KEY_RE.match(x.name) and ((x / KEY_INFO).exists() or (x / "manifests").is_dir())
+                   for x in p.iterdir())
+    except OSError:  # a directory that cannot be listed: the caller's own checks say so
+        return False
 
 
 class _Unreadable(Exception):

@@ -153,8 +153,8 @@ KEY_JSON_DAMAGE = {
     "a field of the wrong type": (lambda i: {**i, "seed": "0"}, "field 'seed' is '0'; it must be a int"),
     "a bool for an int": (lambda i: {**i, "strategy_seed": True}, "field 'strategy_seed' is True"),
     "an int for a bool": (lambda i: {**i, "clairvoyant": 0}, "field 'clairvoyant' is 0; it must be a bool"),
-    "another key's fields": (lambda i: {**i, "seed": 5}, "not {key}, the key of its folder"),
-    "another key's name": (lambda i: {**i, "key": "0" * 16}, "it says '0000000000000000'"),
+    "another key's fields": (lambda i: {**i, "seed": 5}, "not {key}, the key of its folder (it describes another run)"),
+    "another key's name": (lambda i: {**i, "key": "0" * 16}, "it names run key '0000000000000000', not {key}"),
 }
 
 
