@@ -71,7 +71,7 @@ def check_study(runs: Sequence[RunSpec], out_dir: str) -> None:
 
 
 @contextlib.contextmanager
-def damage_on_stderr() -> Iterator[None]:
+def _damage_on_stderr() -> Iterator[None]:
     """Show each damaged store file met inside (a `studies.store.DamagedFileWarning`) as one
     ``bakers-dozen: warning:`` line on standard error, once, even when the command then fails."""
     from studies.store import DamagedFileWarning
@@ -122,9 +122,12 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
 
     check_study(runs, out_dir)
     summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
+    for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
+        for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
+            click.echo("bakers-dozen: warning: " + " ".join(line.split()), err=True)
     lo = min(r.first for r in runs)
     hi = max(r.first + r.deals - 1 for r in runs)
-    with damage_on_stderr():
+    with _damage_on_stderr():
         rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
         # Each run contributes exactly the deals this study asked of it, even when the store holds more.
         parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
@@ -206,7 +209,7 @@ def report(store_dir: str, out_dir: str, allow_mixed: bool) -> None:
 
     if not Path(store_dir).is_dir():
         raise ReportError(f"{store_dir} is not a directory; give a results store made by simulate, compare or demo")
-    with damage_on_stderr():
+    with _damage_on_stderr():
         html, md, rep = build(store_dir, out_dir, allow_mixed=allow_mixed)
     _print(rep, ["Win rates"])
     click.echo(f"report: {html} and {md}")

@@ -255,3 +255,15 @@ def test_a_file_system_that_refuses_is_a_store_error_never_a_bug(store, tmp_path
     with pytest.raises(StoreError, match=f"cannot list the run folder .*{a}: Permission denied"):
         read_store(path)
     _one_line_error(_cli("report", str(path), "--out", str(tmp_path / "out")), "cannot list the run folder")
+
+
+@pytest.mark.parametrize("kind", ["key.json", "manifest", "chunk"])
+def test_compare_says_what_its_runs_found_damaged_even_when_quiet(store, tmp_path, kind):
+    path, a, b = store
+    f = _damage(path, a, b, kind, "garble")
+    r = _cli("compare", "--variants", f"{RULES.name},{OTHER.name}", "--strategy", "greedy", "--deals", "100", "-j", "1",
+             "-q", "--store", str(path), "--out", str(tmp_path / "out"))
+    assert r.exit_code == 0, r.output
+    warned = [line for line in r.stderr.splitlines() if line.startswith("bakers-dozen: warning: ")]
+    assert len(warned) == 1 and f.name in warned[0], r.stderr
+    assert Store(path).read_manifests(a)[1] == [] and Store(path).read_key_info(a)["key"] == a
