@@ -900,6 +900,8 @@ def read_store(
     unknown = sorted(set(columns or ()) - set(COLUMNS))
     if unknown:
         raise StoreError(f"unknown column(s) {', '.join(unknown)}; the store's columns: {', '.join(COLUMNS)}")
+    if key is not None and not (isinstance(key, str) and _KEY_RE.match(key)):
+        raise StoreError(f"key {str(key)[:40]!r} is not a run key; a run key is 16 hex digits (the `key` column)")
     wanted = None if columns is None else [c for c in COLUMNS if c in {"key", "deal", *columns}]
     infos = {k: store.key_info(k) for k in (store.keys() if key is None else [key])}
     checks = {"variant": variant, "rules_fingerprint": rules_fingerprint, "strategy": strategy,

@@ -267,3 +267,11 @@ def test_compare_says_what_its_runs_found_damaged_even_when_quiet(store, tmp_pat
     warned = [line for line in r.stderr.splitlines() if line.startswith("bakers-dozen: warning: ")]
     assert len(warned) == 1 and f.name in warned[0], r.stderr
     assert Store(path).read_manifests(a)[1] == [] and Store(path).read_key_info(a)["key"] == a
+
+
+@pytest.mark.parametrize("key", ["../x", "", "ABCDEF0123456789", "0" * 17, 5])
+def test_a_key_that_is_no_run_key_is_refused_not_read_outside_the_store(store, key):
+    path, a, _ = store
+    with pytest.raises(StoreError, match="is not a run key; a run key is 16 hex digits"):
+        read_store(path, key=key)
+    assert len(read_store(path, key=a)) == 300
