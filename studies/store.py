@@ -9,7 +9,8 @@ A store is a directory that any number of runs share::
         manifests/<start>-<pid>.json      one per invocation: toolkit version, command line,
                                           start time, every run parameter
         <key>_<first>_<last>.parquet      one per chunk: deals first..last (19 digits, zero-padded)
-        corrupt/                          chunk files that failed validation, moved aside
+        corrupt/                          damaged files moved aside: chunks that failed their checks,
+                                          a key.json or manifest a run found damaged
         .run.lock                         held (flock) by the one run playing this key; says who
         .commit.lock                      held for the instant a chunk file is put in place
         .tasks/                           which worker plays which chunk (for the runner's watchdog)
@@ -39,6 +40,11 @@ no two chunk files ever cover the same deal. Files are checked when read: the Pa
 checksums, the key and deal range recorded in the file's metadata against its
 name, the row count and the deal numbers. A file that fails is never read as
 data (`CorruptChunkError`); the runner moves it aside and plays its deals again.
+
+A damaged ``key.json`` or manifest is never silently taken for "no such run":
+`read_store` warns (`DamagedFileWarning`) and takes a key's fields from its rows,
+which carry them all; a run writes a damaged ``key.json`` again (its key fields are
+the folder's name) and moves damaged manifests aside, and says so in its summary.
 
 Columns (one row per deal):
 
