@@ -817,7 +817,10 @@ def run(
     (None: no limit). ``verify``: replay every win with the referee before storing it
     (None: on for plug-in strategies, off for built-ins).
     Raises `RunnerError`/`StoreError` (both `UserError`) for bad input and faults
-    (`WorkersDiedError`, `StoreFullError`, `KeyBusyError`), and `RunInterrupted` on Ctrl-C.
+    (`WorkersDiedError`, `StoreFullError`, `KeyBusyError`), `strategies.StrategyError` (a
+    `UserError`) for a plug-in whose compiled policy numba cannot compile, and `RunInterrupted`
+    on Ctrl-C; anything else is a bug. Damaged files of the key are repaired and listed in
+    the summary's ``damaged`` and ``corrupt``.
     """
     from strategies import is_builtin
 
