@@ -100,14 +100,12 @@ def _play_compiled_plugin(play: Callable[..., Any], strategy: Any, game: Game, i
     """``play(...)``; a plug-in's compiled policy that numba cannot compile is the plug-in's error, in one line."""
     from numba.core.errors import NumbaError
 
-    from strategies import StrategyError, is_builtin
+    from strategies import is_builtin, uncompilable
 
     try:
         return play(strategy, game, info, strategy_seed)
     except NumbaError as exc:
         if is_builtin(strategy):
             raise
-        reasons = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith(("Failed in", "During"))]
-        reason = reasons[0] if reasons else type(exc).__name__
-        raise StrategyError(f"strategy {strategy.name!r}: its compiled policy does not compile: {reason}") from None
+        raise uncompilable(strategy, exc) from None
 

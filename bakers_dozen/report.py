@@ -7,9 +7,11 @@ its main tables.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,25 @@ def check_study(runs: Sequence[RunSpec], out_dir: str) -> None:
         load_strategy(spec)
 
 
+@contextlib.contextmanager
+def _damage_on_stderr() -> Iterator[None]:
+    """Show each damaged store file met inside (a `studies.store.DamagedFileWarning`) as one
+    ``bakers-dozen: warning:`` line on standard error, once, even when the command then fails."""
+    from studies.store import DamagedFileWarning
+
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DamagedFileWarning)
+            yield
+    finally:
+        for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)):
+            click.echo("bakers-dozen: warning: " + " ".join(message.split()), err=True)
+        for w in caught:
+            if not issubclass(w.category, DamagedFileWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
 def _print(report: Any, headings: Sequence[str]) -> None:
     """Print the tables whose section heading or caption is in ``headings`` (a heading ending in '*' is a prefix)."""
     screen = console()
@@ -101,15 +122,19 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
 
     check_study(runs, out_dir)
     summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
+    for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
+        for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
+            click.echo("bakers-dozen: warning: " + " ".join(line.split()), err=True)
     lo = min(r.first for r in runs)
     hi = max(r.first + r.deals - 1 for r in runs)
-    rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
-    # Each run contributes exactly the deals this study asked of it, even when the store holds more.
-    parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
-             for s, r in zip(summaries, runs, strict=True)]
-    study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
-    html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
-                             command=shlex.join(["bakers-dozen", *sys.argv[1:]]))
+    with _damage_on_stderr():
+        rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
+        # Each run contributes exactly the deals this study asked of it, even when the store holds more.
+        parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
+                 for s, r in zip(summaries, runs, strict=True)]
+        study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
+        html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
+                                 command=shlex.join(["bakers-dozen", *sys.argv[1:]]))
     _print(report, headings)
     click.echo(f"report: {html} and {md}")
     return summaries
@@ -184,7 +209,8 @@ def report(store_dir: str, out_dir: str, allow_mixed: bool) -> None:
 
     if not Path(store_dir).is_dir():
         raise ReportError(f"{store_dir} is not a directory; give a results store made by simulate, compare or demo")
-    html, md, rep = build(store_dir, out_dir, allow_mixed=allow_mixed)
+    with _damage_on_stderr():
+        html, md, rep = build(store_dir, out_dir, allow_mixed=allow_mixed)
     _print(rep, ["Win rates"])
     click.echo(f"report: {html} and {md}")
 

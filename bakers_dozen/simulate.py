@@ -165,6 +165,7 @@ def format_summary(s: RunSummary) -> str:
     lines.append(f"  store            {s.store} (key {s.key})")
     if s.corrupt:
         lines.append(f"  replayed         {len(s.corrupt)} damaged chunk file(s), moved aside: {', '.join(s.corrupt)}")
+    lines.extend(f"  damaged          {line}" for line in s.damaged)
     if s.retries:
         lines.append(f"  retried          {s.retries} time(s) after a worker died")
     return "\n".join(lines)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from reports.output import check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Report, Section, to_html, to_markdown
 from reports.tables import ReportError, summary, tournament, variant_comparison
 from sim.deals import SOURCES
-from sim.rules import PARAMETERS, Rules, find_variant, rules_from_mapping, variant_names
+from sim.rules import PARAMETERS, VARIANTS, Rules, find_variant, rules_from_mapping, variant_names
 
 COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
            "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version"]
@@ -50,29 +51,28 @@ def _p(p: float) -> str:
     return "–" if not np.isfinite(p) else ("< 0.0001" if p < 1e-4 else f"{p:.4f}")
 
 
-MAX_MANIFEST_BYTES = 16 * 2**20
-"""A manifest larger than this is not one the runner wrote (they are a few KiB); it is skipped."""
-
-
 def latest_manifest(store_path: Path, key: str) -> dict[str, Any]:
     """The newest readable manifest of a run key (parameters and command), or {} when there is none.
 
     A store may come from someone else: a manifest that is not a JSON object, nests too
-    deeply or is implausibly large is skipped like a damaged one.
+    deeply or is implausibly large is damaged (`studies.store.Store.read_manifests`); each
+    damaged one, and a run with no readable manifest at all, is reported as a
+    `studies.store.DamagedFileWarning`, since the run's command then shows ``?`` where the
+    manifest would say and its rules are known only for a preset.
     """
+    from studies.store import DamagedFileWarning, Store
+
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", key):  # a key from a store's rows names its own folder only
         return {}
-    files = sorted((store_path / key / "manifests").glob("*.json"))
-    for f in reversed(files):
-        try:
-            if f.stat().st_size > MAX_MANIFEST_BYTES:
-                continue
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
-            continue
-        if isinstance(data, dict):
-            return data
-    return {}
+    good, bad = Store(store_path).read_manifests(key)
+    for _, line in bad:
+        done = "another manifest of the run is used" if good else "the report's command for the run shows ? for what it said"
+        warnings.warn(DamagedFileWarning(f"{line}; {done} (the run's rows are unaffected)"), stacklevel=2)
+    if not good and not bad:
+        warnings.warn(DamagedFileWarning(
+            f"run {key} has no manifest in {store_path / key / 'manifests'}; the report's command for the run shows ? "
+            "for what it would say (the run's rows are unaffected)"), stacklevel=2)
+    return good[-1] if good else {}
 
 
 def manifest_rules(manifest: dict[str, Any], fingerprint: str) -> Rules | None:
@@ -87,6 +87,29 @@ def manifest_rules(manifest: dict[str, Any], fingerprint: str) -> Rules | None:
     except (TypeError, ValueError):  # rules a hostile or damaged manifest made up (UserError is a ValueError)
         return None
     return rules if rules.fingerprint == fingerprint else None
+
+
+def run_rules(manifest: dict[str, Any], fingerprint: str) -> Rules | None:
+    """The rules of a run whose rows carry ``fingerprint``: its manifest's (`manifest_rules`), else the
+    preset's with that fingerprint (a damaged manifest costs a preset run nothing), else None."""
+    rules = manifest_rules(manifest, fingerprint)
+    return rules or next((v.rules for v in VARIANTS if v.rules.fingerprint == fingerprint), None)
+
+
+def _check_manifest_rules(rows: pd.DataFrame, manifests: dict[str, dict[str, Any]]) -> None:
+    """Warn (`studies.store.DamagedFileWarning`) for each run with a manifest whose rules cannot be used (not
+    valid rules, or not those of the run's rows) and that is no preset: the report then writes no variant
+    file and no sweep point for it."""
+    from studies.store import DamagedFileWarning
+
+    fingerprints = rows.assign(key=rows["key"].astype(str)).groupby("key")["rules_fingerprint"].first()
+    for k, m in manifests.items():
+        fingerprint = str(fingerprints[k])
+        if m and run_rules(m, fingerprint) is None:
+            warnings.warn(DamagedFileWarning(
+                f"the newest readable manifest of run {k} does not record valid rules with the fingerprint of its "
+                f"rows ({fingerprint}); the report shows the run without its rules: no variant file, no sweep point"),
+                stacklevel=2)
 
 
 def _text(value: str) -> str:
@@ -203,19 +226,26 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     the report is written to a staged folder and moved into place only when
     complete, so a failure leaves an earlier report in ``out_dir`` as it was.
     """
-    from studies.store import read_store
+    from studies.store import DamagedFileWarning, read_store
 
     check_report_dir(out_dir)
     store_path, shown = Path(store_path), Path(out_dir)
-    if rows is None:
-        rows = read_store(store_path, columns=COLUMNS)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DamagedFileWarning)
+        if rows is None:
+            rows = read_store(store_path, columns=COLUMNS)
+        manifests = {k: latest_manifest(store_path, k) for k in dict.fromkeys(rows["key"].astype(str))}
+        _check_manifest_rules(rows, manifests)
+    for w in caught:  # passed on to the caller, which shows them (the command line: one line each)
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    damaged = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)))
     if rows.empty:
         raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
     rows = rows.assign(key=rows["key"].astype(str), variant=rows["variant"].astype(str))
     if not allow_mixed:
         _refuse_mixed_names(rows)
     with staged_report(out_dir) as work:
-        report = _write(rows, store_path, work, shown, title, command)
+        report = _write(rows, store_path, work, shown, title, command, manifests, damaged)
         html, md = to_html(report, work), to_markdown(report, work)
     final = Path(out_dir)
     for section in report.sections:
@@ -224,12 +254,13 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     return final / html.name, final / md.name, report
 
 
-def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str) -> Report:
-    """The report's sections, with their charts and variant files written into ``work``."""
+def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str,
+           manifests: dict[str, dict[str, Any]], damaged: list[str]) -> Report:
+    """The report's sections, with their charts and variant files written into ``work``; ``damaged``
+    names the store's damaged files that reading met, each with what was done about it."""
     chart_dir = work / "charts"
     s = summary(rows)
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
-    manifests = {k: latest_manifest(store_path, k) for k in s["key"]}
     by_key = s.set_index("key")
     files = VariantFiles(work, shown)
 
@@ -249,6 +280,9 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     ]
     if command:
         intro.append(f"Reproduce this report: `{command}`")
+    if damaged:
+        intro.append(f"The store has {len(damaged)} damaged file(s); the figures use what could be read, as follows.")
+        intro.extend(damaged)
     sections = []
 
     overview = Section("All runs", tables=[("Win rates", _summary_table(s))])
@@ -262,7 +296,7 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     sections.append(overview)
     sections.extend(_comparisons(rows, s, chart_dir, repro))
     sections.extend(_tournaments(rows, s, chart_dir, repro))
-    rules = {k: manifest_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
+    rules = {k: run_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
     sections.extend(_sweeps(s, rules, chart_dir, repro))
     return Report(title or "bakers-dozen report", intro, sections)
 

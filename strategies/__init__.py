@@ -35,7 +35,7 @@ from strategies.sampling import SamplingStrategy
 from strategies.solver.strategy import SolverStrategy
 
 __all__ = ["UNDECIDED", "CompiledPolicy", "DealInfo", "Param", "Strategy", "StrategyError", "available",
-           "broken_plugins", "compiled_policy", "is_builtin", "load_strategy"]
+           "broken_plugins", "compiled_policy", "is_builtin", "load_strategy", "uncompilable"]
 
 ENTRY_POINT_GROUP = "bakers_dozen.strategies"
 
@@ -63,7 +63,9 @@ def _guarded(what: str, call: Callable[[], T]) -> T:
     except SystemExit as exc:
         raise StrategyError(f"{what} called sys.exit({exc.code!r})") from None
     except ModuleNotFoundError as exc:
-        raise StrategyError(f"{what} failed: the plug-in's dependency {exc.name!r} is missing ({exc})") from None
+        needs = f"module {exc.name!r}" if exc.name else f"a module ({_described(exc)})"
+        raise StrategyError(f"{what} failed: the plug-in needs {needs}, which is not installed; install it, "
+                            "or fix the plug-in's import") from None
     except SyntaxError as exc:
         where = f"{exc.filename}, line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
         raise StrategyError(f"{what} failed: syntax error in {where}: {exc.msg}") from None
@@ -89,11 +91,13 @@ def _one_line(text: str) -> str:
 
 
 def _check_class(cls: Any, where: str) -> type[Strategy]:
-    """``cls`` if it is a usable `Strategy` subclass; else a `StrategyError` saying what is wrong."""
-    if not (isinstance(cls, type) and issubclass(cls, Strategy)):
-        raise StrategyError(f"{where} is not a Strategy subclass (strategies.base.Strategy); it is {type(cls).__name__}")
+    """``cls`` if it is a usable `Strategy` subclass; else a `StrategyError` saying what is wrong (even when
+    merely looking at ``cls`` runs plug-in code that fails: a hostile ``__class__`` or metaclass)."""
 
     def attributes() -> None:
+        if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+            raise StrategyError(f"{where} is not a Strategy subclass (strategies.base.Strategy); it is "
+                                f"{type(cls).__name__}")
         for attr in ("name", "version"):
             if not isinstance(getattr(cls, attr), str) or not _LABEL_RE.match(getattr(cls, attr)):
                 raise StrategyError(f"{where}: class attribute {attr!r} must be 1 to 64 letters, digits or _ . + -")
@@ -127,10 +131,25 @@ def _loaded_entry_points() -> tuple[dict[str, type[Strategy]], dict[str, str]]:
             broken[ep.name] = f"{where} has the name of a built-in strategy and is ignored"
             continue
         try:
-            found[ep.name] = _check_class(_guarded(f"loading {where}", ep.load), where)
+            found[ep.name] = _check_class(_load_entry_point(ep, where), where)
         except StrategyError as exc:
             broken[ep.name] = str(exc)
     return found, broken
+
+
+def _load_entry_point(ep: Any, where: str) -> Any:
+    """What entry point ``ep`` names; a module of its own that is not installed (a package half
+    uninstalled) is said as such, not taken for a missing dependency of the plug-in."""
+    def attempt() -> Any:
+        try:
+            return ep.load()
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and _is_prefix(exc.name, ep.module):
+                raise StrategyError(f"{where} names module {ep.module!r}, which is not installed "
+                                    "(its package may be half uninstalled)") from None
+            raise
+
+    return _guarded(f"loading {where}", attempt)
 
 
 def available() -> dict[str, type[Strategy]]:
@@ -253,3 +272,12 @@ def compiled_policy(strategy: Strategy, rules: Any) -> CompiledPolicy | None:
     if policy is not None and not callable(policy.function):
         raise StrategyError(f"{what} returned a CompiledPolicy whose function is not callable")
     return policy
+
+
+def uncompilable(strategy: Strategy, exc: BaseException) -> StrategyError:
+    """The one-line error for a plug-in whose compiled policy numba cannot compile (``exc``, numba's
+    error): the plug-in's fault, not the toolkit's, so it is told as such with numba's first reason."""
+    reasons = [line.strip() for line in str(exc).splitlines()
+               if line.strip() and not line.startswith(("Failed in", "During"))]
+    reason = _one_line(reasons[0]) if reasons else type(exc).__name__
+    return StrategyError(f"strategy {strategy.name!r}: its compiled policy does not compile: {reason}")

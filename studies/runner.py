@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from rich.markup import escape
 
 from sim import __version__
 from sim.deals import MAX_DEAL, PYSOL_MAX_DEAL, check_deal_number, make_deal
@@ -73,7 +74,6 @@ from sim.errors import UserError
 from sim.rules import Rules
 from studies.progress import NullProgress, Progress
 from studies.store import (
-    TASKS_DIR,
     ChunkFile,
     CorruptChunkError,
     RunGone,
@@ -235,6 +235,8 @@ class RunSummary:
     chunks_played: int = 0
     chunks_reused: int = 0
     corrupt: list[str] = field(default_factory=list)
+    damaged: list[str] = field(default_factory=list)
+    """One line for each damaged key.json (written again) or manifest of the run's key, moved aside."""
     retries: int = 0
     jobs: int = 1
     backend: str = "loky"
@@ -296,12 +298,20 @@ def chunk_table(task: ChunkTask) -> pa.Table:
     numbers = np.arange(task.first, task.last + 1, dtype=np.int64)
     policy = None if task.tier == "python" else strategy.compiled(task.rules)
     if policy is not None:
+        from numba.core.errors import NumbaError
+
+        from strategies import is_builtin, uncompilable
         from strategies.batch import play_batch
         from strategies.play import illegal_index_reason
 
         start = time.perf_counter()
-        r = play_batch(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source,
-                       deal_timeout=task.deal_timeout)
+        try:
+            r = play_batch(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source,
+                           deal_timeout=task.deal_timeout)
+        except NumbaError as exc:  # a plug-in's policy numba cannot compile is its error; a built-in's is a bug
+            if is_builtin(strategy):
+                raise
+            raise uncompilable(strategy, exc) from None
         wall_us = int((time.perf_counter() - start) * 1e6)
         averaged = not bool(r.micros.any())
         micros = np.full(len(numbers), wall_us // max(len(numbers), 1), dtype=np.int64) if averaged else r.micros
@@ -807,22 +817,30 @@ def run(
     (None: no limit). ``verify``: replay every win with the referee before storing it
     (None: on for plug-in strategies, off for built-ins).
     Raises `RunnerError`/`StoreError` (both `UserError`) for bad input and faults
-    (`WorkersDiedError`, `StoreFullError`, `KeyBusyError`), and `RunInterrupted` on Ctrl-C.
+    (`WorkersDiedError`, `StoreFullError`, `KeyBusyError`), `strategies.StrategyError` (a
+    `UserError`) for a plug-in whose compiled policy numba cannot compile, and `RunInterrupted`
+    on Ctrl-C; anything else is a bug. Damaged files of the key are repaired and listed in
+    the summary's ``damaged`` and ``corrupt``.
     """
+    from strategies import is_builtin
+
     progress = progress or NullProgress()
     started = time.time()
     deal_timeout = check_deal_timeout(deal_timeout)
     strategy, compiled = _check(spec, jobs, chunk, backend)
-    verify = is_plugin(strategy) if verify is None else bool(verify)
+    verify = not is_builtin(strategy) if verify is None else bool(verify)
     st = store if isinstance(store, Store) else Store.open(store, create=True)
     labels = run_labels(spec, strategy)
     key = labels.key.hash
-    st.register(labels)
     run_id = uuid.uuid4().hex[:12]
     hold = st.hold_key(key, run_id)  # refused while another run plays the key; waits out late commits of dead ones
     try:
+        repaired = st.register(labels)
+        damaged = [repaired] if repaired else []
+        for path, line in st.read_manifests(key)[1]:  # the record of an earlier invocation: no rows are lost
+            damaged.append(f"{line}; moved aside to {st.move_aside(path)}")
         st.clean_temp(key)
-        tasks_dir = st.key_dir(key) / TASKS_DIR
+        tasks_dir = st.tasks_dir(key)
         for stale in tasks_dir.glob("*.json"):  # notes of workers of dead runs
             stale.unlink(missing_ok=True)
         client = connect_scheduler(scheduler) if backend == "dask" else None
@@ -840,7 +858,7 @@ def run(
                 variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=strategy.label,
                 strategy_identity=strategy.identity, seed=spec.seed, source=spec.source, strategy_seed=spec.strategy_seed,
                 first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
-                seconds=0.0, store=str(st.path), key=key, backend=backend,
+                seconds=0.0, store=str(st.path), key=key, backend=backend, damaged=damaged,
             )
             reused, covered = _reuse(st, key, spec.first, spec.last, force, summary, run_id)
             todo = plan_chunks(spec.first, spec.last, covered, chunk) if chunk else missing_ranges(spec.first, spec.last, covered)
@@ -853,7 +871,7 @@ def run(
             writer = st if backend != "dask" else None  # dask workers may not see this disk: the main process writes
             watchdog = None
             if deal_timeout is not None and backend == "loky":
-                tasks_dir.mkdir(exist_ok=True)
+                st.tasks_dir(key, create=True)
                 watchdog = _Watchdog(tasks_dir, run_id, deal_timeout, "compiled" if compiled else "python")
 
             def make_task(a: int, b: int) -> ChunkTask:
@@ -866,6 +884,8 @@ def run(
             progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {strategy.label}")
             for path in summary.corrupt:
                 progress.note(f"[yellow]damaged chunk file moved aside and replayed: {path}")
+            for line in damaged:
+                progress.note(f"[yellow]{escape(line)}")
             t0 = time.perf_counter()
             try:
                 _play_all(chunker, make_task, st, key, n_jobs, backend, client, played, written, progress, retries,
@@ -905,13 +925,6 @@ def run(
         hold.release()
 
 
-def is_plugin(strategy: Any) -> bool:
-    """Whether ``strategy`` is a plug-in (a module:Class spec or an entry point), not one of the built-ins."""
-    from strategies import BUILTINS
-
-    return type(strategy) not in BUILTINS.values()
-
-
 def _useful_jobs(todo: Sequence[tuple[int, int]], chunk: int | None, compiled: bool) -> int:
     """The most chunks that can be in play at once for ``todo`` (at least 1): more workers would idle."""
     if chunk:
@@ -922,7 +935,7 @@ def _useful_jobs(todo: Sequence[tuple[int, int]], chunk: int | None, compiled: b
 
 def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> tuple[Any, bool]:
     """Validate a run before anything starts; return the strategy and whether it plays compiled."""
-    from strategies import StrategyError, load_strategy
+    from strategies import StrategyError, compiled_policy, load_strategy
 
     check_whole("deals", spec.deals, 1, MAX_DEAL)
     if jobs is not None:
@@ -941,16 +954,11 @@ def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> 
         raise RunnerError(f"deals {spec.first:,}..{spec.last:,} run past the last deal number a run can play: "
                           f"allowed 1..{top:,} for source {spec.source!r} (deal numbers are stored as 64-bit integers)")
     make_deal(spec.rules, spec.first, spec.seed, spec.source)  # the source can deal these rules
-    try:
+    try:  # a plug-in's failures (an exception, sys.exit) are StrategyErrors; a built-in's are bugs and go on up
         strategy = load_strategy(spec.strategy)
+        compiled = spec.tier != "python" and compiled_policy(strategy, spec.rules) is not None
     except StrategyError as exc:
         raise RunnerError(str(exc)) from None
-    except (Exception, SystemExit) as exc:  # a plug-in's own code failed (or called sys.exit) while loading
-        raise RunnerError(f"strategy {spec.strategy!r} failed to load: {type(exc).__name__}: {exc}") from None
-    try:
-        compiled = spec.tier != "python" and strategy.compiled(spec.rules) is not None
-    except (Exception, SystemExit) as exc:
-        raise RunnerError(f"strategy {strategy.name!r}: compiled() failed: {type(exc).__name__}: {exc}") from None
     if spec.tier == "compiled" and not compiled:
         raise RunnerError(f"strategy {strategy.name!r} has no compiled tier; use tier auto or python")
     return strategy, compiled

@@ -9,7 +9,8 @@ A store is a directory that any number of runs share::
         manifests/<start>-<pid>.json      one per invocation: toolkit version, command line,
                                           start time, every run parameter
         <key>_<first>_<last>.parquet      one per chunk: deals first..last (19 digits, zero-padded)
-        corrupt/                          chunk files that failed validation, moved aside
+        corrupt/                          damaged files moved aside: chunks that failed their checks,
+                                          a key.json or manifest a run found damaged
         .run.lock                         held (flock) by the one run playing this key; says who
         .commit.lock                      held for the instant a chunk file is put in place
         .tasks/                           which worker plays which chunk (for the runner's watchdog)
@@ -39,6 +40,11 @@ no two chunk files ever cover the same deal. Files are checked when read: the Pa
 checksums, the key and deal range recorded in the file's metadata against its
 name, the row count and the deal numbers. A file that fails is never read as
 data (`CorruptChunkError`); the runner moves it aside and plays its deals again.
+
+A damaged ``key.json`` or manifest is never silently taken for "no such run":
+`read_store` warns (`DamagedFileWarning`) and takes a key's fields from its rows,
+which carry them all; a run writes a damaged ``key.json`` again (its key fields are
+the folder's name) and moves damaged manifests aside, and says so in its summary.
 
 Columns (one row per deal):
 
@@ -95,7 +101,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +161,9 @@ _CHUNK_SCHEMAS = {1: SCHEMA.remove(SCHEMA.get_field_index("termination")), 2: SC
 RUN_LOCK = ".run.lock"
 COMMIT_LOCK = ".commit.lock"
 TASKS_DIR = ".tasks"
+KEY_INFO = "key.json"
+MAX_JSON_BYTES = 16 * 2**20
+"""A key.json or manifest larger than this is not one this toolkit wrote (they are a few KiB); it is not parsed."""
 
 _CHUNK_RE = re.compile(r"^([0-9a-f]{16})_(\d{19})_(\d{19})\.parquet$")
 _KEY_RE = re.compile(r"^[0-9a-f]{16}$")
@@ -171,6 +180,23 @@ class StoreFullError(StoreError):
 
 class KeyBusyError(StoreError):
     """Another live run holds the run key (`Store.hold_key`)."""
+
+
+class KeyInfoError(StoreError):
+    """A key's ``key.json`` that is missing, unreadable, or does not describe the key its folder is named by."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path} is damaged: {reason}")
+        self.path = path
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.reason))
+
+
+class DamagedFileWarning(UserWarning):
+    """A store file that could not be read as written; the message names it, says what was done instead
+    and how to repair it. Readers warn rather than fail so that one damaged file never hides the rest."""
 
 
 class RunGone(RuntimeError):
@@ -220,6 +246,12 @@ class RunLabels:
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key.hash, **asdict(self.key), **{k: v for k, v in asdict(self).items() if k != "key"}}
+
+
+_TYPES = {"str": str, "int": int, "bool": bool}
+_KEY_INFO_FIELDS: dict[str, type] = {"key": str, **{f.name: _TYPES[str(f.type)] for f in fields(RunKey)},
+                                     **{f.name: _TYPES[str(f.type)] for f in fields(RunLabels) if f.name != "key"}}
+"""The fields of a ``key.json`` (`RunLabels.to_json`) and their types; each is also a column of every row."""
 
 
 @dataclass(frozen=True)
@@ -336,6 +368,9 @@ class Store:
                 if version != FORMAT_VERSION:
                     _atomic_write_bytes(marker, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
             return store
+        if p.is_dir() and _looks_like_store(p):
+            raise StoreError(f"{p} holds run folders of a results store but not its marker {MARKER}; "
+                             f"if it is a bakers-dozen store whose marker was lost, {_marker_fix(marker)}")
         if not create:
             raise StoreError(f"{p} is not a bakers-dozen results store (it has no {MARKER})")
         if p.is_dir():
@@ -357,10 +392,12 @@ class Store:
     def _check_marker(self, marker: Path) -> int:
         try:
             info = json.loads(marker.read_text())
-        except (OSError, ValueError) as exc:
-            raise StoreError(f"{marker} is damaged ({exc}); this directory cannot be used as a results store") from None
+        except (OSError, ValueError, RecursionError) as exc:
+            reason = " ".join(str(exc).split())[:120]
+            raise StoreError(f"{marker} is damaged ({reason}); if this is a bakers-dozen store, "
+                             f"{_marker_fix(marker)}") from None
         if not isinstance(info, dict) or info.get("format") != FORMAT:
-            raise StoreError(f"{self.path} holds a store of another format ({marker} says {info!r})")
+            raise StoreError(f"{self.path} holds a store of another format ({marker} says {repr(info)[:120]})")
         if info.get("version") not in READ_VERSIONS:
             raise StoreError(
                 f"{self.path} is a results store of format version {info.get('version')!r}; "
@@ -381,14 +418,31 @@ class Store:
     def key_dir(self, key: str) -> Path:
         return self.path / key
 
-    def register(self, labels: RunLabels) -> Path:
-        """Make the key's folder and its ``key.json``; return the folder."""
-        d = self.key_dir(labels.key.hash)
-        (d / "manifests").mkdir(parents=True, exist_ok=True)
-        info = d / "key.json"
-        if not info.exists():
-            _atomic_write_bytes(info, json.dumps(labels.to_json(), indent=1, sort_keys=True).encode())
-        return d
+    def register(self, labels: RunLabels) -> str | None:
+        """Make the key's folder and its ``key.json``; call it while holding the key (`hold_key`).
+
+        A ``key.json`` that is damaged (`read_key_info`), or missing while chunk files are
+        stored, is moved aside into ``corrupt/`` and written again from ``labels``, whose key
+        fields are those of the folder's name; the return value is a line saying so (None
+        when nothing was wrong), for the run to report.
+        """
+        key = labels.key.hash
+        try:
+            (self.key_dir(key) / "manifests").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _failure(f"cannot create the run folder {self.key_dir(key)}", exc) from None
+        try:
+            self.read_key_info(key)
+            return None
+        except KeyInfoError as exc:
+            damage = exc
+        path = damage.path
+        fresh = not path.exists() and not self.chunk_files(key)
+        moved = self.move_aside(path) if path.exists() else None
+        _atomic_write_bytes(path, json.dumps(labels.to_json(), indent=1, sort_keys=True).encode())
+        if fresh:
+            return None
+        return f"{damage}; " + (f"moved aside to {moved} and " if moved else "") + "written again from this run"
 
     def write_manifest(self, key: str, manifest: dict[str, Any], path: Path | None = None) -> Path:
         """Record one invocation of a run (toolkit version, command line, start time, parameters);
@@ -399,22 +453,125 @@ class Store:
         _atomic_write_bytes(path, json.dumps(manifest, indent=1, sort_keys=True, default=str).encode())
         return path
 
-    def key_info(self, key: str) -> dict[str, Any]:
-        """What ``key`` stands for (its ``key.json``; just the key when that is missing or damaged)."""
+    def read_key_info(self, key: str) -> dict[str, Any]:
+        """What ``key`` stands for, from its ``key.json``, checked: every field of `RunLabels.to_json`
+        with its type, and the run key those fields make is the folder's name. Raises `KeyInfoError`
+        saying what is wrong."""
+        path = self.key_dir(key) / KEY_INFO
         try:
-            info = json.loads((self.key_dir(key) / "key.json").read_text())
-        except (OSError, ValueError):
-            return {"key": key}
-        return info if isinstance(info, dict) else {"key": key}
+            info = _small_json(path)
+        except _Unreadable as exc:
+            raise KeyInfoError(path, str(exc)) from None
+        if not isinstance(info, dict):
+            raise KeyInfoError(path, f"it holds a JSON {type(info).__name__}, not an object")
+        for name, kind in _KEY_INFO_FIELDS.items():
+            value = info.get(name)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                found = "missing" if name not in info else f"{value!r}"[:40]
+                raise KeyInfoError(path, f"its field {name!r} is {found}; it must be a {kind.__name__}")
+        made = RunKey(**{f.name: info[f.name] for f in fields(RunKey)}).hash
+        if made != key:
+            raise KeyInfoError(path, f"its fields make run key {made}, not {key}, the key of its folder "
+                                     "(it describes another run)")
+        if info["key"] != key:
+            raise KeyInfoError(path, f"it names run key {info['key'][:40]!r}, not {key}, the key of its folder")
+        return info
+
+    def key_info(self, key: str) -> dict[str, Any]:
+        """What ``key`` stands for: its ``key.json`` or, when that is damaged, what the key's chunk files
+        say (every row carries the same fields), with a `DamagedFileWarning`; just the key when neither
+        can be read."""
+        try:
+            return self.read_key_info(key)
+        except KeyInfoError as exc:
+            damage = exc
+        chunks = self.chunk_files(key)
+        if not chunks and not damage.path.exists():
+            return {"key": key}  # a registration that stopped before key.json was written: nothing is stored
+        info = _key_info_from_rows(chunks)
+        done = "its rows are read with what their own columns say" if info else "no chunk file of it can be read either"
+        warnings.warn(DamagedFileWarning(f"{damage}; {done}; the next `bakers-dozen simulate` of that run writes it "
+                                         "again"), stacklevel=3)
+        return info or {"key": key}
+
+    def read_manifests(self, key: str) -> tuple[list[dict[str, Any]], list[tuple[Path, str]]]:
+        """The key's manifests that read as JSON objects, oldest first, and each that does not with a line
+        saying what is wrong.
+
+        A manifest only records how the run was invoked: a damaged one changes no row, only what a
+        report can say about how to reproduce the run.
+        """
+        good: list[dict[str, Any]] = []
+        bad: list[tuple[Path, str]] = []
+        for f in sorted((self.key_dir(key) / "manifests").glob("*.json")):
+            if f.name.startswith("."):  # a writer's temporary file
+                continue
+            try:
+                data = _small_json(f)
+            except _Unreadable as exc:
+                bad.append((f, f"{f} is damaged: {exc}"))
+                continue
+            if not isinstance(data, dict):
+                bad.append((f, f"{f} is damaged: it holds a JSON {type(data).__name__}, not an object"))
+            elif data.get("key", key) != key:
+                bad.append((f, f"{f} is damaged: it is a manifest of run {str(data['key'])[:40]!r}, not of {key}"))
+            else:
+                good.append(data)
+        return good, bad
 
     def keys(self) -> list[str]:
+        """The run keys that have a folder in the store."""
         if not self.path.is_dir():
             return []
-        return sorted(x.name for x in self.path.iterdir() if x.is_dir() and _KEY_RE.match(x.name))
+        try:
+            return sorted(x.name for x in self.path.iterdir() if x.is_dir() and _KEY_RE.match(x.name))
+        except OSError as exc:
+            raise _failure(f"cannot list the store {self.path}", exc) from None
 
     def runs(self) -> list[dict[str, Any]]:
         """What each key in the store stands for (the contents of its ``key.json``), with its chunk count."""
         return [{**self.key_info(key), "chunks": len(self.chunk_files(key))} for key in self.keys()]
+
+    def lost_deals(self, key: str, chunks: Sequence[ChunkFile], lo: int | None = None, hi: int | None = None,
+                   ) -> list[tuple[int, int]]:
+        """The deals in lo..hi that a finished run of ``key`` stored (its manifest says which) but that no file
+        of ``chunks`` (the key's chunk files) covers, as (first, last) ranges: files deleted after the run."""
+        stored = []
+        for m in self.read_manifests(key)[0]:
+            params = m.get("parameters")
+            first, last = (params.get("first"), params.get("last")) if isinstance(params, dict) else (None, None)
+            if "finished" in m and all(isinstance(x, int) and not isinstance(x, bool) for x in (first, last)):
+                stored.append((first if lo is None else max(first, lo), last if hi is None else min(last, hi)))
+        covered = sorted((c.first, c.last) for c in chunks)
+        lost: list[tuple[int, int]] = []
+        for a, b in sorted(stored):
+            for c, d in covered:
+                if a > b:
+                    break
+                if d >= a and c <= b:
+                    if c > a:
+                        lost.append((a, c - 1))
+                    a = max(a, d + 1)
+            if a <= b:
+                lost.append((a, b))
+        merged: list[tuple[int, int]] = []
+        for a, b in sorted(lost):
+            if merged and a <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        return merged
+
+    def tasks_dir(self, key: str, create: bool = False) -> Path:
+        """The key's folder of notes on the chunks in play (``.tasks/``, for the runner's watchdog), made
+        when ``create``."""
+        d = self.key_dir(key) / TASKS_DIR
+        if create:
+            try:
+                d.mkdir(exist_ok=True)
+            except OSError as exc:
+                raise _failure(f"cannot create {d}", exc) from None
+        return d
 
     # chunk files -------------------------------------------------------------------
     def chunk_path(self, key: str, first: int, last: int) -> Path:
@@ -426,7 +583,11 @@ class Store:
         if not d.is_dir():
             return []
         found = []
-        for entry in os.scandir(d):
+        try:
+            entries = list(os.scandir(d))
+        except OSError as exc:
+            raise _failure(f"cannot list the run folder {d}", exc) from None
+        for entry in entries:
             m = _CHUNK_RE.match(entry.name)
             if not m or m.group(1) != key:
                 continue
@@ -476,9 +637,10 @@ class Store:
         """
         path = self.key_dir(key) / RUN_LOCK
         try:
+            path.parent.mkdir(exist_ok=True)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError(f"cannot create the run lock {path}: {exc.strerror or exc}") from None
+            raise _failure(f"cannot create the run lock {path}", exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -499,8 +661,7 @@ class Store:
                 pass
         except OSError as exc:
             os.close(fd)
-            full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
-            raise (StoreFullError if full else StoreError)(f"cannot take key {key} in {self.path}: {exc.strerror or exc}") from None
+            raise _failure(f"cannot take key {key} in {self.path}", exc) from None
         return KeyLock(fd, path)
 
     @contextlib.contextmanager
@@ -538,13 +699,21 @@ class Store:
 
     def quarantine(self, chunk: ChunkFile) -> Path:
         """Move a bad chunk file aside (into ``corrupt/``) so it is never read as data."""
-        d = chunk.path.parent / "corrupt"
-        d.mkdir(exist_ok=True)
-        target = d / f"{chunk.path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        return self.move_aside(chunk.path)
+
+    @staticmethod
+    def move_aside(path: Path) -> Path:
+        """Move a damaged file of a key (chunk, key.json, manifest) into the ``corrupt/`` folder beside it,
+        under a new name, so that it is never read again; return where."""
+        d = path.parent / "corrupt"
+        target = d / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
         try:
-            os.replace(chunk.path, target)
+            d.mkdir(exist_ok=True)
+            os.replace(path, target)
         except FileNotFoundError:  # someone else moved it first
             pass
+        except OSError as exc:
+            raise _failure(f"cannot move the damaged file {path} aside into {d}", exc) from None
         return target
 
     def clean_temp(self, key: str, older_than: float = 3600.0) -> int:
@@ -641,6 +810,66 @@ def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> p
     return table
 
 
+def _failure(what: str, exc: OSError) -> StoreError:
+    """A store operation the file system refused: `StoreFullError` when the disk is full, else `StoreError`."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StoreFullError(f"disk full: {what} ({exc.strerror})")
+    return StoreError(f"{what}: {exc.strerror or exc}")
+
+
+def _marker_fix(marker: Path) -> str:
+    """How to give a store back a lost or damaged marker."""
+    text = json.dumps({"format": FORMAT, "version": FORMAT_VERSION})
+    return f"write {text} into {marker} (every chunk file is still checked when it is read)"
+
+
+def _looks_like_store(p: Path) -> bool:
+    """Whether directory ``p`` holds run-key folders as a store does (one whose marker was lost)."""
+    try:
+        return any(x.is_dir() and _KEY_RE.match(x.name) and ((x / KEY_INFO).exists() or (x / "manifests").is_dir())
+                   for x in p.iterdir())
+    except OSError:  # a directory that cannot be listed: the caller's own checks say so
+        return False
+
+
+class _Unreadable(Exception):
+    """A small JSON file of a store that cannot be read; the message says why."""
+
+
+def _small_json(path: Path) -> Any:
+    """The JSON value in ``path``; `_Unreadable` when it is missing, too large, empty or not JSON."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_JSON_BYTES + 1)
+    except FileNotFoundError:
+        raise _Unreadable("it is missing") from None
+    except OSError as exc:
+        raise _Unreadable(f"it cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_JSON_BYTES:
+        raise _Unreadable(f"it is larger than {MAX_JSON_BYTES:,} bytes, which no file this toolkit writes is")
+    if not data.strip():
+        raise _Unreadable("it is empty")
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise _Unreadable("it is nested too deeply to be one this toolkit wrote") from None
+    except ValueError as exc:  # not JSON, or not UTF-8 text
+        raise _Unreadable(f"it is not JSON ({' '.join(str(exc).split())[:120]})") from None
+
+
+def _key_info_from_rows(chunks: Sequence[ChunkFile]) -> dict[str, Any] | None:
+    """A key's ``key.json`` fields as its first readable chunk's rows carry them, or None when none reads."""
+    for chunk in chunks:
+        try:
+            row = load_chunk_file(chunk, list(_KEY_INFO_FIELDS)).slice(0, 1).to_pylist()[0]
+        except CorruptChunkError:
+            continue
+        info = {name: row[name] for name in _KEY_INFO_FIELDS}
+        if RunKey(**{f.name: info[f.name] for f in fields(RunKey)}).hash == chunk.key == info["key"]:
+            return info
+    return None
+
+
 # --- reading ----------------------------------------------------------------------------
 
 def read_store(
@@ -662,8 +891,15 @@ def read_store(
     Filters: ``key`` (a `RunKey.hash`), ``variant`` (name), ``rules_fingerprint``,
     ``strategy`` (name), ``strategy_identity``, ``seed``, ``source``, and ``deals``
     (first, last) inclusive. ``columns`` reads only those (``key`` and ``deal``
-    are always read). Corrupt chunk files are skipped with a warning, never read.
-    A deal stored twice under one key (overlapping chunks) appears once.
+    are always read). A deal stored twice under one key (overlapping chunks) appears once.
+
+    Damaged files are reported as a `DamagedFileWarning` each, never read as data and
+    never hide a run: a chunk file that fails its checks is left out (its deals are
+    missing); a damaged ``key.json`` is replaced by what the key's rows say (the same
+    fields), so the run's rows are still selected and returned; deals that a finished
+    run's manifest records as stored but that no chunk file holds (a deleted file) are
+    named. A damaged manifest holds no rows and only narrows that last check; reports,
+    which read manifests for their commands, name it (`reports.build.latest_manifest`).
 
     Unless ``allow_mixed``, a selection that names a variant or a strategy but
     finds it under more than one rules fingerprint or strategy version raises
@@ -674,6 +910,8 @@ def read_store(
     unknown = sorted(set(columns or ()) - set(COLUMNS))
     if unknown:
         raise StoreError(f"unknown column(s) {', '.join(unknown)}; the store's columns: {', '.join(COLUMNS)}")
+    if key is not None and not (isinstance(key, str) and _KEY_RE.match(key)):
+        raise StoreError(f"key {str(key)[:40]!r} is not a run key; a run key is 16 hex digits (the `key` column)")
     wanted = None if columns is None else [c for c in COLUMNS if c in {"key", "deal", *columns}]
     infos = {k: store.key_info(k) for k in (store.keys() if key is None else [key])}
     checks = {"variant": variant, "rules_fingerprint": rules_fingerprint, "strategy": strategy,
@@ -684,11 +922,20 @@ def read_store(
     tables = []
     for k in infos:
         lo, hi = deals if deals is not None else (None, None)
-        for chunk in store.chunk_files(k, lo, hi):
+        chunks = store.chunk_files(k, lo, hi)
+        lost = store.lost_deals(k, chunks, lo, hi)
+        if lost:
+            shown = ", ".join(f"{a}-{b}" for a, b in lost[:3]) + (", ..." if len(lost) > 3 else "")
+            warnings.warn(DamagedFileWarning(
+                f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
+                f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
+                "leave them out (a run of the same command plays them again)"), stacklevel=2)
+        for chunk in chunks:
             try:
                 table = load_chunk_file(chunk, wanted)
             except CorruptChunkError as exc:
-                warnings.warn(f"{exc}; skipped (a run of the same command replays it)", stacklevel=2)
+                warnings.warn(DamagedFileWarning(f"{exc}; its deals are left out (a run of the same command moves "
+                                                 "it aside and plays them again)"), stacklevel=2)
                 continue
             if deals is not None:
                 d = table.column("deal").to_numpy()

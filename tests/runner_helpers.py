@@ -174,3 +174,17 @@ class BrokenCompiled(GreedyStrategy):
 
     def compiled(self, rules: Rules) -> CompiledPolicy | None:
         raise RuntimeError("no compiler here")
+
+
+@nb.njit
+def _untypable(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
+    return undefined_name_xyz(n)  # noqa: F821 (the point: numba cannot type it)
+
+
+class Uncompilable(GreedyStrategy):
+    """A plug-in whose compiled policy numba cannot compile (its error shows only when a worker plays)."""
+
+    name: ClassVar[str] = "uncompilable"
+
+    def compiled(self, rules: Rules) -> CompiledPolicy | None:
+        return CompiledPolicy(_untypable, np.zeros(1, dtype=np.int64))

@@ -4,6 +4,7 @@ traceback or a silent exit, and the built-ins keep working whatever a broken plu
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import textwrap
 from importlib.metadata import EntryPoint
@@ -13,7 +14,10 @@ from click.testing import CliRunner
 
 import strategies as registry
 from bakers_dozen.cli import main
+from sim.rules import Rules
 from strategies import StrategyError, load_strategy
+
+RULES = Rules()
 
 _names = itertools.count()
 
@@ -32,7 +36,12 @@ BROKEN = {
     "indentation": ("x = 1\n  y = 2\n", ":Plug", "syntax error in"),
     "exit at import": ("import sys\nsys.exit(3)\n", ":Plug", "called sys.exit(3)"),
     "exit(None) at import": ("raise SystemExit\n", ":Plug", "called sys.exit(None)"),
-    "missing dependency": ("import no_such_dependency_xyz\n", ":Plug", "dependency 'no_such_dependency_xyz' is missing"),
+    "missing dependency": ("import no_such_dependency_xyz\n", ":Plug",
+                           "the plug-in needs module 'no_such_dependency_xyz', which is not installed"),
+    "missing dependency at init": (GOOD + "    def __init__(self, **kw):\n        import no_such_dep_xyz\n", ":Plug",
+                                   "needs module 'no_such_dep_xyz', which is not installed"),
+    "missing dependency in a package": ("import plug_absent_pkg_xyz.sub\n", ":Plug", "needs module 'plug_absent_pkg_xyz'"),
+    "keyboard interrupt at import": ("raise KeyboardInterrupt\n", ":Plug", None),
     "missing sub-dependency": ("from strategies import no_such_sub_xyz\n", ":Plug", "no_such_sub_xyz"),
     "init raises": (GOOD + "    def __init__(self, **kw):\n        raise KeyError('k')\n", ":Plug", "creating strategy"),
     "init exits": (GOOD + "    def __init__(self, **kw):\n        raise SystemExit(5)\n", ":Plug", "called sys.exit(5)"),
@@ -94,7 +103,7 @@ def write_plugin(folder, text: str) -> str:
     return name
 
 
-@pytest.mark.parametrize("case", sorted(BROKEN))
+@pytest.mark.parametrize("case", sorted(c for c in BROKEN if BROKEN[c][2] is not None))
 def test_a_broken_plugin_is_one_line_and_exit_2(plugin_dir, case):
     text, suffix, needle = BROKEN[case]
     module = write_plugin(plugin_dir, text)
@@ -102,6 +111,33 @@ def test_a_broken_plugin_is_one_line_and_exit_2(plugin_dir, case):
     r = run("play", "--deal", "1", "--strategy", module + suffix)
     assert_one_line_error(r, needle.format(m=module))
     assert sys.path == path_before, "loading a plug-in must not leave the current directory on sys.path"
+
+
+BUILTIN_NAMES = ("random", "greedy", "heuristic", "lookahead", "solver", "sampling")
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_after_any_broken_plugin_the_builtins_load_and_sys_path_is_as_it_was(plugin_dir, case):
+    text, suffix, needle = BROKEN[case]
+    module = write_plugin(plugin_dir, text)
+    path_before = list(sys.path)
+    with pytest.raises((StrategyError, KeyboardInterrupt)) as info:
+        registry.compiled_policy(load_strategy(module + suffix), RULES)
+    assert (info.type is KeyboardInterrupt) == (needle is None)
+    assert sys.path == path_before and os.getcwd() not in sys.path
+    for name in BUILTIN_NAMES:
+        assert type(load_strategy(name)) is registry.BUILTINS[name]
+    assert set(BUILTIN_NAMES) <= set(registry.available())
+
+
+def test_a_missing_dependency_is_told_apart_from_a_missing_plugin(plugin_dir):
+    dependent = write_plugin(plugin_dir, "import notinstalled_xyz\n" + GOOD)
+    with pytest.raises(StrategyError, match=f"importing strategy module '{dependent}' failed: the plug-in needs module "
+                                            "'notinstalled_xyz', which is not installed"):
+        load_strategy(f"{dependent}:Plug")
+    with pytest.raises(StrategyError, match="cannot import strategy module 'plug_nowhere_xyz': not found") as info:
+        load_strategy("plug_nowhere_xyz:Plug")
+    assert "needs module" not in str(info.value)
 
 
 def test_plugins_load_from_a_package_in_the_current_directory_and_leave_sys_path_alone(plugin_dir):
@@ -176,6 +212,58 @@ def test_a_broken_entry_point_does_not_stop_the_builtins(plugin_dir, monkeypatch
     assert len(warnings) == 1 and "entry point 'bad'" in warnings[0], listing.stderr
     assert_one_line_error(run("play", "--deal", "1", "--strategy", "bad"), "entry point 'bad'")
     assert run("play", "--deal", "1", "--strategy", "good:max_moves=5").exit_code == 0
+
+
+HOSTILE_OBJECTS = """
+from strategies.greedy import GreedyStrategy
+
+
+class _Hostile:
+    @property
+    def __class__(self):
+        raise RuntimeError("no class for you")
+
+
+thing = _Hostile()
+
+
+class Meta(type):
+    def __subclasscheck__(cls, sub):
+        raise RuntimeError("no subclass check")
+
+    def __getattribute__(cls, name):
+        if name == "name":
+            raise RuntimeError("no name")
+        return type.__getattribute__(cls, name)
+
+
+class Plug(GreedyStrategy, metaclass=Meta):
+    pass
+"""
+
+
+@pytest.mark.parametrize("attr", ["thing", "Plug"])
+def test_an_entry_point_whose_object_fails_when_looked_at_does_not_stop_the_builtins(plugin_dir, monkeypatch, attr):
+    module = write_plugin(plugin_dir, HOSTILE_OBJECTS)
+    sys.path.insert(0, str(plugin_dir))
+    _fake_entry_points(monkeypatch, _ep("hostile", f"{module}:{attr}"))
+    assert set(BUILTIN_NAMES) <= set(registry.available())
+    assert len(registry.broken_plugins()) == 1 and "entry point 'hostile'" in registry.broken_plugins()[0]
+    listing = run("strategies")
+    assert listing.exit_code == 0 and all(name in listing.stdout for name in BUILTIN_NAMES), listing.output
+    assert_one_line_error(run("play", "--deal", "1", "--strategy", "hostile"), "entry point 'hostile'", "RuntimeError")
+
+
+def test_an_entry_point_of_a_module_not_installed_is_not_a_missing_dependency(plugin_dir, monkeypatch):
+    dependent = write_plugin(plugin_dir, "import notinstalled_xyz\n" + GOOD)
+    sys.path.insert(0, str(plugin_dir))
+    _fake_entry_points(monkeypatch, _ep("gone", "plug_uninstalled_xyz.players:Plug"), _ep("needy", f"{dependent}:Plug"))
+    broken = registry.broken_plugins()
+    assert any("entry point 'gone'" in b and "names module 'plug_uninstalled_xyz.players', which is not installed" in b
+               and "needs" not in b for b in broken), broken
+    assert any("entry point 'needy'" in b and "needs module 'notinstalled_xyz', which is not installed" in b
+               for b in broken), broken
+    assert_one_line_error(run("play", "--deal", "1", "--strategy", "needy"), "needs module 'notinstalled_xyz'")
 
 
 def test_an_entry_point_cannot_shadow_a_builtin(monkeypatch):

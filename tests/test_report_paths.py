@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import tomllib
+import warnings
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,9 @@ from reports.output import (
     write_file_atomically,
 )
 from reports.render import md_escape
-from sim.rules import Rules, RulesError, rules_from_mapping
+from sim.rules import VARIANTS, Rules, RulesError, rules_from_mapping
 from studies.runner import RunSpec, run
+from studies.store import DamagedFileWarning
 
 HOSTILE = [
     "/some/dir/x", "../../x", "../../../../../../../../tmp/x", "a/b", "a\\b", "a_b", "a?b", "..", ".", "", " ",
@@ -117,13 +119,23 @@ def store(tmp_path_factory) -> Path:
     return path
 
 
-def _set_manifest_names(store: Path, names: list[str]) -> None:
+@pytest.fixture
+def renamed(store):
+    """Gives the store's manifests other variant names; puts them back afterwards, so that the module's store
+    stays sound for the other tests (a manifest whose name no variant may carry is reported as damaged)."""
     files = sorted(store.glob("*/manifests/*.json"))
-    assert len(files) == len(RUN_RULES)
-    for f, name in zip(files, names, strict=True):
-        data = json.loads(f.read_text())
-        data["parameters"]["variant"] = name
-        f.write_text(json.dumps(data))
+    originals = [f.read_bytes() for f in files]
+
+    def rename(names: list[str]) -> None:
+        assert len(files) == len(RUN_RULES)
+        for f, name in zip(files, names, strict=True):
+            data = json.loads(f.read_text())
+            data["parameters"]["variant"] = name
+            f.write_text(json.dumps(data))
+
+    yield rename
+    for f, data in zip(files, originals, strict=True):
+        f.write_bytes(data)
 
 
 def _snapshot(root: Path, skip: tuple[Path, ...]) -> dict[str, float]:
@@ -140,11 +152,19 @@ def _legal_name(name: str) -> bool:
 
 
 @pytest.mark.parametrize("names", [HOSTILE[i : i + 4] for i in range(0, 28, 4)])
-def test_hostile_manifest_names_write_only_inside_out(store, tmp_path, names):
-    _set_manifest_names(store, names)
+def test_hostile_manifest_names_write_only_inside_out(store, renamed, tmp_path, names):
+    renamed(names)
     out = tmp_path / "deep" / "er" / "out"
     before = _snapshot(tmp_path, (out,))
-    html_path, md_path, report = build(store, out)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DamagedFileWarning)
+        html_path, md_path, report = build(store, out)
+    presets = {v.rules.fingerprint for v in VARIANTS}
+    unusable = {f.parent.parent.name for f, name, rules in zip(sorted(store.glob("*/manifests/*.json")), names, RUN_RULES,
+                                                                strict=True)
+                if not _legal_name(name) and rules.fingerprint not in presets}
+    assert {k for k in (store.glob("*")) if any(f"run {k.name} does not record valid rules" in str(w.message)
+                                                for w in caught)} == {store / k for k in unusable}
     assert _snapshot(tmp_path, (out,)) == before  # nothing written outside --out
     assert not (tmp_path / "x.toml").exists() and not Path("/some/dir/x.toml").exists()
     written = [p for p in out.rglob("*")]
@@ -162,26 +182,32 @@ def test_hostile_manifest_names_write_only_inside_out(store, tmp_path, names):
         assert str(out / "variants" / t.name) in md
 
 
-def test_manifests_that_lie_about_rules_or_are_not_json_are_ignored(store, tmp_path):
+def test_manifests_that_lie_about_rules_or_are_not_json_are_ignored_and_named(store, renamed, tmp_path):
     files = sorted(store.glob("*/manifests/*.json"))
-    originals = [f.read_bytes() for f in files]
-    try:
-        _set_manifest_names(store, ["../../a", "../../b", "../../c", "../../d"])
-        data = json.loads(files[0].read_text())
-        rules = data["parameters"]["rules"]
-        rules["worrying_back"] = not rules["worrying_back"]  # not the rules of the rows: its fingerprint differs
-        files[0].write_text(json.dumps(data))
-        files[1].write_text("[" * 100_000)
-        files[2].write_text(json.dumps({"parameters": "x"}))
-        data = json.loads(files[3].read_text())
-        data["parameters"]["rules"] = {"columns": [1], "face_down": "many"}
-        files[3].write_text(json.dumps(data))
-        out = tmp_path / "out"
+    renamed(["../../a", "../../b", "../../c", "../../d"])
+    data = json.loads(files[0].read_text())
+    rules = data["parameters"]["rules"]
+    rules["worrying_back"] = not rules["worrying_back"]  # not the rules of the rows: its fingerprint differs
+    files[0].write_text(json.dumps(data))
+    files[1].write_text("[" * 100_000)
+    files[2].write_text(json.dumps({"parameters": "x"}))
+    data = json.loads(files[3].read_text())
+    data["parameters"]["rules"] = {"columns": [1], "face_down": "many"}
+    files[3].write_text(json.dumps(data))
+    out = tmp_path / "out"
+    with pytest.warns(DamagedFileWarning) as caught:
         build(store, out)
-        assert not (out / "variants").exists()  # no rules trusted, so no variant file
-    finally:
-        for f, data in zip(files, originals, strict=True):
-            f.write_bytes(data)
+    assert not (out / "variants").exists()  # no rules trusted, so no variant file
+    said = [str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)]
+    assert any(str(files[1]) in m and "nested too deeply" in m for m in said), said
+    presets = {v.rules.fingerprint for v in VARIANTS}
+    for f in (files[0], files[2], files[3]):  # each run whose rules are unknown (no preset's either) is named
+        key = f.parent.parent.name
+        fingerprint = json.loads((store / key / "key.json").read_text())["rules_fingerprint"]
+        named = any(f"manifest of run {key} does not record valid rules" in m for m in said)
+        assert named == (fingerprint not in presets), (key, said)
+    report = (out / "report.md").read_text("utf-8")
+    assert all(md_escape(m) in report or m in report for m in said)
 
 
 def test_manifests_are_read_only_from_the_store_keys_own_folder(tmp_path):

@@ -20,7 +20,7 @@ from reports.tables import ReportError, summary, tournament, variant_comparison
 from sim.rules import Rules, find_variant
 from studies.runner import RunSpec, run
 from studies.stats import paired_comparison, pairwise_mcnemar, win_rate_interval
-from studies.store import read_store
+from studies.store import DamagedFileWarning, read_store
 
 DEALS = 1200
 
@@ -153,7 +153,7 @@ def test_empty_store_and_mixed_fingerprints_are_refused(tmp_path):
         if key_dir.is_dir():
             for f in key_dir.glob("*.parquet"):
                 f.unlink()
-    with pytest.raises(ReportError, match="holds no results"):
+    with pytest.raises(ReportError, match="holds no results"), pytest.warns(DamagedFileWarning, match="in no chunk file"):
         build(empty, tmp_path / "out")
     mixed = tmp_path / "mixed"
     run(RunSpec(Rules(), "greedy", 50), mixed, jobs=1)

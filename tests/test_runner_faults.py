@@ -20,10 +20,11 @@ from runner_helpers import rows
 import studies.runner as R
 from bakers_dozen.cli import main
 from sim.engine import ERROR, T_ILLEGAL, T_WON, WON
+from sim.errors import UserError
 from sim.rules import Rules
 from strategies import load_strategy
 from studies.runner import ChunkTask, RunSpec, max_jobs, run, run_labels
-from studies.store import KeyBusyError, RunGone, Store, load_chunk_file, read_store
+from studies.store import KeyBusyError, RunGone, Store, StoreError, StoreFullError, load_chunk_file, read_store
 
 RULES = Rules()
 ROOT = Path(__file__).resolve().parents[1]
@@ -229,11 +230,42 @@ def test_every_numeric_option_is_bounded_and_says_its_range_in_one_line(tmp_path
 @pytest.mark.parametrize(("strategy", "message"), [
     ("tests.runner_helpers:ExitOnLoad", r"ExitOnLoad.*(SystemExit|sys\.exit)"),
     ("tests.runner_helpers:BrokenCompiled", r"compiled\(\) failed: RuntimeError: no compiler here"),
+    ("tests.runner_helpers:Uncompilable", r"'uncompilable': its compiled policy does not compile: .*undefined_name_xyz"),
 ])
 def test_a_plug_in_that_fails_to_load_is_one_line_and_exit_2(tmp_path, strategy, message):
     result = CliRunner().invoke(main, ["simulate", "-n", "10", "-s", strategy, "--store", str(tmp_path)])
     assert result.exit_code == 2, result.output
     assert re.search(message, result.output) and len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("error", "code"), [
+    (lambda: StoreFullError("nothing in this text says disk"), 1),
+    (lambda: R.WorkersDiedError("no worker"), 1),
+    (lambda: R.RunnerError("disk full: worker processes died"), 2),
+    (lambda: StoreError("No space left on device"), 2),
+    (lambda: R.RunInterrupted(3, 10, Path("s")), 130),
+    (lambda: AssertionError("internal error: the run covers 9 deals, not 10"), 1),
+    (lambda: ValueError("a bug that looks like input"), 1),
+])
+def test_exit_codes_follow_the_exception_class_never_its_text(tmp_path, monkeypatch, error, code):
+    def fails(*args, **kwargs):
+        raise error()
+
+    monkeypatch.setattr("bakers_dozen.simulate.run", fails)
+    result = CliRunner().invoke(main, ["simulate", "-n", "10", "--store", str(tmp_path)])
+    assert result.exit_code == code, result.output
+    bug = code == 1 and not isinstance(error(), R.RunnerError | StoreError)
+    assert ("this is a bug in bakers-dozen" in result.output) == bug
+
+
+def test_the_runners_internal_error_is_a_bug_with_its_traceback(tmp_path, monkeypatch):
+    """A run whose chunks do not add up to its deals is the toolkit's fault: exit 1 and a traceback."""
+    monkeypatch.setattr(R, "_play_all", lambda *args, **kwargs: None)
+    with pytest.raises(AssertionError, match="internal error") as info:
+        run(RunSpec(RULES, "greedy", 10), tmp_path, jobs=1)
+    assert not isinstance(info.value, UserError)
+    result = CliRunner().invoke(main, ["simulate", "-n", "10", "--store", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" in result.output and "this is a bug" in result.output
 
 
 def test_the_api_checks_the_same_limits(tmp_path):
