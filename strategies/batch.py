@@ -6,7 +6,7 @@ chunk of deals in machine code and returns plain arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -14,15 +14,15 @@ from sim import engine as E
 from sim.deals import deck_and_home, make_deal
 from sim.game import Game
 from sim.rules import Rules
-from strategies.base import Strategy, StrategyError
-from strategies.play import timeout_seconds
+from strategies.base import DealInfo, Strategy, StrategyError
+from strategies.play import illegal_index_reason, play_python, timeout_seconds
 
 
 @dataclass
 class BatchResult:
     """Per-deal arrays for one chunk; ``win_moves[win_offsets[i]:win_offsets[i+1]]`` are deal i's
     move codes when it was won (empty otherwise). ``termination`` holds int8 indices into
-    `sim.engine.TERMINATIONS`."""
+    `sim.engine.TERMINATIONS`; ``errors`` says, by index, why each deal that ended in error did."""
 
     numbers: np.ndarray
     outcome: np.ndarray
@@ -33,6 +33,7 @@ class BatchResult:
     micros: np.ndarray
     win_moves: np.ndarray
     win_offsets: np.ndarray
+    errors: dict[int, str] = field(default_factory=dict)
 
 
 def preset_states(rules: Rules, numbers: np.ndarray, seed: int, source: str) -> np.ndarray:
@@ -89,5 +90,34 @@ def play_batch(
         if done < n:  # the win at `done` did not fit: grow the buffer and go on from there
             need = int(win_offsets[done]) + int(moves[done])
             win_moves = np.concatenate([win_moves, np.zeros(max(win_moves.shape[0], need), dtype=np.int16)])
+    errors = {int(i): illegal_index_reason(strategy.name) for i in np.flatnonzero(outcome == E.ERROR)}
     return BatchResult(numbers, outcome, termination, cards_home, moves, nodes, micros, win_moves[: win_offsets[-1]],
-                       win_offsets)
+                       win_offsets, errors)
+
+
+def play_batch_python(
+    rules: Rules, strategy: Strategy, numbers: np.ndarray, seed: int = 0, strategy_seed: int = 0, source: str = "default",
+    deal_timeout: float | None = None,
+) -> BatchResult:
+    """Deal and play each deal number through the strategy's Python tier (`strategies.play.play_python`,
+    with its guards), one deal at a time, into the same arrays as `play_batch`."""
+    numbers = np.ascontiguousarray(numbers, dtype=np.int64)
+    n = numbers.shape[0]
+    outcome, termination = np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int8)
+    cards_home, moves = np.zeros(n, dtype=np.int16), np.zeros(n, dtype=np.int32)
+    nodes, micros = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    win_offsets = np.zeros(n + 1, dtype=np.int64)
+    codes: list[int] = []
+    errors: dict[int, str] = {}
+    for i, number in enumerate(numbers.tolist()):
+        game = Game.from_deal(rules, number, seed, source)
+        rec = play_python(strategy, game, DealInfo(rules, number, seed, source), strategy_seed, deal_timeout=deal_timeout)
+        outcome[i], termination[i] = E.OUTCOMES.index(rec.outcome), E.TERMINATIONS.index(rec.termination)
+        cards_home[i], moves[i], nodes[i], micros[i] = rec.cards_home, len(rec.moves), rec.nodes, int(rec.seconds * 1e6)
+        if rec.error:
+            errors[i] = rec.error
+        if outcome[i] == E.WON:
+            codes.extend(m.code for m in rec.moves)
+        win_offsets[i + 1] = len(codes)
+    return BatchResult(numbers, outcome, termination, cards_home, moves, nodes, micros,
+                       np.asarray(codes, dtype=np.int16), win_offsets, errors)

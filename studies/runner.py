@@ -69,7 +69,7 @@ from rich.markup import escape
 
 from sim import __version__
 from sim.deals import MAX_DEAL, PYSOL_MAX_DEAL, check_deal_number, make_deal
-from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, TERMINATIONS, UNKNOWN, WON
+from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, UNKNOWN, WON
 from sim.errors import UserError
 from sim.rules import Rules
 from studies.progress import NullProgress, Progress
@@ -292,37 +292,31 @@ def _strategy(spec: str) -> Any:
 
 def chunk_table(task: ChunkTask) -> pa.Table:
     """Deal and play deals first..last of ``task``; return the chunk's rows (`studies.store.SCHEMA`)."""
+    from numba.core.errors import NumbaError
+
+    from strategies import is_builtin, uncompilable
+    from strategies.batch import play_batch, play_batch_python
     from studies import store as S
 
     strategy = _strategy(task.strategy)
     numbers = np.arange(task.first, task.last + 1, dtype=np.int64)
-    policy = None if task.tier == "python" else strategy.compiled(task.rules)
-    if policy is not None:
-        from numba.core.errors import NumbaError
-
-        from strategies import is_builtin, uncompilable
-        from strategies.batch import play_batch
-        from strategies.play import illegal_index_reason
-
-        start = time.perf_counter()
-        try:
-            r = play_batch(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source,
-                           deal_timeout=task.deal_timeout)
-        except NumbaError as exc:  # a plug-in's policy numba cannot compile is its error; a built-in's is a bug
-            if is_builtin(strategy):
-                raise
-            raise uncompilable(strategy, exc) from None
-        wall_us = int((time.perf_counter() - start) * 1e6)
-        averaged = not bool(r.micros.any())
-        micros = np.full(len(numbers), wall_us // max(len(numbers), 1), dtype=np.int64) if averaged else r.micros
-        bad = np.flatnonzero(r.outcome == ERROR)
-        errors = {int(i): illegal_index_reason(strategy.name) for i in bad}
-        outcome, termination = r.outcome.copy(), r.termination.copy()
-        if task.verify:
-            _verify_wins(task, numbers, outcome, termination, errors, r.win_offsets, r.win_moves)
-        return S.chunk_table(task.labels, "compiled", numbers, outcome, termination, r.cards_home, r.moves, r.nodes,
-                             micros, averaged, errors, r.win_offsets, r.win_moves)
-    return _python_chunk(task, strategy, numbers)
+    tier = "python" if task.tier == "python" or strategy.compiled(task.rules) is None else "compiled"
+    start = time.perf_counter()
+    try:
+        play = play_batch if tier == "compiled" else play_batch_python
+        r = play(task.rules, strategy, numbers, task.seed, task.strategy_seed, task.source, deal_timeout=task.deal_timeout)
+    except NumbaError as exc:  # a plug-in's policy numba cannot compile is its error; a built-in's is a bug
+        if is_builtin(strategy):
+            raise
+        raise uncompilable(strategy, exc) from None
+    wall_us = int((time.perf_counter() - start) * 1e6)
+    averaged = not bool(r.micros.any())  # the compiled tier times deals only when the strategy asks for it
+    micros = np.full(len(numbers), wall_us // max(len(numbers), 1), dtype=np.int64) if averaged else r.micros
+    outcome, termination, errors = r.outcome.copy(), r.termination.copy(), dict(r.errors)
+    if task.verify:
+        _verify_wins(task, numbers, outcome, termination, errors, r.win_offsets, r.win_moves)
+    return S.chunk_table(task.labels, tier, numbers, outcome, termination, r.cards_home, r.moves, r.nodes,
+                         micros, averaged, errors, r.win_offsets, r.win_moves)
 
 
 def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, termination: np.ndarray,
@@ -341,42 +335,6 @@ def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, term
         if reason is not None:
             outcome[i], termination[i] = ERROR, T_ILLEGAL
             errors[i] = f"the referee rejected the claimed win: {reason}"
-
-
-def _python_chunk(task: ChunkTask, strategy: Any, numbers: np.ndarray) -> pa.Table:
-    from sim.game import Game
-    from strategies.base import DealInfo
-    from strategies.play import play_python
-    from studies import store as S
-
-    n = len(numbers)
-    outcome = np.zeros(n, dtype=np.int8)
-    termination = np.zeros(n, dtype=np.int8)
-    home = np.zeros(n, dtype=np.int16)
-    moves = np.zeros(n, dtype=np.int32)
-    nodes = np.zeros(n, dtype=np.int64)
-    micros = np.zeros(n, dtype=np.int64)
-    errors: dict[int, str] = {}
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    codes: list[int] = []
-    for i, number in enumerate(numbers.tolist()):
-        game = Game.from_deal(task.rules, number, task.seed, task.source)
-        rec = play_python(strategy, game, DealInfo(task.rules, number, task.seed, task.source), task.strategy_seed,
-                          deal_timeout=task.deal_timeout)
-        code = OUTCOMES.index(rec.outcome)
-        outcome[i], home[i], moves[i], nodes[i] = code, rec.cards_home, len(rec.moves), rec.nodes
-        termination[i] = TERMINATIONS.index(rec.termination)
-        micros[i] = int(rec.seconds * 1e6)
-        if rec.error:
-            errors[i] = rec.error
-        if code == WON:
-            codes.extend(m.code for m in rec.moves)
-        offsets[i + 1] = len(codes)
-    win_codes = np.asarray(codes, dtype=np.int16)
-    if task.verify:
-        _verify_wins(task, numbers, outcome, termination, errors, offsets, win_codes)
-    return S.chunk_table(task.labels, "python", numbers, outcome, termination, home, moves, nodes, micros, False, errors,
-                         offsets, win_codes)
 
 
 def _counts(table: pa.Table) -> tuple[np.ndarray, int]:
