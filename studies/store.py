@@ -103,7 +103,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -182,16 +182,25 @@ class KeyBusyError(StoreError):
     """Another live run holds the run key (`Store.hold_key`)."""
 
 
-class KeyInfoError(StoreError):
-    """A key's ``key.json`` that is missing, unreadable, or does not describe the key its folder is named by."""
+class UnusableFileError(StoreError):
+    """A store file that cannot be used as it stands; ``path`` and ``reason`` say which and why
+    (kept as attributes, and through pickling, so a worker's finding reaches the main process whole)."""
+
+    MESSAGE: ClassVar[str] = "{path} is not usable: {reason}"
 
     def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path} is damaged: {reason}")
+        super().__init__(self.MESSAGE.format(path=path, reason=reason))
         self.path = path
         self.reason = reason
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.path, self.reason))
+
+
+class KeyInfoError(UnusableFileError):
+    """A key's ``key.json`` that is missing, unreadable, or does not describe the key its folder is named by."""
+
+    MESSAGE = "{path} is damaged: {reason}"
 
 
 class DamagedFileWarning(UserWarning):
@@ -203,16 +212,10 @@ class RunGone(RuntimeError):
     """A worker's run no longer holds its key (killed, or replaced by a newer run): its chunk is not written."""
 
 
-class CorruptChunkError(StoreError):
+class CorruptChunkError(UnusableFileError):
     """A chunk file that is truncated, damaged, or does not hold what its name says."""
 
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"chunk file {path} is not usable: {reason}")
-        self.path = path
-        self.reason = reason
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.path, self.reason))
+    MESSAGE = "chunk file {path} is not usable: {reason}"
 
 
 @dataclass(frozen=True)
