@@ -68,14 +68,14 @@ WIDTHS = {"home": 1, "dig": 21, "no_bury": 21, "misplaced": 1, "keep_piles": 1, 
 
 
 HP_ALLOW_DIG = 0
-HP_SHIFT = 1
-HP_USED = HP_SHIFT + len(RULES)
-HP_HOME_FIRST = HP_USED + len(RULES)
+HP_WEIGHT = 1
+HP_HOME_FIRST = HP_WEIGHT + len(RULES)
 HP_SIZE = HP_HOME_FIRST + 1
 """Slots of the policy's parameter array (`pparams`): whether digging moves are
-allowed; from ``HP_SHIFT``, each rule's bit shift in the packed key (`RULES`
-order, first rule of the order highest); from ``HP_USED``, whether each rule is
-in the order; then whether ``home`` comes first."""
+allowed; from ``HP_WEIGHT``, each rule's weight in the packed key (`RULES`
+order): ``2 ** shift`` for a rule in the order, the first rule's shift highest
+and each next one lower by the bits the rules after it need (`WIDTHS`), 0 for
+a rule left out; then whether ``home`` comes first."""
 
 
 def policy_params(order: tuple[str, ...], allow_dig: bool) -> np.ndarray:
@@ -84,8 +84,8 @@ def policy_params(order: tuple[str, ...], allow_dig: bool) -> np.ndarray:
     pparams[HP_ALLOW_DIG] = int(allow_dig)
     at = 0
     for name in reversed(order):
-        r = RULES.index(name)
-        pparams[HP_SHIFT + r], pparams[HP_USED + r], at = at, 1, at + WIDTHS[name]
+        pparams[HP_WEIGHT + RULES.index(name)] = 1 << at
+        at += WIDTHS[name]
     pparams[HP_HOME_FIRST] = int(order[0] == "home")
     return pparams
 
@@ -100,49 +100,32 @@ def _goes_home(moves: np.ndarray, n: np.int64) -> bool:
 
 
 @nb.njit(cache=True, inline="always")
-def _key(pparams: np.ndarray, to_home: bool, dst_empty: bool, alone: bool, below: np.int64, src_misplaced: bool,
+def _key(weight: tuple, to_home: bool, dst_empty: bool, alone: bool, below: np.int64, src_misplaced: bool,
          dst_full: np.int64, dst_need: np.int64) -> np.int64:
     """Each rule's score of a move, made non-negative, packed into one key so
-    that a single comparison orders moves rule by rule (see `HP_SHIFT`)."""
-    key = ((1 if to_home else 0) << pparams[HP_SHIFT + R_HOME]) * pparams[HP_USED + R_HOME]
-    key += (FAR - below) << pparams[HP_SHIFT + R_DIG] if pparams[HP_USED + R_DIG] else 0
-    key += ((FAR + 1 if to_home else (FAR if dst_empty else dst_full)) << pparams[HP_SHIFT + R_NO_BURY]
-            if pparams[HP_USED + R_NO_BURY] else 0)
-    key += (1 if src_misplaced else 0) << pparams[HP_SHIFT + R_MISPLACED] if pparams[HP_USED + R_MISPLACED] else 0
-    key += ((0 if (alone and not to_home) else 1) << pparams[HP_SHIFT + R_KEEP_PILES]
-            if pparams[HP_USED + R_KEEP_PILES] else 0)
-    key += (13 if (to_home or dst_empty) else dst_need) << pparams[HP_SHIFT + R_COVER] if pparams[HP_USED + R_COVER] else 0
+    that a single comparison orders moves rule by rule (``weight``: the rules'
+    weights, see `HP_WEIGHT`)."""
+    key = (1 if to_home else 0) * weight[R_HOME]
+    key += (FAR - below) * weight[R_DIG]
+    key += (FAR + 1 if to_home else (FAR if dst_empty else dst_full)) * weight[R_NO_BURY]
+    key += (1 if src_misplaced else 0) * weight[R_MISPLACED]
+    key += (0 if (alone and not to_home) else 1) * weight[R_KEEP_PILES]
+    key += (13 if (to_home or dst_empty) else dst_need) * weight[R_COVER]
     return key
-
-
-@nb.njit(cache=True, inline="always")
-def _source(st: np.ndarray, prm: np.ndarray, src: np.int64, need_of: np.ndarray) -> tuple[bool, bool, np.int64]:
-    """What the rules read of a move's source pile: whether its exposed card is
-    `misplaced`, whether it may move without digging (misplaced, or over a card
-    that can go home), and its `buried_urgency`."""
-    k = np.int64(st[down_at(prm[P_PILES], src)])
-    loose = misplaced(st, prm, src, k)
-    return loose, loose or frees_home(st, prm, src, k, need_of), buried_urgency(st, prm, src, k, need_of)
-
-
-@nb.njit(cache=True, inline="always")
-def _destination(st: np.ndarray, prm: np.ndarray, dst: np.int64, need_of: np.ndarray) -> tuple[np.int64, np.int64]:
-    """What the rules read of a move's (non-empty) destination pile: its
-    `pile_urgency` and the `top_need` of the card the move covers."""
-    top = top_need(st, prm, dst, need_of)
-    below = buried_urgency(st, prm, dst, np.int64(st[down_at(prm[P_PILES], dst)]), need_of)
-    return pile_urgency(st, dst, below, top), top
 
 
 @nb.njit(cache=True)
 def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
     """Compiled heuristic; `HeuristicStrategy.choose` runs this same code on the view.
 
-    It reads the features of a pile (see `strategies.features.pile_features`)
-    only when a move needs them: a move's source once for its run of moves
-    (the engine lists moves by source), its destination per move, and only
-    for the moves home when ``home`` is the first rule and a card can go home
-    (a move home then beats every other).
+    It reads the features of a pile (`strategies.features`) only when a move
+    needs them: a move's source once for its run of moves (the engine lists
+    moves by source), its destination per move, and only for the moves home
+    when ``home`` is the first rule and a card can go home (a move home then
+    beats every other). Speed: it calls the feature functions directly rather
+    than through helpers of its own and reads the rule weights into a tuple
+    once, because every inlined call that takes an array adds reference
+    counting that numba cannot always remove (a tenth of the time a move).
     """
     here = np.uint64(scratch[SCRATCH_LAST]) if scratch[SCRATCH_STORED] > 0 else position_hash(st, prm)
     if not remember(scratch, here):
@@ -151,7 +134,11 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     fill_needs(st, prm, need_of)
     home_only = pparams[HP_HOME_FIRST] != 0 and _goes_home(moves, n)
     allow_dig = pparams[HP_ALLOW_DIG] != 0
+    w = HP_WEIGHT
+    weight = (pparams[w + R_HOME], pparams[w + R_DIG], pparams[w + R_NO_BURY], pparams[w + R_MISPLACED],
+              pparams[w + R_KEEP_PILES], pparams[w + R_COVER])
     fill_none = prm[P_FILL] == 0
+    P = prm[P_PILES]
     best, best_key, best_child = -1, np.int64(-1), np.uint64(0)
     src_at, src_misplaced, src_free, below = -1, False, False, FAR
     for i in range(n):
@@ -162,16 +149,22 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
             continue
         if src != src_at:
             src_at = src
-            src_misplaced, src_free, below = _source(st, prm, src, need_of)
+            k = np.int64(st[down_at(P, src)])
+            src_misplaced = misplaced(st, prm, src, k)
+            src_free = src_misplaced or frees_home(st, prm, src, k, need_of)
+            below = buried_urgency(st, prm, src, k, need_of)
         hs = np.int64(st[src])
         dst_empty = not to_home and st[dst] == 0
         digging = not (to_home or src_free)  # considered only to dig out a pile needed sooner
         if digging and (not allow_dig or hs < 2 or (dst_empty and fill_none)):
             continue
-        dst_full, dst_need = (FAR, np.int64(13)) if to_home or dst_empty else _destination(st, prm, dst, need_of)
+        dst_full, dst_need = FAR, np.int64(13)
+        if not (to_home or dst_empty):
+            dst_need = top_need(st, prm, dst, need_of)
+            dst_full = pile_urgency(st, dst, buried_urgency(st, prm, dst, np.int64(st[down_at(P, dst)]), need_of), dst_need)
         if digging and below >= dst_full:
             continue
-        key = _key(pparams, to_home, dst_empty, hs == 1, below, src_misplaced, dst_full, dst_need)
+        key = _key(weight, to_home, dst_empty, hs == 1, below, src_misplaced, dst_full, dst_need)
         if key > best_key:
             child = child_hash(st, prm, here, m)
             if to_home or not visited(scratch, child):
