@@ -216,7 +216,7 @@ class Game:
     def _resolve_bare_foundation(self, mv: Move, codes: np.ndarray) -> Move:
         """A bare ``F`` (alternate-colour foundations) becomes the first foundation that makes the move legal."""
         for m in codes:
-            src, dst = int(E.move_from(m)), int(E.move_to(m))
+            src, dst = divmod(int(m), E.PLACES)  # `sim.engine.move_from`, `move_to`
             from_ok = src == mv.src or (mv.src == ANY_FOUNDATION and src >= E.FOUNDATION)
             to_ok = dst == mv.dst or (mv.dst == ANY_FOUNDATION and dst >= E.FOUNDATION)
             if from_ok and to_ok and E.moved_card(self._st, self._prm, m) == mv.card:
@@ -231,7 +231,7 @@ class Game:
         """Play an engine move code known to be legal (the hot path of Python-tier play)."""
         c = int(E.moved_card(self._st, self._prm, code))
         revealed = int(E.apply_move(self._st, self._prm, code))
-        self._history.append((Move(c, int(E.move_from(code)), int(E.move_to(code))), revealed))
+        self._history.append((Move(c, *divmod(code, E.PLACES)), revealed))  # `sim.engine.move_from`, `move_to`
 
     def undo(self) -> Move:
         """Take back the last move and return it."""
