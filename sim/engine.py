@@ -28,9 +28,10 @@ foundation top onto any pile): `max_moves`; a move buffer has `prm[P_MOVEBUF]`
 slots, the moves first and `gen_moves`'s scratch after them. A game is at most
 `MAX_GAME_LENGTH` moves long (the no-progress guard).
 
-A move is the integer ``src * 64 + dst``: piles are 0..P-1 and foundation
-slot f is ``FOUNDATION + f``. With in-suit foundations slot f holds suit f.
-The card moved is always the exposed card of ``src``.
+A move is the integer ``src * PLACES + dst`` (`make_move`; `move_from` and
+`move_to` read it back): piles are 0..P-1 and foundation slot f is
+``FOUNDATION + f``. With in-suit foundations slot f holds suit f. The card
+moved is always the exposed card of ``src``.
 
 Legal moves are generated in a fixed order (pile by pile: its moves home, then
 onto piles 0..P-1; then moves back from the foundations when worrying back is
@@ -46,7 +47,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE
+from sim.cards import DECK_SIZE, KING
 from sim.notation import FOUNDATION
 from sim.rng import nb_below, nb_strategy_key, nb_stream_key
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
@@ -77,6 +78,9 @@ NO_PROGRESS_LIMIT = 1000
 """A game ends as lost after this many moves with no new card home and no card
 turned face up: the loop guard for strategies that shuffle cards forever."""
 
+PLACES = 64
+"""Place numbers (piles 0..51, foundations ``FOUNDATION`` + 0..3) are below this; a move code is
+``src * PLACES + dst``."""
 FOUNDATION_SLOTS = 13
 """Slots of each foundation pile in the state (ace to king)."""
 MAX_PILE_CAP = DECK_SIZE + 12
@@ -96,6 +100,14 @@ class Offsets(NamedTuple):
     home: int
     found: int
     piles: int
+
+    def foundation(self, f: int) -> int:
+        """Index of the bottom slot of foundation f (`found_at` for Python code)."""
+        return self.found + f * FOUNDATION_SLOTS
+
+    def pile(self, p: int, cap: int) -> int:
+        """Index of the bottom slot of pile p, piles holding ``cap`` cards (`pile_base` for Python code)."""
+        return self.piles + p * cap
 
 
 @functools.lru_cache(maxsize=64)
@@ -189,6 +201,30 @@ def pile_base(prm: np.ndarray, p: np.int64) -> np.int64:
     return found_at(prm[P_PILES], 4) + p * prm[P_CAP]
 
 
+@nb.njit(cache=True, inline="always")
+def make_move(src: np.int64, dst: np.int64) -> np.int64:
+    """The code of the move from place ``src`` to place ``dst`` (the same as `sim.notation.Move.code`)."""
+    return src * PLACES + dst
+
+
+@nb.njit(cache=True, inline="always")
+def move_from(m: np.int64) -> np.int64:
+    """The source place of move code m."""
+    return m // PLACES
+
+
+@nb.njit(cache=True, inline="always")
+def move_to(m: np.int64) -> np.int64:
+    """The destination place of move code m."""
+    return m % PLACES
+
+
+@nb.njit(cache=True, inline="always")
+def is_king(c: np.int64) -> bool:
+    """Whether card c is a king (the card that may enter an empty pile, or goes to the bottom at the deal)."""
+    return c % 13 == KING
+
+
 @nb.njit(cache=True)
 def clock() -> float:
     """Seconds on the performance counter, callable from compiled code (time budgets and limits)."""
@@ -246,7 +282,7 @@ def may_enter_empty(c: np.int64, fill: np.int64) -> bool:
     if fill == 0:
         return False
     if fill == 1:
-        return c % 13 == 12
+        return is_king(c)
     return True
 
 
@@ -311,21 +347,22 @@ def gen_moves(st: np.ndarray, prm: np.ndarray, out: np.ndarray) -> np.int64:
             continue
         f = home_slot(st, prm, c, 0)
         while f >= 0:
-            out[n] = src * 64 + FOUNDATION + f
+            out[n] = make_move(src, FOUNDATION + f)
             n += 1
             f = home_slot(st, prm, c, f + 1)
-        n = _tableau_targets(out, n, src * 64, c, src, build, fill, head, nxt, tops)
+        n = _tableau_targets(out, n, src, c, src, build, fill, head, nxt, tops)
     if prm[P_WORRY] != 0:
         for f in range(4):
             c = foundation_top(st, prm, f)
             if c >= 0:
-                n = _tableau_targets(out, n, (FOUNDATION + f) * 64, c, -1, build, fill, head, nxt, tops)
+                n = _tableau_targets(out, n, FOUNDATION + f, c, -1, build, fill, head, nxt, tops)
     return n
 
 
 @nb.njit(cache=True, inline="always")
-def _tableau_targets(out, n, code, c, src, build, fill, head, nxt, tops):  # noqa: ANN001, ANN202 (numba)
-    """Append the moves of card c onto piles (ascending): bases of rank c+1 merged with empty piles."""
+def _tableau_targets(out, n, place, c, src, build, fill, head, nxt, tops):  # noqa: ANN001, ANN202 (numba)
+    """Append the moves of card c from ``place`` onto piles (ascending): bases of rank c+1 merged with
+    empty piles (``src``: the pile c lies on, -1 for a foundation)."""
     a = out[head + c % 13 + 1] if c % 13 < 12 else -1
     e = out[head + 13] if may_enter_empty(c, fill) else -1
     while a >= 0 or e >= 0:
@@ -339,7 +376,7 @@ def _tableau_targets(out, n, code, c, src, build, fill, head, nxt, tops):  # noq
             e = out[nxt + e]
             if dst == src:
                 continue
-        out[n] = code + dst
+        out[n] = make_move(place, dst)
         n += 1
     return n
 
@@ -351,15 +388,15 @@ def gen_move_triples(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, triples: 
     for i in range(n):
         m = buf[i]
         triples[i, 0] = moved_card(st, prm, m)
-        triples[i, 1] = m // 64
-        triples[i, 2] = m % 64
+        triples[i, 1] = move_from(m)
+        triples[i, 2] = move_to(m)
     return n
 
 
 @nb.njit(cache=True)
 def moved_card(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
     """The card that move m would move (the exposed card of its source)."""
-    src = m // 64
+    src = move_from(m)
     if src >= FOUNDATION:
         return foundation_top(st, prm, src - FOUNDATION)
     return top_card(st, prm, src)
@@ -400,7 +437,7 @@ def _push(st: np.ndarray, prm: np.ndarray, place: np.int64, c: np.int64) -> None
 def apply_move(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
     """Play legal move m; return 1 if it turned a face-down card face up, else 0."""
     P = prm[P_PILES]
-    src = m // 64
+    src = move_from(m)
     c = _pop(st, prm, src)
     revealed = 0
     if src < FOUNDATION:
@@ -408,15 +445,15 @@ def apply_move(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
         if h > 0 and st[down_at(P, src)] == h:
             st[down_at(P, src)] = h - 1
             revealed = 1
-    _push(st, prm, m % 64, c)
+    _push(st, prm, move_to(m), c)
     return revealed
 
 
 @nb.njit(cache=True)
 def undo_move(st: np.ndarray, prm: np.ndarray, m: np.int64, revealed: np.int64) -> None:
     """Take back move m, given what `apply_move` returned for it."""
-    src = m // 64
-    c = _pop(st, prm, m % 64)
+    src = move_from(m)
+    c = _pop(st, prm, move_to(m))
     if revealed != 0:
         st[down_at(prm[P_PILES], src)] = st[src]
     _push(st, prm, src, c)
@@ -485,9 +522,10 @@ def progress_mark(st: np.ndarray, prm: np.ndarray) -> np.int64:
     return cards_home(st, prm) * 64 - down
 
 
-SCRATCH_NODES, SCRATCH_MICROS = 0, 1
+SCRATCH_NODES, SCRATCH_MICROS, SCRATCH_OWN = 0, 1, 2
 """Slots of a policy's scratch array that the batch loop reports per deal: search
-nodes and microseconds spent (policies that search fill them; others leave 0)."""
+nodes and microseconds spent (policies that search fill them; others leave 0).
+The policy's own slots start at ``SCRATCH_OWN``."""
 
 
 def policy_buffers(prm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -75,7 +75,7 @@ class View:
         return self._b[self._base(p) + h - 1] if h else -1
 
     def _base(self, p: int) -> int:
-        return self._o.piles + p * self._cap
+        return self._o.pile(p, self._cap)
 
     def card_at(self, p: int, i: int) -> int:
         """Card i (0 = bottom) of pile p; `HIDDEN_CARD` if face down and not clairvoyant."""
@@ -99,10 +99,9 @@ class View:
 
     @property
     def foundations(self) -> tuple[tuple[int, ...], ...]:
-        o, k = self._o, E.FOUNDATION_SLOTS
-        flat = self._st[o.fheight : o.piles].tolist()  # heights, cards home, then the foundation piles
-        at = o.found - o.fheight
-        return tuple(tuple(flat[at + f * k : at + f * k + flat[f]]) for f in range(4))
+        o = self._o
+        flat = self._st[: o.piles].tolist()  # all but the piles
+        return tuple(tuple(flat[o.foundation(f) : o.foundation(f) + flat[o.fheight + f]]) for f in range(4))
 
     def home_height(self, f: int) -> int:
         """Cards on foundation f (with in-suit foundations, f is the suit)."""
@@ -217,7 +216,7 @@ class Game:
     def _resolve_bare_foundation(self, mv: Move, codes: np.ndarray) -> Move:
         """A bare ``F`` (alternate-colour foundations) becomes the first foundation that makes the move legal."""
         for m in codes:
-            src, dst = int(m // 64), int(m % 64)
+            src, dst = divmod(int(m), E.PLACES)  # `sim.engine.move_from`, `move_to`
             from_ok = src == mv.src or (mv.src == ANY_FOUNDATION and src >= E.FOUNDATION)
             to_ok = dst == mv.dst or (mv.dst == ANY_FOUNDATION and dst >= E.FOUNDATION)
             if from_ok and to_ok and E.moved_card(self._st, self._prm, m) == mv.card:
@@ -232,7 +231,7 @@ class Game:
         """Play an engine move code known to be legal (the hot path of Python-tier play)."""
         c = int(E.moved_card(self._st, self._prm, code))
         revealed = int(E.apply_move(self._st, self._prm, code))
-        self._history.append((Move(c, code // 64, code % 64), revealed))
+        self._history.append((Move(c, *divmod(code, E.PLACES)), revealed))  # `sim.engine.move_from`, `move_to`
 
     def undo(self) -> Move:
         """Take back the last move and return it."""
@@ -382,11 +381,11 @@ def _load(st: np.ndarray, prm: np.ndarray, rules: Rules, position: Position) -> 
     o = E.offsets(rules.columns)
     st[:] = 0
     for p, (pile, down) in enumerate(zip(position.piles, position.face_down, strict=True)):
-        base = o.piles + p * int(prm[E.P_CAP])
+        base = o.pile(p, int(prm[E.P_CAP]))
         st[base : base + len(pile)] = pile
         st[p] = len(pile)
         st[o.down + p] = down
     for f, stack in enumerate(position.foundations):
-        st[o.found + f * E.FOUNDATION_SLOTS : o.found + f * E.FOUNDATION_SLOTS + len(stack)] = stack
+        st[o.foundation(f) : o.foundation(f) + len(stack)] = stack
         st[o.fheight + f] = len(stack)
     st[o.home] = position.cards_home

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sim.engine import SCRATCH_NODES, SCRATCH_OWN
 from sim.errors import UserError
 from sim.game import View
 from sim.notation import Move
@@ -158,8 +159,9 @@ class CompiledPolicy:
     its own arrays. Also ``pparams`` (an array, or a tuple of arrays, that the
     strategy prepared), the RNG as uint64[2] (draw with `sim.rng.nb_rng_below`)
     and ``scratch``, ``scratch_size`` int64 slots of memory for the current
-    game, zeroed before each deal (slots 0 and 1 report search nodes and
-    microseconds, see `sim.engine.SCRATCH_NODES`). It returns the index of its
+    game, zeroed before each deal (slots `sim.engine.SCRATCH_NODES` and
+    ``SCRATCH_MICROS`` report search nodes and microseconds; the policy's own
+    slots start at ``SCRATCH_OWN``). It returns the index of its
     move, -1 to resign, or -2 to give up undecided; any other index outside
     0..n-1 ends the game as an error (termination ``illegal``). It must not read
     face-down cards unless the strategy declares ``peeks``.
@@ -167,7 +169,7 @@ class CompiledPolicy:
 
     function: Callable[..., int]
     pparams: Any
-    scratch_size: int = 2
+    scratch_size: int = SCRATCH_OWN
 
 
 class Strategy:
@@ -246,16 +248,16 @@ class PolicyStrategy(Strategy):
         super().reset(deal, rng)
         self._policy = self.compiled(deal.rules)
         assert self._policy is not None, "a PolicyStrategy returns a CompiledPolicy from compiled()"
-        self._scratch = np.zeros(max(self._policy.scratch_size, 2), dtype=np.int64)
+        self._scratch = np.zeros(max(self._policy.scratch_size, SCRATCH_OWN), dtype=np.int64)
         self._rng = np.array([rng.key, 0], dtype=np.uint64)
 
     def choose(self, view: View, moves: list[Move]) -> Move | None | _Undecided:
         # the policy gets copies (view.state(), view.rule_params and codes are fresh arrays), like in play_game
         codes = np.array([m.code for m in moves], dtype=np.int64)
-        before = int(self._scratch[0])
+        before = int(self._scratch[SCRATCH_NODES])
         i = self._policy.function(view.state(), view.rule_params, codes, len(codes), self._policy.pparams, self._rng,
                                   self._scratch)
-        self.nodes += int(self._scratch[0]) - before
+        self.nodes += int(self._scratch[SCRATCH_NODES]) - before
         if i == -1:
             return None
         if i == -2:

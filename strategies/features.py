@@ -13,7 +13,22 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_BUILD, P_FOUND, P_PILES, builds_on, home_slot, pile_base
+from sim.cards import DECK_SIZE
+from sim.engine import (
+    FOUNDATION,
+    P_BUILD,
+    P_FOUND,
+    P_PILES,
+    SCRATCH_OWN,
+    builds_on,
+    down_at,
+    fheight_at,
+    found_at,
+    home_slot,
+    move_from,
+    move_to,
+    pile_base,
+)
 from sim.rng import nb_mix64
 
 UNKNOWN_NEED = 6
@@ -21,46 +36,44 @@ UNKNOWN_NEED = 6
 FAR = 1 << 20
 """Urgency of a pile that holds nothing needed."""
 
-VISITED_OFFSET = 4
+SCRATCH_STORED, SCRATCH_LAST = SCRATCH_OWN, SCRATCH_OWN + 1
+VISITED_OFFSET = SCRATCH_OWN + 2
 VISITED_SLOTS = 512
-WORK_OFFSET = VISITED_OFFSET + VISITED_SLOTS
-SCRATCH_WITH_VISITED = WORK_OFFSET + 7 * 52
-"""Scratch layout of strategies that remember positions: slots 0-1 are the
-engine's (nodes, microseconds), 2 counts stored hashes, 3 holds the hash of
-the position the strategy's last move led to, then the hash table, then work
-space (`heuristic` and `lookahead` keep their need tables there)."""
+NEEDS_OFFSET = VISITED_OFFSET + VISITED_SLOTS
+SCRATCH_WITH_VISITED = NEEDS_OFFSET + DECK_SIZE
+"""Scratch layout of strategies that remember positions: the engine's slots
+(`sim.engine.SCRATCH_NODES`, `SCRATCH_MICROS`), then ``SCRATCH_STORED`` counts
+stored hashes and ``SCRATCH_LAST`` holds the hash of the position the
+strategy's last move led to, then the hash table (``VISITED_SLOTS`` from
+``VISITED_OFFSET``), then the table of needs (`fill_needs`, 52 slots from
+``NEEDS_OFFSET``) that `heuristic` and `lookahead` fill at each decision."""
 
 
 @nb.njit(cache=True, inline="always")
-def need(st: np.ndarray, prm: np.ndarray, c: np.int64) -> np.int64:
-    """How many cards must still go home before card c can (0: it could go next)."""
-    P = prm[P_PILES]
-    if prm[P_FOUND] == 0:
-        return max(c % 13 - np.int64(st[2 * P + c // 13]), 0)
-    low = np.int64(13)
-    for f in range(4):
-        low = min(low, np.int64(st[2 * P + f]))
-    return max(c % 13 - low, 0)
+def needs_of(scratch: np.ndarray) -> np.ndarray:
+    """The table of needs in a policy's scratch (see `SCRATCH_WITH_VISITED`)."""
+    return scratch[NEEDS_OFFSET : NEEDS_OFFSET + DECK_SIZE]
 
 
 @nb.njit(cache=True, inline="always")
 def fill_needs(st: np.ndarray, prm: np.ndarray, need_of: np.ndarray) -> None:
-    """``need_of[c]`` = `need` of card c, for all 52 cards."""
+    """``need_of[c]`` = how many cards must still go home before card c can (0: it could go next),
+    for all 52 cards."""
     P = prm[P_PILES]
     for s in range(4):
         if prm[P_FOUND] == 0:
-            done = np.int64(st[2 * P + s])
+            done = np.int64(st[fheight_at(P, s)])
         else:
             done = np.int64(13)
             for f in range(4):
-                done = min(done, np.int64(st[2 * P + f]))
+                done = min(done, np.int64(st[fheight_at(P, f)]))
         for r in range(13):
             need_of[s * 13 + r] = r - done if r > done else 0
     return
 
 
-F_FULL, F_BELOW, F_MISPLACED, F_FREES_HOME, F_TOP_NEED = range(5)
-"""Rows of the per-pile feature table filled by `pile_features`."""
+F_FULL, F_BELOW, F_MISPLACED, F_FREES_HOME, FEATURE_ROWS = range(5)
+"""Rows of the per-pile feature table filled by `pile_features`, and how many there are."""
 
 
 @nb.njit(cache=True, inline="always")
@@ -84,7 +97,7 @@ def buried_urgency(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, ne
 
 @nb.njit(cache=True, inline="always")
 def top_need(st: np.ndarray, prm: np.ndarray, p: np.int64, need_of: np.ndarray) -> np.int64:
-    """`need` of pile p's exposed card, 13 for an empty pile (`F_TOP_NEED`)."""
+    """The need (see `fill_needs`) of pile p's exposed card, 13 for an empty pile."""
     h = np.int64(st[p])
     return need_of[np.int64(st[pile_base(prm, p) + h - 1])] if h > 0 else np.int64(13)
 
@@ -122,9 +135,9 @@ def frees_home(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_o
     return home_slot(st, prm, under, 0) >= 0
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True)
 def pile_features(st: np.ndarray, prm: np.ndarray, known: np.ndarray, feat: np.ndarray, need_of: np.ndarray) -> None:
-    """Fill ``feat`` (5 rows, a column per pile) with what the heuristics ask of
+    """Fill ``feat`` (`FEATURE_ROWS` rows, a column per pile) with what `lookahead` asks of
     each pile, the lowest ``known[p]`` cards of pile p being unseen:
 
     - ``F_FULL``: urgency of the pile's most urgent card (`pile_urgency`).
@@ -133,12 +146,10 @@ def pile_features(st: np.ndarray, prm: np.ndarray, known: np.ndarray, feat: np.n
       on, or rests on an unseen card (`misplaced`).
     - ``F_FREES_HOME``: 1 when the card under the exposed one is seen and could
       go home now (`frees_home`).
-    - ``F_TOP_NEED``: need of the exposed card, 13 for an empty pile (`top_need`).
 
-    ``need_of`` (52 slots) receives `need` of every card. `heuristic` calls the
-    per-pile functions itself, only for the piles its moves read. Compiled
-    without reference counting (``_nrt=False``; it allocates nothing): numba
-    would otherwise count references to the arrays of every inlined call.
+    ``need_of`` (52 slots) receives the need of every card (`fill_needs`).
+    `heuristic` calls the per-pile functions itself, only for the piles its
+    moves read.
     """
     fill_needs(st, prm, need_of)
     for p in range(prm[P_PILES]):
@@ -147,7 +158,6 @@ def pile_features(st: np.ndarray, prm: np.ndarray, known: np.ndarray, feat: np.n
         feat[F_BELOW, p] = below
         feat[F_MISPLACED, p] = misplaced(st, prm, p, known[p])
         feat[F_FREES_HOME, p] = frees_home(st, prm, p, known[p], need_of)
-        feat[F_TOP_NEED, p] = top
 
 
 @nb.njit(cache=True, inline="always")
@@ -175,10 +185,10 @@ def position_hash(st: np.ndarray, prm: np.ndarray) -> np.uint64:
         base = pile_base(prm, p)
         for i in range(np.int64(st[p])):
             h += card_key(np.int64(st[base + i]), i)
-        h += down_key(np.int64(st[P + p]))
+        h += down_key(np.int64(st[down_at(P, p)]))
     for f in range(4):
-        for i in range(np.int64(st[2 * P + f])):
-            h += home_key(np.int64(st[2 * P + 5 + f * 13 + i]))
+        for i in range(np.int64(st[fheight_at(P, f)])):
+            h += home_key(np.int64(st[found_at(P, f) + i]))
     return h
 
 
@@ -186,16 +196,16 @@ def position_hash(st: np.ndarray, prm: np.ndarray) -> np.uint64:
 def child_hash(st: np.ndarray, prm: np.ndarray, h: np.uint64, m: np.int64) -> np.uint64:
     """The hash after move m from a position with hash h (without playing it)."""
     P = prm[P_PILES]
-    src, dst = m // 64, m % 64
+    src, dst = move_from(m), move_to(m)
     if src >= FOUNDATION:
         f = src - FOUNDATION
-        c = np.int64(st[2 * P + 5 + f * 13 + st[2 * P + f] - 1])
+        c = np.int64(st[found_at(P, f) + st[fheight_at(P, f)] - 1])
         h -= home_key(c)
     else:
         hs = np.int64(st[src])
         c = np.int64(st[pile_base(prm, src) + hs - 1])
         h -= card_key(c, hs - 1)
-        d = np.int64(st[P + src])
+        d = np.int64(st[down_at(P, src)])
         if hs - 1 > 0 and d == hs - 1:
             h += down_key(d - 1) - down_key(d)
     if dst >= FOUNDATION:
@@ -223,7 +233,7 @@ def visited(scratch: np.ndarray, h: np.uint64) -> bool:
 @nb.njit(cache=True, inline="always")
 def remember(scratch: np.ndarray, h: np.uint64) -> bool:
     """Record hash h; False when the table is three-quarters full (the game is too long to track)."""
-    if scratch[2] * 4 >= VISITED_SLOTS * 3:
+    if scratch[SCRATCH_STORED] * 4 >= VISITED_SLOTS * 3:
         return False
     slot = np.int64(h % np.uint64(VISITED_SLOTS))
     key = np.int64(h | np.uint64(1))
@@ -232,5 +242,5 @@ def remember(scratch: np.ndarray, h: np.uint64) -> bool:
             return True
         slot = (slot + 1) % VISITED_SLOTS
     scratch[VISITED_OFFSET + slot] = key
-    scratch[2] += 1
+    scratch[SCRATCH_STORED] += 1
     return True

@@ -22,7 +22,7 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_BUILD, P_PILES, builds_on, home_slot, pile_base
+from sim.engine import FOUNDATION, P_BUILD, P_PILES, builds_on, down_at, home_slot, move_from, move_to, pile_base
 from sim.game import HIDDEN_CARD, View
 from sim.notation import Move
 from sim.rules import Rules
@@ -34,26 +34,26 @@ def greedy_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
     """Compiled greedy; identical choices to `GreedyStrategy.choose`."""
     P = prm[P_PILES]
     for i in range(n):
-        if moves[i] % 64 >= FOUNDATION:
+        if move_to(moves[i]) >= FOUNDATION:
             return i
     for i in range(n):
-        src = moves[i] // 64
+        src = move_from(moves[i])
         if src >= FOUNDATION:
             continue
         h = np.int64(st[src])
         if h < 2:
             continue
-        if st[P + src] >= h - 1:
+        if st[down_at(P, src)] >= h - 1:
             return i
         base = pile_base(prm, src)
         if not builds_on(np.int64(st[base + h - 1]), np.int64(st[base + h - 2]), prm[P_BUILD]):
             return i
     for i in range(n):
-        src = moves[i] // 64
+        src = move_from(moves[i])
         if src >= FOUNDATION:
             continue
         h = np.int64(st[src])
-        if h < 2 or st[P + src] >= h - 1:
+        if h < 2 or st[down_at(P, src)] >= h - 1:
             continue
         if home_slot(st, prm, np.int64(st[pile_base(prm, src) + h - 2]), 0) >= 0:
             return i

@@ -34,18 +34,20 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_FILL, P_PILES
+from sim.engine import FOUNDATION, P_FILL, P_PILES, down_at, move_from, move_to
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, PolicyStrategy, StrategyError
 from strategies.features import (
     FAR,
+    SCRATCH_LAST,
+    SCRATCH_STORED,
     SCRATCH_WITH_VISITED,
-    WORK_OFFSET,
     buried_urgency,
     child_hash,
     fill_needs,
     frees_home,
     misplaced,
+    needs_of,
     pile_urgency,
     position_hash,
     remember,
@@ -54,6 +56,8 @@ from strategies.features import (
 )
 
 RULES = ("home", "dig", "no_bury", "misplaced", "keep_piles", "cover")
+R_HOME, R_DIG, R_NO_BURY, R_MISPLACED, R_KEEP_PILES, R_COVER = range(len(RULES))
+"""Each rule's index in `RULES`."""
 PRESETS = {
     "balanced": ("home", "dig", "no_bury", "misplaced", "keep_piles", "cover"),
     "cautious": ("home", "no_bury", "dig", "keep_piles", "misplaced", "cover"),
@@ -63,104 +67,110 @@ WIDTHS = {"home": 1, "dig": 21, "no_bury": 21, "misplaced": 1, "keep_piles": 1, 
 """Bits each rule's (non-negative) score needs: dig and no_bury reach `FAR` + 1 < 2**21."""
 
 
-def _packing(order: tuple[str, ...]) -> list[int]:
-    """pparams[1:14]: each rule's bit shift (first rule highest), then whether
-    it is used, then whether ``home`` comes first."""
-    shifts, used, at = {}, {}, 0
+HP_ALLOW_DIG = 0
+HP_WEIGHT = 1
+HP_HOME_FIRST = HP_WEIGHT + len(RULES)
+HP_SIZE = HP_HOME_FIRST + 1
+"""Slots of the policy's parameter array (`pparams`): whether digging moves are
+allowed; from ``HP_WEIGHT``, each rule's weight in the packed key (`RULES`
+order): ``2 ** shift`` for a rule in the order, the first rule's shift highest
+and each next one lower by the bits the rules after it need (`WIDTHS`), 0 for
+a rule left out; then whether ``home`` comes first."""
+
+
+def policy_params(order: tuple[str, ...], allow_dig: bool) -> np.ndarray:
+    """The policy's parameter array (`HP_SIZE` slots) for the rule ``order``."""
+    pparams = np.zeros(HP_SIZE, dtype=np.int64)
+    pparams[HP_ALLOW_DIG] = int(allow_dig)
+    at = 0
     for name in reversed(order):
-        shifts[name], used[name], at = at, 1, at + WIDTHS[name]
-    return [shifts.get(r, 0) for r in RULES] + [used.get(r, 0) for r in RULES] + [int(order[0] == "home")]
+        pparams[HP_WEIGHT + RULES.index(name)] = 1 << at
+        at += WIDTHS[name]
+    pparams[HP_HOME_FIRST] = int(order[0] == "home")
+    return pparams
 
 
 @nb.njit(cache=True, inline="always")
 def _goes_home(moves: np.ndarray, n: np.int64) -> bool:
     """Whether one of the n moves takes a tableau card home."""
     for i in range(n):
-        if moves[i] % 64 >= FOUNDATION and moves[i] // 64 < FOUNDATION:
+        if move_to(moves[i]) >= FOUNDATION and move_from(moves[i]) < FOUNDATION:
             return True
     return False
 
 
 @nb.njit(cache=True, inline="always")
-def _key(pparams: np.ndarray, to_home: bool, dst_empty: bool, alone: bool, below: np.int64, src_misplaced: bool,
+def _key(weight: tuple, to_home: bool, dst_empty: bool, alone: bool, below: np.int64, src_misplaced: bool,
          dst_full: np.int64, dst_need: np.int64) -> np.int64:
     """Each rule's score of a move, made non-negative, packed into one key so
-    that a single comparison orders moves rule by rule (see `_packing`)."""
-    key = ((1 if to_home else 0) << pparams[1]) * pparams[7]
-    key += (FAR - below) << pparams[2] if pparams[8] else 0
-    key += (FAR + 1 if to_home else (FAR if dst_empty else dst_full)) << pparams[3] if pparams[9] else 0
-    key += (1 if src_misplaced else 0) << pparams[4] if pparams[10] else 0
-    key += (0 if (alone and not to_home) else 1) << pparams[5] if pparams[11] else 0
-    key += (13 if (to_home or dst_empty) else dst_need) << pparams[6] if pparams[12] else 0
+    that a single comparison orders moves rule by rule (``weight``: the rules'
+    weights, see `HP_WEIGHT`)."""
+    key = (1 if to_home else 0) * weight[R_HOME]
+    key += (FAR - below) * weight[R_DIG]
+    key += (FAR + 1 if to_home else (FAR if dst_empty else dst_full)) * weight[R_NO_BURY]
+    key += (1 if src_misplaced else 0) * weight[R_MISPLACED]
+    key += (0 if (alone and not to_home) else 1) * weight[R_KEEP_PILES]
+    key += (13 if (to_home or dst_empty) else dst_need) * weight[R_COVER]
     return key
 
 
-@nb.njit(cache=True, inline="always")
-def _source(st: np.ndarray, prm: np.ndarray, src: np.int64, need_of: np.ndarray) -> tuple[bool, bool, np.int64]:
-    """What the rules read of a move's source pile: whether its exposed card is
-    `misplaced`, whether it may move without digging (misplaced, or over a card
-    that can go home), and its `buried_urgency`."""
-    k = np.int64(st[prm[P_PILES] + src])
-    loose = misplaced(st, prm, src, k)
-    return loose, loose or frees_home(st, prm, src, k, need_of), buried_urgency(st, prm, src, k, need_of)
-
-
-@nb.njit(cache=True, inline="always")
-def _destination(st: np.ndarray, prm: np.ndarray, dst: np.int64, need_of: np.ndarray) -> tuple[np.int64, np.int64]:
-    """What the rules read of a move's (non-empty) destination pile: its
-    `pile_urgency` and the `top_need` of the card the move covers."""
-    top = top_need(st, prm, dst, need_of)
-    below = buried_urgency(st, prm, dst, np.int64(st[prm[P_PILES] + dst]), need_of)
-    return pile_urgency(st, dst, below, top), top
-
-
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True)
 def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
     """Compiled heuristic; `HeuristicStrategy.choose` runs this same code on the view.
 
-    It reads the features of a pile (see `strategies.features.pile_features`)
-    only when a move needs them: a move's source once for its run of moves
-    (the engine lists moves by source), its destination per move, and only
-    for the moves home when ``home`` is the first rule and a card can go home
-    (a move home then beats every other). Compiled without reference counting
-    (``_nrt=False``: it allocates nothing), which numba would otherwise do for
-    the arrays of every inlined call: that took a third more time a move,
-    engine included.
+    It reads the features of a pile (`strategies.features`) only when a move
+    needs them: a move's source once for its run of moves (the engine lists
+    moves by source), its destination per move, and only for the moves home
+    when ``home`` is the first rule and a card can go home (a move home then
+    beats every other). Speed: it calls the feature functions directly rather
+    than through helpers of its own and reads the rule weights into a tuple
+    once, because every inlined call that takes an array adds reference
+    counting that numba cannot always remove (a tenth of the time a move).
     """
-    here = np.uint64(scratch[3]) if scratch[2] > 0 else position_hash(st, prm)
+    here = np.uint64(scratch[SCRATCH_LAST]) if scratch[SCRATCH_STORED] > 0 else position_hash(st, prm)
     if not remember(scratch, here):
         return -1
-    need_of = scratch[WORK_OFFSET : WORK_OFFSET + 52]
+    need_of = needs_of(scratch)
     fill_needs(st, prm, need_of)
-    home_only = pparams[13] != 0 and _goes_home(moves, n)
-    allow_dig = pparams[0] != 0  # pparams[1:14]: see _packing
+    home_only = pparams[HP_HOME_FIRST] != 0 and _goes_home(moves, n)
+    allow_dig = pparams[HP_ALLOW_DIG] != 0
+    w = HP_WEIGHT
+    weight = (pparams[w + R_HOME], pparams[w + R_DIG], pparams[w + R_NO_BURY], pparams[w + R_MISPLACED],
+              pparams[w + R_KEEP_PILES], pparams[w + R_COVER])
     fill_none = prm[P_FILL] == 0
+    P = prm[P_PILES]
     best, best_key, best_child = -1, np.int64(-1), np.uint64(0)
     src_at, src_misplaced, src_free, below = -1, False, False, FAR
     for i in range(n):
         m = moves[i]
-        src, dst = m // 64, m % 64
+        src, dst = move_from(m), move_to(m)
         to_home = dst >= FOUNDATION
         if src >= FOUNDATION or (home_only and not to_home):
             continue
         if src != src_at:
             src_at = src
-            src_misplaced, src_free, below = _source(st, prm, src, need_of)
+            k = np.int64(st[down_at(P, src)])
+            src_misplaced = misplaced(st, prm, src, k)
+            src_free = src_misplaced or frees_home(st, prm, src, k, need_of)
+            below = buried_urgency(st, prm, src, k, need_of)
         hs = np.int64(st[src])
         dst_empty = not to_home and st[dst] == 0
         digging = not (to_home or src_free)  # considered only to dig out a pile needed sooner
         if digging and (not allow_dig or hs < 2 or (dst_empty and fill_none)):
             continue
-        dst_full, dst_need = (FAR, np.int64(13)) if to_home or dst_empty else _destination(st, prm, dst, need_of)
+        dst_full, dst_need = FAR, np.int64(13)
+        if not (to_home or dst_empty):
+            dst_need = top_need(st, prm, dst, need_of)
+            dst_full = pile_urgency(st, dst, buried_urgency(st, prm, dst, np.int64(st[down_at(P, dst)]), need_of), dst_need)
         if digging and below >= dst_full:
             continue
-        key = _key(pparams, to_home, dst_empty, hs == 1, below, src_misplaced, dst_full, dst_need)
+        key = _key(weight, to_home, dst_empty, hs == 1, below, src_misplaced, dst_full, dst_need)
         if key > best_key:
             child = child_hash(st, prm, here, m)
             if to_home or not visited(scratch, child):
                 best, best_key, best_child = i, key, child
     if best >= 0:
-        scratch[3] = np.int64(best_child)
+        scratch[SCRATCH_LAST] = np.int64(best_child)
     return best
 
 
@@ -190,7 +200,7 @@ class HeuristicStrategy(PolicyStrategy):
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
         self.rule_order = _order(self.name, self.params["preset"], self.params["order"])
-        self._pparams = np.array([int(self.params["allow_dig"])] + _packing(self.rule_order), dtype=np.int64)
+        self._pparams = policy_params(self.rule_order, self.params["allow_dig"])
 
     def compiled(self, rules: Rules) -> CompiledPolicy:
         return CompiledPolicy(heuristic_policy, self._pparams, SCRATCH_WITH_VISITED)

@@ -32,7 +32,22 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_FILL, P_MOVEBUF, P_PILES, apply_move, cards_home, gen_moves, pile_base, undo_move
+from sim.cards import DECK_SIZE
+from sim.engine import (
+    FOUNDATION,
+    P_FILL,
+    P_MOVEBUF,
+    P_PILES,
+    SCRATCH_NODES,
+    apply_move,
+    cards_home,
+    down_at,
+    gen_moves,
+    move_from,
+    move_to,
+    pile_base,
+    undo_move,
+)
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, PolicyStrategy
 from strategies.features import (
@@ -41,11 +56,14 @@ from strategies.features import (
     F_FULL,
     F_MISPLACED,
     FAR,
+    FEATURE_ROWS,
+    SCRATCH_LAST,
+    SCRATCH_STORED,
     SCRATCH_WITH_VISITED,
     UNKNOWN_NEED,
-    WORK_OFFSET,
     child_hash,
     fill_needs,
+    needs_of,
     pile_features,
     position_hash,
     remember,
@@ -55,13 +73,17 @@ from strategies.heuristic import HeuristicStrategy, heuristic_policy
 
 WIN = 1 << 40
 
+LP_DEPTH, LP_REVEAL_BONUS, LP_INVERSION_PENALTY, LP_ROLLOUT, LP_SIZE = range(5)
+"""Slots of the policy's own parameter array (the first of its `pparams`; the second is the
+heuristic's, for rollouts)."""
+
 
 @nb.njit(cache=True)
 def evaluate(st, prm, known, need_of, reveal_bonus, inversion_penalty):  # noqa: ANN001, ANN201 (numba)
     """The value of a position from what the player has seen (see the module docstring)."""
     P = prm[P_PILES]
     home = cards_home(st, prm)
-    if home == 52:
+    if home == DECK_SIZE:
         return WIN
     fill_needs(st, prm, need_of)
     v = 100 * home
@@ -78,14 +100,14 @@ def evaluate(st, prm, known, need_of, reveal_bonus, inversion_penalty):  # noqa:
                 x = np.int64(st[base + j])
                 if x // 13 == c // 13 and x > c:
                     v -= inversion_penalty
-        v += reveal_bonus * (known[p] - min(known[p], np.int64(st[P + p])))
+        v += reveal_bonus * (known[p] - min(known[p], np.int64(st[down_at(P, p)])))
     return v
 
 
 @nb.njit(cache=True, inline="always")
 def _considered(st, prm, m, feat):  # noqa: ANN001, ANN202 (numba)
     """The heuristic's candidate moves (with digging allowed)."""
-    src, dst = m // 64, m % 64
+    src, dst = move_from(m), move_to(m)
     if src >= FOUNDATION:
         return False
     if dst >= FOUNDATION or feat[F_MISPLACED, src] == 1 or feat[F_FREES_HOME, src] == 1:
@@ -131,7 +153,7 @@ def rollout(st, prm, known, need_of, reveal_bonus, inversion_penalty, hparams, g
     Returns the evaluation there (`WIN` for a win); st is restored before returning.
     """
     roll_scratch[:] = game_scratch
-    roll_scratch[2] = 0  # recompute the hash of this position
+    roll_scratch[SCRATCH_STORED] = 0  # recompute the hash of this position
     played = np.empty(512, dtype=np.int64)
     flags = np.empty(512, dtype=np.int64)
     k = 0
@@ -147,7 +169,7 @@ def rollout(st, prm, known, need_of, reveal_bonus, inversion_penalty, hparams, g
         played[k] = moves[i]
         flags[k] = apply_move(st, prm, moves[i])
         k += 1
-        if flags[k - 1] != 0 or cards_home(st, prm) == 52:
+        if flags[k - 1] != 0 or cards_home(st, prm) == DECK_SIZE:
             break
     v = evaluate(st, prm, known, need_of, reveal_bonus, inversion_penalty)
     for j in range(k - 1, -1, -1):
@@ -160,14 +182,15 @@ def lookahead_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     """Compiled lookahead; `LookaheadStrategy.choose` runs this same code on the view."""
     P = prm[P_PILES]
     lp, hparams = pparams
-    depth, reveal_bonus, inversion_penalty, use_rollouts = lp[0], lp[1], lp[2], lp[3] != 0
+    depth, reveal_bonus, inversion_penalty = lp[LP_DEPTH], lp[LP_REVEAL_BONUS], lp[LP_INVERSION_PENALTY]
+    use_rollouts = lp[LP_ROLLOUT] != 0
     known = np.empty(P, dtype=np.int64)
     for p in range(P):
-        known[p] = st[P + p]
-    need_of = scratch[WORK_OFFSET + 52 * 6 : WORK_OFFSET + 52 * 7]
+        known[p] = st[down_at(P, p)]
+    need_of = needs_of(scratch)
     bufs = np.empty((depth + 1, prm[P_MOVEBUF]), dtype=np.int64)
-    feats = np.empty((depth + 1, 5, 52), dtype=np.int64)
-    here = np.uint64(scratch[3]) if scratch[2] > 0 else position_hash(st, prm)
+    feats = np.empty((depth + 1, FEATURE_ROWS, P), dtype=np.int64)
+    here = np.uint64(scratch[SCRATCH_LAST]) if scratch[SCRATCH_STORED] > 0 else position_hash(st, prm)
     if not remember(scratch, here):
         return -1
     nodes = np.zeros(1, dtype=np.int64)
@@ -181,7 +204,7 @@ def lookahead_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
         if not _considered(work, prm, m, feat):
             continue
         child = child_hash(work, prm, here, m)
-        if m % 64 < FOUNDATION and visited(scratch, child):
+        if move_to(m) < FOUNDATION and visited(scratch, child):
             continue
         revealed = apply_move(work, prm, m)
         if revealed:
@@ -193,9 +216,9 @@ def lookahead_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
         undo_move(work, prm, m, revealed)
         if v > best_value:
             best, best_value, best_child = i, v, child
-    scratch[0] += nodes[0] + 1
+    scratch[SCRATCH_NODES] += nodes[0] + 1
     if best >= 0:
-        scratch[3] = np.int64(best_child)
+        scratch[SCRATCH_LAST] = np.int64(best_child)
     return best
 
 
@@ -222,11 +245,12 @@ class LookaheadStrategy(PolicyStrategy):
             from strategies.base import StrategyError
 
             raise StrategyError(f"strategy 'lookahead': depth={self.params['depth']} is too deep; allowed: 1..6")
-        self._pparams = (
-            np.array([self.params["depth"], self.params["reveal_bonus"], self.params["inversion_penalty"],
-                      int(self.params["mode"] == "rollout")], dtype=np.int64),
-            HeuristicStrategy()._pparams,
-        )
+        lp = np.zeros(LP_SIZE, dtype=np.int64)
+        lp[LP_DEPTH] = self.params["depth"]
+        lp[LP_REVEAL_BONUS] = self.params["reveal_bonus"]
+        lp[LP_INVERSION_PENALTY] = self.params["inversion_penalty"]
+        lp[LP_ROLLOUT] = int(self.params["mode"] == "rollout")
+        self._pparams = (lp, HeuristicStrategy()._pparams)
 
     def compiled(self, rules: Rules) -> CompiledPolicy:
         return CompiledPolicy(lookahead_policy, self._pparams, SCRATCH_WITH_VISITED)

@@ -11,20 +11,23 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION
+from sim.engine import FOUNDATION, move_to
 from sim.game import View
 from sim.notation import Move
 from sim.rng import nb_rng_below
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, Strategy
 
+RP_HOME_FIRST = 0
+"""The one slot of the policy's parameter array: whether a move home is played before drawing."""
+
 
 @nb.njit(cache=True)
 def random_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
     """Compiled random; draws exactly as `RandomStrategy.choose` does."""
-    if pparams[0] != 0:
+    if pparams[RP_HOME_FIRST] != 0:
         for i in range(n):
-            if moves[i] % 64 >= FOUNDATION:
+            if move_to(moves[i]) >= FOUNDATION:
                 return i
     return nb_rng_below(rng, n)
 

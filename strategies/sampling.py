@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 import numba as nb
 import numpy as np
 
+from sim.cards import DECK_SIZE
 from sim.engine import (
     FOUNDATION,
     P_FOUND,
@@ -57,8 +58,15 @@ from sim.engine import (
     SCRATCH_MICROS,
     SCRATCH_NODES,
     apply_move,
+    down_at,
+    fheight_at,
+    found_at,
+    is_king,
+    move_from,
+    move_to,
     pile_base,
     put_pile,
+    top_card,
 )
 from sim.game import Game, View
 from sim.notation import Move
@@ -69,10 +77,23 @@ from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecid
 from strategies.greedy import greedy_policy
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
-from strategies.solver.strategy import PP_FLAGS, PP_NOISE, PP_RESTART_NODES, SCRATCH_SIZE, SolverStrategy, decide, solver_policy
+from strategies.solver.search import W_LINE
+from strategies.solver.strategy import (
+    POLICY_CONFIG,
+    POLICY_WORK,
+    PP_FLAGS,
+    PP_NOISE,
+    PP_RESTART_NODES,
+    SCRATCH_SIZE,
+    SolverStrategy,
+    decide,
+    solver_policy,
+)
 
-# sampling config (pparams[11]) slots
-SP_SAMPLES, SP_SAMPLE_NODES = range(2)
+POLICY_SAMPLING = POLICY_WORK + 1
+"""The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
+at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
+SP_SAMPLES, SP_SAMPLE_NODES, SP_SIZE = range(3)
 REDRAWS = 50
 SEEN_SLOTS = 1 << 13
 """Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots)."""
@@ -85,14 +106,14 @@ def visible_key(st, prm):  # noqa: ANN001, ANN201 (numba)
     P = prm[P_PILES]
     total = np.uint64(0)
     for p in range(P):
-        d = np.int64(st[P + p])
+        d = np.int64(st[down_at(P, p)])
         lin = np.uint64(p + 1) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(d) * np.uint64(0xBF58476D1CE4E5B9)
         base = pile_base(prm, p)
         for i in range(d, np.int64(st[p])):
             lin += nb_mix64(np.uint64(np.int64(st[base + i]) * 64 + i + 1))
         total += nb_mix64(lin)
     for f in range(4):
-        total += nb_mix64(np.uint64(np.int64(st[2 * P + f]) + 16 * f + 7))
+        total += nb_mix64(np.uint64(np.int64(st[fheight_at(P, f)]) + 16 * f + 7))
     return np.int64(total >> np.uint64(1)) | 1
 
 
@@ -122,12 +143,12 @@ def _fill(st, prm, out, pool, ktb):  # noqa: ANN001, ANN201 (numba)
     k = 0
     ok = True
     for p in range(P):
-        d = np.int64(st[P + p])
+        d = np.int64(st[down_at(P, p)])
         base = pile_base(prm, p)
         put_pile(pool, k, d, out, base, ktb)  # hidden kings first, each group in drawn order
-        if ktb and d > 0 and np.int64(st[base + d]) % 13 == 12:
+        if ktb and d > 0 and is_king(np.int64(st[base + d])):
             for i in range(d):
-                if pool[k + i] % 13 != 12:
+                if not is_king(pool[k + i]):
                     ok = False
         k += d
     return ok
@@ -143,16 +164,16 @@ def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
     are dealt to such piles first and the rest shuffled into the other slots.
     """
     P = prm[P_PILES]
-    seen = np.zeros(52, dtype=np.bool_)
+    seen = np.zeros(DECK_SIZE, dtype=np.bool_)
     for p in range(P):
         base = pile_base(prm, p)
-        for i in range(np.int64(st[P + p]), np.int64(st[p])):
+        for i in range(np.int64(st[down_at(P, p)]), np.int64(st[p])):
             seen[np.int64(st[base + i])] = True
     for f in range(4):
-        for i in range(np.int64(st[2 * P + f])):
-            seen[np.int64(st[2 * P + 5 + f * 13 + i])] = True
+        for i in range(np.int64(st[fheight_at(P, f)])):
+            seen[np.int64(st[found_at(P, f) + i])] = True
     u = 0
-    for c in range(52):
+    for c in range(DECK_SIZE):
         if not seen[c]:
             pool[u] = c
             u += 1
@@ -166,16 +187,16 @@ def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
     # constructive: piles under a face-up king take unseen kings; the rest is shuffled in
     kings = 0
     for i in range(u):  # unseen kings to the front of the pool, in drawn order
-        if pool[i] % 13 == 12:
+        if is_king(pool[i]):
             pool[kings], pool[i] = pool[i], pool[kings]
             kings += 1
     order = np.empty(u, dtype=np.int64)
     taken = np.zeros(u, dtype=np.bool_)
     kk = 0
     for p in range(P):
-        d = np.int64(st[P + p])
+        d = np.int64(st[down_at(P, p)])
         base = pile_base(prm, p)
-        if d > 0 and np.int64(st[base + d]) % 13 == 12:
+        if d > 0 and is_king(np.int64(st[base + d])):
             for i in range(d):
                 if kk < kings:
                     out[base + i] = pool[kk]
@@ -191,9 +212,9 @@ def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
         order[i], order[j] = order[j], order[i]
     k = 0
     for p in range(P):
-        d = np.int64(st[P + p])
+        d = np.int64(st[down_at(P, p)])
         base = pile_base(prm, p)
-        if d > 0 and np.int64(st[base + d]) % 13 == 12:
+        if d > 0 and is_king(np.int64(st[base + d])):
             continue
         put_pile(order, k, d, out, base, ktb)
         k += d
@@ -205,30 +226,29 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     P = prm[P_PILES]
     hidden = 0
     for p in range(P):
-        hidden += np.int64(st[P + p])
+        hidden += np.int64(st[down_at(P, p)])
+    cfg, work, scfg = pparams[POLICY_CONFIG], pparams[POLICY_WORK], pparams[POLICY_SAMPLING]
     if hidden == 0:
-        i = solver_policy(st, prm, moves, n, pparams, rng, scratch)
+        i = solver_policy(st, prm, moves, n, (cfg, work), rng, scratch)
         if i == -2:
-            return greedy_policy(st, prm, moves, n, pparams[0], rng, scratch)
+            return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
         return i
     if n == 1:
         return 0
     if prm[P_FOUND] == 0:
         for i in range(n):
             m = moves[i]
-            if m % 64 >= FOUNDATION and m // 64 < FOUNDATION:
-                c = np.int64(st[pile_base(prm, m // 64) + np.int64(st[m // 64]) - 1])
+            if move_to(m) >= FOUNDATION and move_from(m) < FOUNDATION:
+                c = top_card(st, prm, move_from(m))
                 if is_safe_home(st, prm, c, prm[P_WORRY] != 0):
                     return i
-    cfg = pparams[0]
-    scfg = pparams[11]
     S = scfg[SP_SAMPLES]
     budget = scfg[SP_SAMPLE_NODES]
     samples = np.empty((S, prm[P_SIZE]), dtype=np.int8)  # sized for this position at each decision
-    work = np.zeros(64 + 3 * n + 2 * S, dtype=np.int64)
-    pool = work[0:52]
-    order = work[64 : 64 + n]
-    okeys = work[64 + n : 64 + 2 * n]
+    buf = np.zeros(DECK_SIZE + 3 * n + 2 * S, dtype=np.int64)
+    pool = buf[0:DECK_SIZE]
+    order = buf[DECK_SIZE : DECK_SIZE + n]
+    okeys = buf[DECK_SIZE + n : DECK_SIZE + 2 * n]
     for j in range(S):
         samples[j, :] = st
         draw_completion(st, prm, samples[j], rng, pool)
@@ -254,19 +274,17 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
             okeys[fresh], okeys[a] = okeys[a], okeys[fresh]
             fresh += 1
     # stage 1: solve every completion as it stands; the first moves of the winning lines are the candidates
-    votes = work[64 + 2 * n : 64 + 3 * n]
-    first = work[64 + 3 * n : 64 + 3 * n + S]  # index of sample j's winning first move, or -1
-    flen = work[64 + 3 * n + S : 64 + 3 * n + 2 * S]  # length of the rest of that line
+    votes = buf[DECK_SIZE + 2 * n : DECK_SIZE + 3 * n]
+    first = buf[DECK_SIZE + 3 * n : DECK_SIZE + 3 * n + S]  # index of sample j's winning first move, or -1
+    flen = buf[DECK_SIZE + 3 * n + S : DECK_SIZE + 3 * n + 2 * S]  # length of the rest of that line
     votes[:] = 0
     nodes = 0
     seconds = 0.0
-    line = pparams[10]
+    line = work[W_LINE]
     unit = max(1, min(cfg[PP_RESTART_NODES], budget // 8))
     for j in range(S):
         first[j] = -1
-        v, used, length, sec = decide(samples[j], prm, pparams[1], pparams[2], pparams[3], pparams[4], pparams[5],
-                                      pparams[6], pparams[7], pparams[8], pparams[9], line,
-                                      budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
+        v, used, length, sec = decide(samples[j], prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
         nodes += used
         seconds += sec
         if v == 1 and length > 0:
@@ -298,9 +316,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                     continue
                 s2[:] = samples[j]
                 apply_move(s2, prm, moves[i])
-                v, used, length, sec = decide(s2, prm, pparams[1], pparams[2], pparams[3], pparams[4], pparams[5],
-                                              pparams[6], pparams[7], pparams[8], pparams[9], line,
-                                              budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
+                v, used, length, sec = decide(s2, prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
                 nodes += used
                 seconds += sec
                 if v == 1:
@@ -345,11 +361,13 @@ class SamplingStrategy(Strategy):
         super().__init__(**params)
         p = self.params
         self._solver = SolverStrategy(nodes=p["nodes"], seconds=p["seconds"], tt_mb=p["tt_mb"])
-        self._scfg = np.array([self.params["samples"], self.params["sample_nodes"]], dtype=np.int64)
+        self._scfg = np.zeros(SP_SIZE, dtype=np.int64)
+        self._scfg[SP_SAMPLES] = self.params["samples"]
+        self._scfg[SP_SAMPLE_NODES] = self.params["sample_nodes"]
         self._scratch = np.zeros(SAMPLING_SCRATCH, dtype=np.int64)
 
     def _pparams(self, rules: Rules) -> tuple:
-        return (self._solver.config(), *self._solver.work(rules).arrays(), self._scfg)
+        return (*self._solver.policy_params(rules), self._scfg)
 
     def reset(self, deal: Any, rng: Any) -> None:
         super().reset(deal, rng)

@@ -49,7 +49,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import P_BUILD, P_FILL, P_PILES, builds_on, fheight_at, may_enter_empty, pile_base
+from sim.engine import P_BUILD, P_FILL, P_PILES, builds_on, fheight_at, is_king, may_enter_empty, pile_base
 
 
 def dead_work_size(piles: int) -> int:
@@ -139,7 +139,7 @@ def is_dead(st: np.ndarray, prm: np.ndarray, work: np.ndarray) -> bool:
                     while True:
                         ph[x] = 1
                         n_home += 1
-                        if x % 13 == 12 or pl[x + 1] == 0 or ph[x + 1] != 0:
+                        if is_king(x) or pl[x + 1] == 0 or ph[x + 1] != 0:
                             break
                         x += 1
         if n_home == n_cards:

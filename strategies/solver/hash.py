@@ -38,7 +38,7 @@ import functools
 import numba as nb
 import numpy as np
 
-from sim.engine import MAX_PILE_CAP, P_FOUND, P_PILES, pile_base
+from sim.engine import MAX_PILE_CAP, P_FOUND, P_PILES, fheight_at, found_at, pile_base
 from sim.rng import mix64, nb_mix64
 
 KEY_SEED = 0x5EED_0F_BA_4E_25
@@ -82,9 +82,9 @@ def position_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> tuple[np.
     if prm[P_FOUND] != 0:
         for f in range(4):
             lin = np.uint64(0)
-            h = np.int64(st[2 * P + f])
+            h = np.int64(st[fheight_at(P, f)])
             for i in range(h):
-                lin += keys[1, np.int64(st[2 * P + 5 + f * 13 + i]), i]
+                lin += keys[1, np.int64(st[found_at(P, f) + i]), i]
             total += nb_mix64(lin ^ FOUNDATION_SALT)
             check += nb_mix64(lin ^ FOUNDATION_SALT ^ CHECK_SALT)
     return total, check

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import P_PILES, apply_move, gen_moves, pile_base, undo_move
+from sim.cards import DECK_SIZE
+from sim.engine import P_PILES, apply_move, cards_home, fheight_at, found_at, gen_moves, pile_base, undo_move
 from sim.rng import nb_mix64
 
 
@@ -32,8 +33,8 @@ def exact_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> np.uint64:
             lin += keys[0, np.int64(st[base + i]), i]
         total += nb_mix64(lin)
     for f in range(4):
-        h = np.int64(st[2 * P + f])
-        top = np.int64(st[2 * P + 5 + f * 13 + h - 1]) if h > 0 else -1
+        h = np.int64(st[fheight_at(P, f)])
+        top = np.int64(st[found_at(P, f) + h - 1]) if h > 0 else -1
         total += nb_mix64(np.uint64(h * 64 + top + 1) + np.uint64(f + 1) * np.uint64(0xD1B54A32D192ED03))
     return total
 
@@ -115,7 +116,7 @@ def shorten_line(st0: np.ndarray, prm: np.ndarray, keys: np.ndarray, line: np.nd
             line[:n0] = original
             return n0
         apply_move(st, prm, line[i])
-    if np.int64(st[2 * prm[P_PILES] + 4]) != 52:
+    if cards_home(st, prm) != DECK_SIZE:
         line[:n0] = original
         return n0
     return length

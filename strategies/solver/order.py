@@ -24,7 +24,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_BUILD, P_FILL, P_PILES, builds_on, pile_base
+from sim.engine import FOUNDATION, P_BUILD, P_FILL, P_PILES, builds_on, down_at, fheight_at, move_from, move_to, pile_base
 
 
 @nb.njit(cache=True)
@@ -34,8 +34,8 @@ def move_score(st: np.ndarray, prm: np.ndarray, m: np.int64, blind: bool = False
     With ``blind`` it reads no face-down card (for players that do not peek).
     """
     P = prm[P_PILES]
-    src = m // 64
-    dst = m % 64
+    src = move_from(m)
+    dst = move_to(m)
     if dst >= FOUNDATION:
         return 100000
     if src >= FOUNDATION:
@@ -46,12 +46,12 @@ def move_score(st: np.ndarray, prm: np.ndarray, m: np.int64, blind: bool = False
     cr = c % 13
     cs = c // 13
     score = np.int64(0)
-    low = np.int64(st[P + src]) if blind else 0
+    low = np.int64(st[down_at(P, src)]) if blind else 0
     for i in range(h - 2, low - 1, -1):
         u = np.int64(st[base + i])
         ur = u % 13
         us = u // 13
-        gap = ur - np.int64(st[2 * P + us])
+        gap = ur - np.int64(st[fheight_at(P, us)])
         k = h - 1 - i  # 1 for the card that becomes exposed
         if us == cs and ur < cr:
             score += 60
@@ -66,7 +66,7 @@ def move_score(st: np.ndarray, prm: np.ndarray, m: np.int64, blind: bool = False
         score -= 20
     else:
         bd = pile_base(prm, dst)
-        for i in range(np.int64(st[P + dst]) if blind else 0, hd):
+        for i in range(np.int64(st[down_at(P, dst)]) if blind else 0, hd):
             u = np.int64(st[bd + i])
             if u // 13 == cs and u % 13 < cr:
                 score -= 60

@@ -37,7 +37,25 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_BUILD, P_PILES, apply_move, builds_on, pile_base
+from sim.engine import FOUNDATION, P_BUILD, P_PILES, apply_move, builds_on, fheight_at, make_move, pile_base
+
+
+@nb.njit(cache=True, inline="always")
+def played(m: np.int64, revealed: np.int64) -> np.int64:
+    """How `play_safe_moves` records move m and what `apply_move` returned for it, in one integer."""
+    return m * 2 + revealed
+
+
+@nb.njit(cache=True, inline="always")
+def played_move(e: np.int64) -> np.int64:
+    """The move of a record made by `played`."""
+    return e // 2
+
+
+@nb.njit(cache=True, inline="always")
+def played_revealed(e: np.int64) -> np.int64:
+    """Whether the move of a record made by `played` turned a card face up (1) or not (0)."""
+    return e % 2
 
 
 @nb.njit(cache=True, inline="always")
@@ -51,7 +69,7 @@ def is_safe_home(st: np.ndarray, prm: np.ndarray, c: np.int64, worrying: bool) -
     for s2 in range(4):
         if s2 == s:
             continue
-        if np.int64(st[2 * P + s2]) >= r:
+        if np.int64(st[fheight_at(P, s2)]) >= r:
             continue  # s2's card of rank r-1 is home
         if worrying or builds_on(s2 * 13 + r - 1, c, prm[P_BUILD]):
             return False
@@ -60,8 +78,8 @@ def is_safe_home(st: np.ndarray, prm: np.ndarray, c: np.int64, worrying: bool) -
 
 @nb.njit(cache=True)
 def play_safe_moves(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, top: np.int64, worrying: bool) -> np.int64:
-    """Play safe moves home until none is left; record each as ``move * 2 + revealed`` in
-    ``buf[top:]`` while it has room. Returns the new top of ``buf``."""
+    """Play safe moves home until none is left; record each (`played`) in ``buf[top:]`` while it
+    has room. Returns the new top of ``buf``."""
     P = prm[P_PILES]
     found = True
     while found:
@@ -72,15 +90,15 @@ def play_safe_moves(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, top: np.in
                 continue
             c = np.int64(st[pile_base(prm, p) + h - 1])
             s = c // 13
-            if np.int64(st[2 * P + s]) != c % 13:
+            if np.int64(st[fheight_at(P, s)]) != c % 13:
                 continue
             if not is_safe_home(st, prm, c, worrying):
                 continue
             if top >= buf.shape[0]:
                 return top
-            m = p * 64 + FOUNDATION + s
+            m = make_move(p, FOUNDATION + s)
             rev = apply_move(st, prm, m)
-            buf[top] = m * 2 + rev
+            buf[top] = played(m, rev)
             top += 1
             found = True
     return top

@@ -57,6 +57,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from sim.cards import DECK_SIZE
 from sim.engine import (
     FOUNDATION,
     MAX_PILE_CAP,
@@ -70,6 +71,8 @@ from sim.engine import (
     clock,
     fheight_at,
     gen_moves,
+    move_from,
+    move_to,
     new_moves,
     pile_base,
     undo_move,
@@ -78,7 +81,7 @@ from sim.rng import nb_mix64
 from strategies.solver.dead import is_dead
 from strategies.solver.hash import CHECK_SALT, position_key
 from strategies.solver.order import move_score
-from strategies.solver.safe import is_safe_home, play_safe_moves
+from strategies.solver.safe import is_safe_home, play_safe_moves, played_move, played_revealed
 
 # Verdicts of `solve`.
 S_LOST, S_WON, S_UNKNOWN = 0, 1, 2
@@ -89,7 +92,6 @@ F_SAFE = 1  # play safe moves home without search
 F_DEAD = 2  # cut dead positions
 F_ORDER = 4  # order moves by `move_score`
 F_LONE = 8  # never move a lone card onto another pile (empty piles stay empty)
-F_ALL = F_SAFE | F_DEAD | F_ORDER | F_LONE
 
 # Frame fields.
 FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV = range(7)
@@ -101,11 +103,15 @@ PROBES = 8
 CLOCK_EVERY = 1 << 14
 
 # `meta` slots.
-M_GEN, M_EVICTED, M_LIMIT_HIT = 0, 1, 2
+M_GEN, META_SIZE = 0, 1
+"""M_GEN: the table's generation (entries of other generations read as empty)."""
+
+# The arrays of `SolverWork.arrays`, in order.
+W_KEYS, W_TT, W_META, W_FRAMES, W_MBUF, W_ABUF, W_TMP, W_SCORES, W_DWORK, W_LINE = range(10)
 
 
 @nb.njit(cache=True, inline="always")
-def tt_seen(tt: np.ndarray, key: np.uint64, check: np.uint64, gen: np.uint64, meta: np.ndarray) -> bool:
+def tt_seen(tt: np.ndarray, key: np.uint64, check: np.uint64, gen: np.uint64) -> bool:
     """Whether the position (key picks the slot, 48 bits of check are stored) is in the table; if not, insert it."""
     mask = np.uint64(tt.shape[0] - 1)
     entry = (check & ~np.uint64(GEN_MASK)) | gen
@@ -119,7 +125,6 @@ def tt_seen(tt: np.ndarray, key: np.uint64, check: np.uint64, gen: np.uint64, me
             tt[slot] = entry
             return False
     tt[idx] = entry
-    meta[M_EVICTED] += 1
     return False
 
 
@@ -171,8 +176,8 @@ def _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise):  # noqa
     k = 0
     for i in range(n):
         m = tmp[i]
-        src = m // 64
-        dst = m % 64
+        src = move_from(m)
+        dst = move_to(m)
         if dst < FOUNDATION:
             if st[dst] == 0:
                 if dst != first_empty:
@@ -204,20 +209,22 @@ def _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise):  # noqa
 @nb.njit(cache=True)
 def _undo_safe(st, prm, abuf, start, stop, keys, lin, ksum):  # noqa: ANN001, ANN202 (numba)
     for j in range(stop - 1, start - 1, -1):
-        undo_move(st, prm, abuf[j] // 2, abuf[j] % 2)
-        _rekey(st, prm, keys, lin, ksum, abuf[j] // 128)
+        undo_move(st, prm, played_move(abuf[j]), played_revealed(abuf[j]))
+        _rekey(st, prm, keys, lin, ksum, move_from(played_move(abuf[j])))
 
 
 @nb.njit(cache=True)
-def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line,  # noqa: ANN001, ANN201 (numba)
-          max_nodes, max_seconds, flags, seed=0, noise=0):
+def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0):  # noqa: ANN001, ANN201 (numba)
     """Search the position ``st0`` (not modified). Returns (verdict, nodes, line length, seconds).
 
-    On WON, ``line[:length]`` holds the engine move codes that win from st0.
+    ``work`` is `SolverWork.arrays`. On WON, its line array (``work[W_LINE]``)
+    holds in ``[:length]`` the engine move codes that win from st0.
     ``seed`` and ``noise`` add a pseudo-random term in [0, noise) to each move's
     ordering score (restarts).
     """
     t0 = clock()
+    keys, tt, meta, frames, mbuf = work[W_KEYS], work[W_TT], work[W_META], work[W_FRAMES], work[W_MBUF]
+    abuf, tmp, scores, dwork, line = work[W_ABUF], work[W_TMP], work[W_SCORES], work[W_DWORK], work[W_LINE]
     st = st0.copy()
     rng = np.empty(1, dtype=np.uint64)
     rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
@@ -230,8 +237,6 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
         tt[:] = 0
         gen_i = 1
     meta[M_GEN] = gen_i
-    meta[M_EVICTED] = 0
-    meta[M_LIMIT_HIT] = 0
     gen = np.uint64(gen_i)
     # incremental key: per-pile linear keys (with in-suit foundations the piles determine the position)
     P = prm[P_PILES]
@@ -257,15 +262,15 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
             if use_safe:
                 atop = play_safe_moves(st, prm, abuf, atop, worrying)
                 for a in range(frames[d, FR_ASTART], atop):
-                    _rekey(st, prm, keys, lin, ksum, abuf[a] // 128)
+                    _rekey(st, prm, keys, lin, ksum, move_from(played_move(abuf[a])))
             frames[d, FR_ACOUNT] = atop - frames[d, FR_ASTART]
-            if cards_home(st, prm) == 52:
+            if cards_home(st, prm) == DECK_SIZE:
                 k = 0
                 for j in range(d + 1):
                     a0 = frames[j, FR_ASTART]
                     for a in range(a0, a0 + frames[j, FR_ACOUNT]):
                         if k < line.shape[0]:
-                            line[k] = abuf[a] // 2
+                            line[k] = played_move(abuf[a])
                         k += 1
                     if j < d:
                         if k < line.shape[0]:
@@ -276,7 +281,7 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
                 key, check = ksum[0], ksum[1]
             else:
                 key, check = position_key(st, prm, keys)
-            expand = not tt_seen(tt, key, check, gen, meta)
+            expand = not tt_seen(tt, key, check, gen)
             n = 0
             if expand:
                 nodes += 1
@@ -292,7 +297,6 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
                 n = _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise)
                 if n < 0:
                     incomplete = True
-                    meta[M_LIMIT_HIT] = 1
                     n = 0
             # a node with no moves (cut, dead or stuck) backs up at once through the code below
             frames[d, FR_MSTART] = mtop
@@ -304,11 +308,10 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
             frames[d, FR_MIDX] = i + 1
             if d + 1 >= D:
                 incomplete = True
-                meta[M_LIMIT_HIT] = 1
                 continue
             m = mbuf[frames[d, FR_MSTART] + i]
-            src = m // 64
-            dst = m % 64
+            src = move_from(m)
+            dst = move_to(m)
             if incremental and src < FOUNDATION and dst < FOUNDATION:
                 # a tableau move: unless it uncovers a safe card, the child's key is known
                 # without playing it, and a child already in the table is skipped at once
@@ -342,8 +345,8 @@ def solve(st0, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
             break
         d -= 1
         undo_move(st, prm, frames[d, FR_MOVE], frames[d, FR_REV])
-        _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] // 64)
-        _rekey(st, prm, keys, lin, ksum, frames[d, FR_MOVE] % 64)
+        _rekey(st, prm, keys, lin, ksum, move_from(frames[d, FR_MOVE]))
+        _rekey(st, prm, keys, lin, ksum, move_to(frames[d, FR_MOVE]))
     if incomplete:
         return S_UNKNOWN, nodes, 0, clock() - t0
     return S_LOST, nodes, 0, clock() - t0
@@ -371,7 +374,7 @@ class SolverWork:
         self.keys = make_keys(MAX_PILE_CAP)
         self.tt = np.zeros(size, dtype=np.uint64)
         self.tt.fill(0)  # touch every page now, not in the middle of a timed search
-        self.meta = np.zeros(8, dtype=np.int64)
+        self.meta = np.zeros(META_SIZE, dtype=np.int64)
         self.frames = np.zeros((max_depth, FRAME_FIELDS), dtype=np.int64)
         self.mbuf = np.zeros(max_depth * 48, dtype=np.int64)
         self.abuf = np.zeros(max_depth + 52, dtype=np.int64)
@@ -381,6 +384,7 @@ class SolverWork:
         self.line = np.zeros(2 * max_depth + 52, dtype=np.int64)  # the path plus its safe moves
 
     def arrays(self) -> tuple:
+        """The arrays as `solve` takes them (``work``), in the order of the ``W_*`` names."""
         return (self.keys, self.tt, self.meta, self.frames, self.mbuf, self.abuf, self.tmp, self.scores, self.dwork, self.line)
 
     @property

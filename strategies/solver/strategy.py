@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import P_SIZE, SCRATCH_MICROS, SCRATCH_NODES, clock, rule_params
+from sim.engine import P_SIZE, SCRATCH_MICROS, SCRATCH_NODES, SCRATCH_OWN, clock, rule_params
 from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
@@ -54,15 +54,20 @@ from strategies.solver.search import (
     S_UNKNOWN,
     S_WON,
     VERDICTS,
+    W_KEYS,
+    W_LINE,
+    W_TMP,
     SolverWork,
     solve,
 )
 
-# pparams[0] (int64) slots
-PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE = range(5)
-# scratch slots after the engine's two
-SC_STATUS, SC_LEN, SC_POS = 2, 3, 4
-SCRATCH_SIZE = 5
+POLICY_CONFIG, POLICY_WORK = 0, 1
+"""The policy's parameters (`pparams`), a tuple: its configuration (`config`) and its work
+arrays (`SolverWork.arrays`)."""
+# configuration (int64) slots
+PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE, PP_SIZE = range(6)
+# scratch slots after the engine's
+SC_STATUS, SC_LEN, SC_POS, SCRATCH_SIZE = range(SCRATCH_OWN, SCRATCH_OWN + 4)
 # SC_STATUS values
 ST_FRESH, ST_WON, ST_LOST, ST_UNKNOWN = 0, 1, 2, 3
 
@@ -80,9 +85,10 @@ def luby(i: np.int64) -> np.int64:
 
 
 @nb.njit(cache=True)
-def decide(st, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line,  # noqa: ANN001, ANN201 (numba)
-           max_nodes, max_seconds, flags, restart_nodes, noise):
-    """The restart schedule above. Returns (verdict, nodes, line length, seconds)."""
+def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise):  # noqa: ANN001, ANN201 (numba)
+    """The restart schedule above on the work arrays ``work`` (`SolverWork.arrays`). Returns
+    (verdict, nodes, line length, seconds); a won line is in ``work[W_LINE]``."""
+    line = work[W_LINE]
     used = 0
     spent = 0.0
     k = 0
@@ -90,13 +96,12 @@ def decide(st, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line
         budget = max_nodes - used
         if restart_nodes > 0:
             budget = min(budget, restart_nodes * luby(k + 1))
-        v, n, length, sec = solve(st, prm, keys, tt, meta, frames, mbuf, abuf, tmp, scores, dwork, line,
-                                  budget, max_seconds - spent, flags, k, noise if k > 0 else 0)
+        v, n, length, sec = solve(st, prm, work, budget, max_seconds - spent, flags, k, noise if k > 0 else 0)
         used += n
         spent += sec
         if v == S_WON and length <= line.shape[0]:
             t0 = clock()
-            length = shorten_line(st, prm, keys, line, length, tmp)
+            length = shorten_line(st, prm, work[W_KEYS], line, length, work[W_TMP])
             spent += clock() - t0
         if v != S_UNKNOWN:
             return v, used, length, spent
@@ -110,15 +115,14 @@ def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
 
     Returns -1 (resign: proven lost) or -2 (undecided) when there is no line.
     """
-    cfg = pparams[0]
+    cfg, work = pparams[POLICY_CONFIG], pparams[POLICY_WORK]
+    line = work[W_LINE]
     if scratch[SC_STATUS] == ST_FRESH:
-        v, nodes, length, sec = decide(st, prm, pparams[1], pparams[2], pparams[3], pparams[4], pparams[5],
-                                       pparams[6], pparams[7], pparams[8], pparams[9], pparams[10],
-                                       cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS], cfg[PP_RESTART_NODES],
-                                       cfg[PP_NOISE])
+        v, nodes, length, sec = decide(st, prm, work, cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS],
+                                       cfg[PP_RESTART_NODES], cfg[PP_NOISE])
         scratch[SCRATCH_NODES] += nodes
         scratch[SCRATCH_MICROS] += np.int64(sec * 1e6)
-        if v == S_WON and length <= pparams[10].shape[0]:
+        if v == S_WON and length <= line.shape[0]:
             scratch[SC_STATUS] = ST_WON
             scratch[SC_LEN] = length
             scratch[SC_POS] = 0
@@ -131,7 +135,7 @@ def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
         return -1
     if status != ST_WON or scratch[SC_POS] >= scratch[SC_LEN]:
         return -2
-    want = pparams[10][scratch[SC_POS]]
+    want = line[scratch[SC_POS]]
     scratch[SC_POS] += 1
     for i in range(n):
         if moves[i] == want:
@@ -188,9 +192,14 @@ class SolverStrategy(Strategy):
             self._work[rules] = SolverWork(rule_params(rules), self.params["tt_mb"], max_depth=self.params["depth"])
         return self._work[rules]
 
+    def policy_params(self, rules: Rules) -> tuple:
+        """The compiled policy's parameters for ``rules`` (see `POLICY_CONFIG`)."""
+        return (self.config(), self.work(rules).arrays())
+
     def config(self) -> np.ndarray:
+        """The search's configuration as an int64 array (the ``PP_*`` slots)."""
         p = self.params
-        cfg = np.zeros(5, dtype=np.int64)
+        cfg = np.zeros(PP_SIZE, dtype=np.int64)
         cfg[PP_NODES] = p["nodes"]
         cfg[PP_MICROS] = int(min(p["seconds"], 1e9) * 1e6)
         cfg[PP_FLAGS] = _flags(p)
@@ -208,7 +217,7 @@ class SolverStrategy(Strategy):
             raise RuntimeError(f"state of {st.shape} bytes for rules of {prm[P_SIZE]}: use the Game's own parameters")
         w = self.work(rules)
         cfg = self.config()
-        v, nodes, length, sec = decide(st, prm, *w.arrays(), cfg[PP_NODES], cfg[PP_MICROS] / 1e6,
+        v, nodes, length, sec = decide(st, prm, w.arrays(), cfg[PP_NODES], cfg[PP_MICROS] / 1e6,
                                        cfg[PP_FLAGS], cfg[PP_RESTART_NODES], cfg[PP_NOISE])
         line = w.line[:length].tolist() if v == S_WON and length <= w.line.shape[0] else []
         if v == S_WON and not line:
@@ -250,4 +259,4 @@ class SolverStrategy(Strategy):
 
     # --- compiled tier --------------------------------------------------------------
     def compiled(self, rules: Rules) -> CompiledPolicy:
-        return CompiledPolicy(solver_policy, (self.config(), *self.work(rules).arrays()), SCRATCH_SIZE)
+        return CompiledPolicy(solver_policy, self.policy_params(rules), SCRATCH_SIZE)
