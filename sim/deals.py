@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.cards import DECK_SIZE, KING, parse_card, rank_of
-from sim.engine import FOUNDATION_SLOTS, P_CAP, deal_state, new_state, offsets, rule_params, shuffle_deck
+from sim.engine import P_CAP, deal_state, new_state, offsets, rule_params, shuffle_deck
 from sim.errors import UserError
 from sim.position import Position
 from sim.rules import Rules
@@ -120,12 +120,12 @@ def arrange(order: list[int] | np.ndarray, rules: Rules) -> Position:
 
 def _dealt_position(st: np.ndarray, prm: np.ndarray, piles: int) -> Position:
     """The layout in a dealt engine state (read by the engine's `offsets`)."""
-    o, cap, k = offsets(piles), int(prm[P_CAP]), FOUNDATION_SLOTS
+    o, cap = offsets(piles), int(prm[P_CAP])
     flat = st.tolist()
     return Position(
-        tuple(tuple(flat[o.piles + p * cap : o.piles + p * cap + flat[p]]) for p in range(piles)),
+        tuple(tuple(flat[o.pile(p, cap) : o.pile(p, cap) + flat[o.height(p)]]) for p in range(piles)),
         tuple(flat[o.down : o.down + piles]),
-        tuple(tuple(flat[o.found + f * k : o.found + f * k + flat[o.fheight + f]]) for f in range(4)),
+        tuple(tuple(flat[o.foundation(f) : o.foundation(f) + flat[o.fheight + f]]) for f in range(4)),
     )
 
 

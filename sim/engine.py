@@ -101,6 +101,11 @@ class Offsets(NamedTuple):
     found: int
     piles: int
 
+    @staticmethod
+    def height(p: int) -> int:
+        """Index of pile p's card count (the counts open the state)."""
+        return p
+
     def foundation(self, f: int) -> int:
         """Index of the bottom slot of foundation f (`found_at` for Python code)."""
         return self.found + f * FOUNDATION_SLOTS
