@@ -123,9 +123,9 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     moves by source), its destination per move, and only for the moves home
     when ``home`` is the first rule and a card can go home (a move home then
     beats every other). Speed: it calls the feature functions directly rather
-    than through helpers of its own and reads the rule weights into a tuple
-    once, because every inlined call that takes an array adds reference
-    counting that numba cannot always remove (a tenth of the time a move).
+    than through helpers of its own, and reads the rule weights into a tuple
+    once: each inlined call that takes an array adds reference counting that
+    numba does not always remove (the wrappers cost about a tenth more time).
     """
     here = np.uint64(scratch[SCRATCH_LAST]) if scratch[SCRATCH_STORED] > 0 else position_hash(st, prm)
     if not remember(scratch, here):
