@@ -116,7 +116,7 @@ def test_blocked_king_is_dead():
 
 @pytest.mark.parametrize("rules", (BD, find_variant("other-suit"), find_variant("kings-into-empty")), ids=lambda r: r.name)
 def test_dead_test_never_fires_on_a_position_the_plain_search_wins(rules):
-    """Soundness of `solver_dead` directly: no position called dead is won by a search without it."""
+    """Soundness of `strategies.solver.dead` directly: no position called dead is won by a search without it."""
     prm = E.rule_params(rules)
     work = np.zeros(256, dtype=np.int64)
     plain = solver(nodes=100_000, dead=False, safe=False, lone=False, restart_nodes=0)
