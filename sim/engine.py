@@ -368,7 +368,7 @@ def gen_moves(st: np.ndarray, prm: np.ndarray, out: np.ndarray) -> np.int64:
 def _tableau_targets(out, n, place, c, src, build, fill, head, nxt, tops):  # noqa: ANN001, ANN202 (numba)
     """Append the moves of card c from ``place`` onto piles (ascending): bases of rank c+1 merged with
     empty piles (``src``: the pile c lies on, -1 for a foundation)."""
-    a = out[head + c % 13 + 1] if c % 13 < 12 else -1
+    a = -1 if is_king(c) else out[head + c % 13 + 1]
     e = out[head + 13] if may_enter_empty(c, fill) else -1
     while a >= 0 or e >= 0:
         if e < 0 or (a >= 0 and a < e):
@@ -474,11 +474,11 @@ def put_pile(cards: np.ndarray, start: np.int64, n: np.int64, out: np.ndarray, b
         return
     j = base
     for i in range(n):
-        if cards[start + i] % 13 == 12:
+        if is_king(cards[start + i]):
             out[j] = cards[start + i]
             j += 1
     for i in range(n):
-        if cards[start + i] % 13 != 12:
+        if not is_king(cards[start + i]):
             out[j] = cards[start + i]
             j += 1
 
