@@ -2,22 +2,21 @@
 
 Every verb reports bad input as one line naming what was wrong and what is
 allowed, with exit code 2 and no traceback.
+
+A verb's module is imported only when that verb runs (`VERBS`), so that
+``bakers-dozen variants`` does not pay for pandas, pyarrow, scipy, matplotlib,
+dask or numba, which only some verbs use.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 import traceback
 from typing import Any
 
 import click
 
-from bakers_dozen.check import check_strategy
-from bakers_dozen.games import deal, play, strategies, variants
-from bakers_dozen.record import verify
-from bakers_dozen.report import compare, demo, report, tournament
-from bakers_dozen.simulate import simulate
-from bakers_dozen.solve import solve
 from sim import __version__
 from sim.errors import UserError
 
@@ -27,6 +26,23 @@ EXIT_BAD_INPUT = 2
 EXIT_BUG = 1
 EXIT_ABORTED = 1
 """A Ctrl-C outside the verbs that handle it themselves: click's "Aborted!" and its exit code."""
+
+VERBS = {
+    "variants": "bakers_dozen.games:variants",
+    "deal": "bakers_dozen.games:deal",
+    "strategies": "bakers_dozen.games:strategies",
+    "play": "bakers_dozen.games:play",
+    "verify": "bakers_dozen.record:verify",
+    "simulate": "bakers_dozen.simulate:simulate",
+    "compare": "bakers_dozen.report:compare",
+    "tournament": "bakers_dozen.report:tournament",
+    "report": "bakers_dozen.report:report",
+    "demo": "bakers_dozen.report:demo",
+    "solve": "bakers_dozen.solve:solve",
+    "check-strategy": "bakers_dozen.check:check_strategy",
+}
+"""Each verb and where its click command lives (``module:attribute``), imported when the verb is used."""
+
 
 class _Group(click.Group):
     """Bad input in one line and exit code 2; anything else is a bug, shown with its traceback and exit code 1.
@@ -62,6 +78,20 @@ class _Group(click.Group):
             sys.exit(EXIT_BUG)
         sys.exit(code if isinstance(code, int) else 0)
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *VERBS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The verb ``cmd_name``, importing its module now (click's documented way to load verbs lazily)."""
+        if cmd_name not in VERBS or cmd_name in self.commands:
+            return super().get_command(ctx, cmd_name)
+        module_name, _, attribute = VERBS[cmd_name].partition(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command) or command.name != cmd_name:
+            raise TypeError(f"{VERBS[cmd_name]} is not the click command {cmd_name!r}")
+        self.add_command(command)
+        return command
+
 
 def _one_line_error(message: str) -> None:
     """``bakers-dozen: error: MESSAGE`` on standard error, the message folded onto one line."""
@@ -73,6 +103,3 @@ def _one_line_error(message: str) -> None:
 def main() -> None:
     """Simulate Baker's Dozen and its family: deals, strategies, win rates."""
 
-
-for _command in (variants, deal, strategies, play, verify, simulate, compare, tournament, report, demo, solve, check_strategy):
-    main.add_command(_command)

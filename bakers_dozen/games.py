@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
@@ -12,8 +12,10 @@ from rich.table import Table
 from bakers_dozen.options import console, deal_options, start, variant_option
 from bakers_dozen.record import game_record_json
 from sim.deals import MAX_SEED, check_strategy_seed
-from sim.game import Game
 from sim.rules import VARIANTS
+
+if TYPE_CHECKING:
+    from sim.game import Game
 
 
 @click.command()

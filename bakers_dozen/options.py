@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
-from sim.game import Game
 from sim.position import LayoutError, parse_position
 from sim.rules import Rules, resolve_variant
+
+if TYPE_CHECKING:
+    from sim.game import Game
 
 MAX_LAYOUT_CHARS = 1 << 20
 """A layout is 52 cards on a few lines; far longer text is refused before it is parsed."""
@@ -47,6 +49,8 @@ def deal_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def start(variant: str, number: int | None, seed: int, source: str, layout_file: Any) -> tuple[Rules, Game]:
     """The rules and the game a verb plays: a numbered deal, or a layout read from a file."""
+    from sim.game import Game  # numba: only for the verbs that deal
+
     rules = resolve_variant(variant)
     if layout_file is not None:
         if number is not None:

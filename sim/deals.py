@@ -13,7 +13,9 @@ numbers are stable forever; golden layouts in the tests pin them.
 There is one dealer: the compiled `sim.engine.deal_state` lays out every deal,
 here (`arrange`, which reads the layout back as a `Position`) and in the
 compiled batch loop (`sim.engine.play_deals`, given `deck_and_home`), so the
-two agree by construction.
+two agree by construction. It is imported when a deal is made, not with this
+module, whose bounds (`MAX_DEAL`, `MAX_SEED`) label the command line's options:
+verbs that deal nothing do not load numba.
 
 The ``pysol`` source reproduces PySolFC's numbered Baker's Dozen deals through
 the ``pysol-cards`` package, including PySolFC's own way of moving kings down
@@ -27,7 +29,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.cards import DECK_SIZE, KING, parse_card, rank_of
-from sim.engine import P_CAP, deal_state, new_state, offsets, rule_params, shuffle_deck
 from sim.errors import UserError
 from sim.position import Position
 from sim.rules import Rules
@@ -95,6 +96,8 @@ def deck_and_home(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
 
 def deck_order(rules: Rules, number: int, seed: int = 0) -> np.ndarray:
     """The shuffled order of the dealt cards (default source)."""
+    from sim.engine import shuffle_deck
+
     deck, _ = deck_and_home(rules)
     shuffle_deck(seed, number, deck)
     return deck
@@ -107,6 +110,8 @@ def arrange(order: list[int] | np.ndarray, rules: Rules) -> Position:
 
     Raises `ValueError` when ``order`` is not the variant's dealt cards.
     """
+    from sim.engine import deal_state, new_state, rule_params
+
     deck, home = deck_and_home(rules)
     dealt = np.array(order, dtype=np.int64)
     if dealt.shape != deck.shape or not np.array_equal(np.sort(dealt), deck):
@@ -120,6 +125,8 @@ def arrange(order: list[int] | np.ndarray, rules: Rules) -> Position:
 
 def _dealt_position(st: np.ndarray, prm: np.ndarray, piles: int) -> Position:
     """The layout in a dealt engine state (read by the engine's `offsets`)."""
+    from sim.engine import P_CAP, offsets
+
     o, cap = offsets(piles), int(prm[P_CAP])
     flat = st.tolist()
     return Position(
