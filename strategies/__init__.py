@@ -1,28 +1,36 @@
 """The strategy registry: built-ins by name, plug-ins by module path or entry point.
 
 A strategy is named as ``NAME``, ``NAME:key=value,key=value``,
-``package.module:ClassName`` or ``package.module:ClassName:key=value``
-(``module:ClassName`` too, for a module that is not a built-in's name).
+``module:ClassName`` or ``module:ClassName:key=value`` (``module`` may be
+dotted, ``package.module``, and is not a built-in's name).
 Installed packages can also register classes under the entry-point group
 ``bakers_dozen.strategies``.
 
 A plug-in is someone else's code: whatever goes wrong while it is imported,
 checked or constructed (an exception, a syntax error, a missing dependency,
 ``sys.exit()``) is reported as a `StrategyError` naming the plug-in, and a
-broken entry point never hides the built-ins, which load whatever happens. A
-module path is a dotted name, looked up on the Python path and then in the
-current directory; the current directory is on the path only while that import
-runs.
+broken entry point never hides the built-ins, which load whatever happens.
+
+A module path is a dotted name, looked up on the Python path and then in the
+current directory, as entry points and tools like uvicorn name ``module:attr``:
+``--strategy mystrat:MyStrategy`` loads ``./mystrat.py`` (or the package
+``./mystrat/``). The current directory's module is loaded from its file
+(`importlib.util.spec_from_file_location`); ``sys.path`` is never changed.
+
+``NAME:key=value`` and ``module:ClassName`` cannot be confused: a parameter always
+holds ``=`` and a class name never does, and a built-in's name always means the
+built-in (a module file named ``greedy.py`` does not replace it).
 """
 
 from __future__ import annotations
 
 import importlib
-import os
+import importlib.util
 import re
 import sys
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sim.cards import quote_short
@@ -46,7 +54,7 @@ _MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _LABEL_RE = re.compile(r"[A-Za-z0-9_.+-]{1,64}\Z")
 """A strategy's name and version: they label tables and results and name stored runs."""
-_SPEC_FORMS = "NAME, NAME:key=value,..., or package.module:ClassName[:key=value,...]"
+_SPEC_FORMS = "NAME, NAME:key=value,..., or module:ClassName[:key=value,...]"
 
 T = TypeVar("T")
 
@@ -180,8 +188,17 @@ def _parse_params(text: str, strategy: str) -> dict[str, str]:
 
 
 def _try_import(module_name: str) -> Any:
-    """The module, or None when it is not found (as opposed to failing while it loads)."""
+    """The module, from the Python path or else from the current directory; None when it is in neither
+    (as opposed to failing while it loads)."""
     def attempt() -> Any:
+        try:
+            return importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not _is_prefix(exc.name, module_name):
+                raise
+            top = module_name.partition(".")[0]
+            if top in sys.modules or not _load_from_directory(top, Path.cwd()):
+                return None
         try:
             return importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -192,21 +209,36 @@ def _try_import(module_name: str) -> Any:
     return _guarded(f"importing strategy module {module_name!r}", attempt)
 
 
+def _load_from_directory(name: str, directory: Path) -> bool:
+    """Load top-level module ``name`` from ``directory`` (``name/__init__.py`` or ``name.py``) by its file path
+    and register it in ``sys.modules`` as an import would; False when neither file is there.
+
+    The package's submodules then import by their dotted names (the package's ``__path__`` finds them), so
+    ``sys.path`` stays as it is.
+    """
+    package = directory / name / "__init__.py"
+    found = (package, [str(package.parent)]) if package.is_file() else (directory / f"{name}.py", None)
+    if not found[0].is_file():
+        return False
+    spec = importlib.util.spec_from_file_location(name, found[0], submodule_search_locations=found[1])
+    if spec is None or spec.loader is None:
+        return False
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return True
+
+
 def _import_module(module_name: str) -> Any:
-    """Import ``module_name`` from the Python path, or else from the current directory, which is on the
-    path only during that second try."""
+    """Import ``module_name`` from the Python path or else from the current directory (`_try_import`)."""
     module = _try_import(module_name)
-    cwd = os.getcwd()
-    if module is None and cwd not in sys.path:
-        sys.path.append(cwd)
-        importlib.invalidate_caches()
-        try:
-            module = _try_import(module_name)
-        finally:
-            sys.path.remove(cwd)
     if module is None:
         raise StrategyError(f"cannot import strategy module {module_name!r}: not found on the Python path or in the "
-                            f"current directory ({cwd})")
+                            f"current directory ({Path.cwd()})")
     return module
 
 
@@ -219,10 +251,11 @@ def _import_class(module_name: str, class_name: str) -> type[Strategy]:
     """The strategy class ``module_name:class_name``, checked."""
     if not _MODULE_RE.match(module_name):
         raise StrategyError(f"strategy module {quote_short(module_name)} is not a dotted module name (relative names and file "
-                            "paths are not allowed); write package.module:ClassName, found on the Python path or in "
+                            "paths are not allowed); write module:ClassName or "
+                            "package.module:ClassName, found on the Python path or in "
                             "the current directory")
     if not _NAME_RE.match(class_name):
-        raise StrategyError(f"{quote_short(class_name)} is not a class name; write package.module:ClassName[:key=value,...]")
+        raise StrategyError(f"{quote_short(class_name)} is not a class name; write module:ClassName[:key=value,...]")
     module = _import_module(module_name)
     where = f"{module_name}:{class_name}"
     cls = _guarded(f"looking up {where}", lambda: getattr(module, class_name, None))
@@ -242,7 +275,7 @@ def load_strategy(spec: str) -> Strategy:
         cls, param_text = BUILTINS[head], rest
     elif "." in head or "/" in head or "\\" in head or (_NAME_RE.match(class_name.strip()) and "=" not in class_name):
         if not class_name.strip():
-            raise StrategyError(f"{quote_short(spec)}: a module path needs a class, as in package.module:ClassName")
+            raise StrategyError(f"{quote_short(spec)}: a module path needs a class, as in module:ClassName")
         cls, param_text = _import_class(head, class_name.strip()), class_params
     else:
         found, broken = _loaded_entry_points()
@@ -250,7 +283,7 @@ def load_strategy(spec: str) -> Strategy:
             raise StrategyError(broken[head])
         if head not in found:
             raise StrategyError(f"unknown strategy {quote_short(head)}; known strategies: {', '.join({**BUILTINS, **found})}; "
-                                f"or package.module:ClassName")
+                                f"or module:ClassName (a module on the Python path or a module file in the current directory)")
         cls, param_text = found[head], rest
     params = _parse_params(param_text, head)
     if cls in BUILTINS.values():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import subprocess
 import sys
 import textwrap
 from importlib.metadata import EntryPoint
@@ -157,6 +158,53 @@ def test_plugins_load_from_a_package_in_the_current_directory_and_leave_sys_path
 def test_a_top_level_plugin_module_needs_no_dot(plugin_dir):
     module = write_plugin(plugin_dir, GOOD)
     assert load_strategy(f"{module}:Plug").name == "plug"
+
+
+def test_a_top_level_module_is_loaded_from_its_file_without_the_current_directory_on_the_path(plugin_dir):
+    module = write_plugin(plugin_dir, "import os, sys\nCWD_ON_PATH = os.getcwd() in sys.path\n" + GOOD
+                          + "    PARAMETERS = {'n': __import__('strategies').Param(int, 1, 'how many')}\n")
+    path_before = list(sys.path)
+    assert load_strategy(f"{module}:Plug:n=5").params == {"n": 5}
+    loaded = sys.modules[module]
+    assert loaded.CWD_ON_PATH is False and loaded.__file__ == str(plugin_dir / f"{module}.py")
+    assert sys.path == path_before
+
+
+def test_a_module_spec_with_parameters_is_a_registered_name_not_a_module(plugin_dir):
+    module = write_plugin(plugin_dir, GOOD)  # NAME:key=value: '=' is never in a class name, so no module is loaded
+    with pytest.raises(StrategyError, match=f"unknown strategy '{module}'.*module:ClassName"):
+        load_strategy(f"{module}:n=5")
+    assert module not in sys.modules
+
+
+FIRST_MOVE = """
+from strategies.greedy import GreedyStrategy
+
+
+class FirstMove(GreedyStrategy):
+    name = "firstmove"
+"""
+
+
+@pytest.mark.slow  # three fresh processes and two workers: about 30 s on a loaded 2-core machine
+def test_the_installed_command_loads_a_module_file_of_the_current_directory(tmp_path):
+    """As a user types it: ``bakers-dozen play --strategy firstmove:FirstMove`` beside firstmove.py, in a fresh
+    process whose path does not hold the current directory (``-P``, as for the installed script), and a
+    simulate whose worker processes load it again."""
+    (tmp_path / "firstmove.py").write_text(FIRST_MOVE)
+    cli = "import sys\nfrom bakers_dozen.cli import main\nsys.argv[0] = 'bakers-dozen'\nmain()\n"
+
+    def command(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-P", "-c", cli, *args], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=600, check=False)
+
+    played = command("play", "--deal", "7", "--strategy", "firstmove:FirstMove")
+    assert played.returncode == 0 and "strategy firstmove" in played.stdout and "outcome:" in played.stdout, played.stderr
+    run_ = command("simulate", "--strategy", "firstmove:FirstMove", "--deals", "40", "--chunk", "20", "--jobs", "2",
+                   "--tier", "python", "--store", str(tmp_path / "store"))
+    assert run_.returncode == 0, run_.stderr
+    missing = command("play", "--deal", "7", "--strategy", "secondmove:FirstMove")
+    assert missing.returncode == 2 and "not found on the Python path or in the current directory" in missing.stderr
 
 
 @pytest.mark.parametrize("spec", [".mod:Plug", "..mod:Plug", "../x:Y", "/abs/path:Y", "a/b:C", "pkg..mod:C", "pkg.mod.:C",
