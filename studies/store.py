@@ -3,20 +3,30 @@
 A store is a directory that any number of runs share::
 
     STORE/
-      bakers-dozen-store.json             marker: format name and version
+      _bakers-dozen-store.json            marker: format name and version
       <key>/                              one folder per run key (16 hex digits, `RunKey.hash`)
-        key.json                          what the key stands for (rules, strategy, seeds, source)
-        manifests/<start>-<pid>.json      one per invocation: toolkit version, command line,
+        _key.json                         what the key stands for (rules, strategy, seeds, source)
+        _manifests/<start>-<pid>.json     one per invocation: toolkit version, command line,
                                           start time, every run parameter
         <key>_<first>_<last>.parquet      one per chunk: deals first..last (19 digits, zero-padded)
-        corrupt/                          damaged files moved aside: chunks that failed their checks,
-                                          a key.json or manifest a run found damaged
+        _corrupt/                         damaged files moved aside: chunks that failed their checks,
+                                          a _key.json or manifest a run found damaged
         .run.lock                         held (flock) by the one run playing this key; says who
         .commit.lock                      held for the instant a chunk file is put in place
         .tasks/                           which worker plays which chunk (for the runner's watchdog)
 
-Names that start with ``.`` are skipped by Parquet readers (pyarrow, DuckDB, Spark),
-so the ``*.parquet`` files are the whole dataset.
+The store is a plain Parquet dataset: every file that is not a chunk has a name
+starting with ``_`` or ``.``, which Parquet readers skip (pyarrow's
+``ignore_prefixes``, Spark, Hive), and only chunk files end in ``.parquet``. So
+``pyarrow.dataset.dataset(STORE, format="parquet")`` and DuckDB's
+``read_parquet('STORE/**/*.parquet')`` read every row with no options;
+`read_store` adds the checks, the filters and the damage reports.
+
+Stores of formats 1 and 2 named their metadata like data (``bakers-dozen-store.json``,
+``key.json``, ``manifests/``, ``corrupt/``; `LEGACY_NAMES`). They are read as
+they are, and opening one to write (`Store.open`) renames those files once, key by
+key and the marker last, so that a crash part way leaves a store that reads and
+upgrades again; older toolkits then refuse it rather than misread it.
 
 A run key is (rules fingerprint, strategy identity ``name@version:params``, deal
 seed, deal source, strategy seed): the things that decide every row. Results of
@@ -41,9 +51,9 @@ checksums, the key and deal range recorded in the file's metadata against its
 name, the row count and the deal numbers. A file that fails is never read as
 data (`CorruptChunkError`); the runner moves it aside and plays its deals again.
 
-A damaged ``key.json`` or manifest is never silently taken for "no such run":
+A damaged ``_key.json`` or manifest is never silently taken for "no such run":
 `read_store` warns (`DamagedFileWarning`) and takes a key's fields from its rows,
-which carry them all; a run writes a damaged ``key.json`` again (its key fields are
+which carry them all; a run writes a damaged ``_key.json`` again (its key fields are
 the folder's name) and moves damaged manifests aside, and says so in its summary.
 
 Columns (one row per deal):
@@ -117,13 +127,13 @@ from sim.referee import Verdict, replay_codes
 from sim.rules import Rules
 
 FORMAT = "bakers-dozen-results"
-FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)
-"""Store versions this toolkit reads; opening a version-1 store to write upgrades its marker, so that
-older toolkits (which would take the new chunk files for damaged ones) refuse the store instead."""
+FORMAT_VERSION = 3
+READ_VERSIONS = (1, 2, 3)
+"""Store versions this toolkit reads; opening an older store to write upgrades it (its marker and, from
+version 2 to 3, the names of its metadata), so that older toolkits refuse the store instead of misreading it."""
 CHUNK_VERSION = 2
 """Chunk format: 2 has the ``termination`` column, 1 (read, never written) does not."""
-MARKER = "bakers-dozen-store.json"
+MARKER = "_bakers-dozen-store.json"
 META_KEY = b"bakers_dozen"
 COMPRESSION = "zstd"
 
@@ -161,9 +171,15 @@ _CHUNK_SCHEMAS = {1: SCHEMA.remove(SCHEMA.get_field_index("termination")), 2: SC
 RUN_LOCK = ".run.lock"
 COMMIT_LOCK = ".commit.lock"
 TASKS_DIR = ".tasks"
-KEY_INFO = "key.json"
+KEY_INFO = "_key.json"
+MANIFESTS = "_manifests"
+CORRUPT = "_corrupt"
+LEGACY_MARKER = "bakers-dozen-store.json"
+LEGACY_NAMES = {"key.json": KEY_INFO, "manifests": MANIFESTS, "corrupt": CORRUPT}
+"""A run folder's metadata in stores of format 1 and 2 (which Parquet readers took for data), and its names now."""
+_LEGACY = {new: old for old, new in LEGACY_NAMES.items()}
 MAX_JSON_BYTES = 16 * 2**20
-"""A key.json or manifest larger than this is not one this toolkit wrote (they are a few KiB); it is not parsed."""
+"""A _key.json or manifest larger than this is not one this toolkit wrote (they are a few KiB); it is not parsed."""
 
 _CHUNK_RE = re.compile(r"^([0-9a-f]{16})_(\d{19})_(\d{19})\.parquet$")
 _KEY_RE = re.compile(r"^[0-9a-f]{16}$")
@@ -198,7 +214,7 @@ class UnusableFileError(StoreError):
 
 
 class KeyInfoError(UnusableFileError):
-    """A key's ``key.json`` that is missing, unreadable, or does not describe the key its folder is named by."""
+    """A key's ``_key.json`` that is missing, unreadable, or does not describe the key its folder is named by."""
 
     MESSAGE = "{path} is damaged: {reason}"
 
@@ -254,7 +270,7 @@ class RunLabels:
 _TYPES = {"str": str, "int": int, "bool": bool}
 _KEY_INFO_FIELDS: dict[str, type] = {"key": str, **{f.name: _TYPES[str(f.type)] for f in fields(RunKey)},
                                      **{f.name: _TYPES[str(f.type)] for f in fields(RunLabels) if f.name != "key"}}
-"""The fields of a ``key.json`` (`RunLabels.to_json`) and their types; each is also a column of every row."""
+"""The fields of a ``_key.json`` (`RunLabels.to_json`) and their types; each is also a column of every row."""
 
 
 @dataclass(frozen=True)
@@ -364,12 +380,12 @@ class Store:
         if p.exists() and not p.is_dir():
             raise StoreError(f"store {p} is a file, not a directory; give a directory (new or empty, or an existing store)")
         marker = p / MARKER
-        if marker.exists():
-            version = store._check_marker(marker)
+        legacy = p / LEGACY_MARKER
+        if marker.exists() or legacy.exists():
+            version = store._check_marker(marker if marker.exists() else legacy)
             if create:
                 store._check_writable()
-                if version != FORMAT_VERSION:
-                    _atomic_write_bytes(marker, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
+                store._upgrade(version)
             return store
         if p.is_dir() and _looks_like_store(p):
             raise StoreError(f"{p} holds run folders of a results store but not its marker {MARKER}; "
@@ -408,6 +424,22 @@ class Store:
             )
         return int(info["version"])
 
+    def _upgrade(self, version: int) -> None:
+        """Give metadata of formats 1 and 2 the names Parquet readers skip (`LEGACY_NAMES`), then write this
+        format's marker and remove the old one. Idempotent, so a crash part way is mended by the next open."""
+        try:
+            for key in self.keys():
+                for old, new in LEGACY_NAMES.items():
+                    _move_into(self.key_dir(key) / old, self.key_dir(key) / new)
+        except OSError as exc:
+            raise _failure(f"cannot upgrade store {self.path} to format version {FORMAT_VERSION}", exc) from None
+        if version != FORMAT_VERSION or not (self.path / MARKER).exists():
+            _atomic_write_bytes(self.path / MARKER, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
+        try:
+            (self.path / LEGACY_MARKER).unlink(missing_ok=True)
+        except OSError as exc:
+            raise _failure(f"cannot remove the old marker of store {self.path}", exc) from None
+
     def _check_writable(self) -> None:
         probe = self.path / f"{_TMP_PREFIX}probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
@@ -422,16 +454,16 @@ class Store:
         return self.path / key
 
     def register(self, labels: RunLabels) -> str | None:
-        """Make the key's folder and its ``key.json``; call it while holding the key (`hold_key`).
+        """Make the key's folder and its ``_key.json``; call it while holding the key (`hold_key`).
 
-        A ``key.json`` that is damaged (`read_key_info`), or missing while chunk files are
-        stored, is moved aside into ``corrupt/`` and written again from ``labels``, whose key
+        A ``_key.json`` that is damaged (`read_key_info`), or missing while chunk files are
+        stored, is moved aside into ``_corrupt/`` and written again from ``labels``, whose key
         fields are those of the folder's name; the return value is a line saying so (None
         when nothing was wrong), for the run to report.
         """
         key = labels.key.hash
         try:
-            (self.key_dir(key) / "manifests").mkdir(parents=True, exist_ok=True)
+            (self.key_dir(key) / MANIFESTS).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise _failure(f"cannot create the run folder {self.key_dir(key)}", exc) from None
         try:
@@ -439,10 +471,9 @@ class Store:
             return None
         except KeyInfoError as exc:
             damage = exc
-        path = damage.path
-        fresh = not path.exists() and not self.chunk_files(key)
-        moved = self.move_aside(path) if path.exists() else None
-        _atomic_write_bytes(path, json.dumps(labels.to_json(), indent=1, sort_keys=True).encode())
+        fresh = not damage.path.exists() and not self.chunk_files(key)
+        moved = self.move_aside(damage.path) if damage.path.exists() else None
+        _atomic_write_bytes(self.key_dir(key) / KEY_INFO, json.dumps(labels.to_json(), indent=1, sort_keys=True).encode())
         if fresh:
             return None
         return f"{damage}; " + (f"moved aside to {moved} and " if moved else "") + "written again from this run"
@@ -452,15 +483,15 @@ class Store:
         with ``path``, rewrite that manifest (atomically), e.g. to add the finished summary."""
         if path is None:
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(manifest.get("started_unix", time.time())))
-            path = self.key_dir(key) / "manifests" / f"{stamp}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
+            path = self.key_dir(key) / MANIFESTS / f"{stamp}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
         _atomic_write_bytes(path, json.dumps(manifest, indent=1, sort_keys=True, default=str).encode())
         return path
 
     def read_key_info(self, key: str) -> dict[str, Any]:
-        """What ``key`` stands for, from its ``key.json``, checked: every field of `RunLabels.to_json`
+        """What ``key`` stands for, from its ``_key.json``, checked: every field of `RunLabels.to_json`
         with its type, and the run key those fields make is the folder's name. Raises `KeyInfoError`
         saying what is wrong."""
-        path = self.key_dir(key) / KEY_INFO
+        path = self.key_info_path(key)
         try:
             info = _small_json(path)
         except _Unreadable as exc:
@@ -480,8 +511,14 @@ class Store:
             raise KeyInfoError(path, f"it names run key {info['key'][:40]!r}, not {key}, the key of its folder")
         return info
 
+    def key_info_path(self, key: str) -> Path:
+        """Where ``key``'s ``_key.json`` is: its ``key.json`` in a store of format 1 or 2 not yet upgraded."""
+        path = self.key_dir(key) / KEY_INFO
+        legacy = self.key_dir(key) / _LEGACY[KEY_INFO]
+        return legacy if not path.exists() and legacy.exists() else path
+
     def key_info(self, key: str) -> dict[str, Any]:
-        """What ``key`` stands for: its ``key.json`` or, when that is damaged, what the key's chunk files
+        """What ``key`` stands for: its ``_key.json`` or, when that is damaged, what the key's chunk files
         say (every row carries the same fields), with a `DamagedFileWarning`; just the key when neither
         can be read."""
         try:
@@ -490,7 +527,7 @@ class Store:
             damage = exc
         chunks = self.chunk_files(key)
         if not chunks and not damage.path.exists():
-            return {"key": key}  # a registration that stopped before key.json was written: nothing is stored
+            return {"key": key}  # a registration that stopped before _key.json was written: nothing is stored
         info = _key_info_from_rows(chunks)
         done = "its rows are read with what their own columns say" if info else "no chunk file of it can be read either"
         warnings.warn(DamagedFileWarning(f"{damage}; {done}; the next `bakers-dozen simulate` of that run writes it "
@@ -506,7 +543,8 @@ class Store:
         """
         good: list[dict[str, Any]] = []
         bad: list[tuple[Path, str]] = []
-        for f in sorted((self.key_dir(key) / "manifests").glob("*.json")):
+        d = self.key_dir(key)
+        for f in sorted([*(d / MANIFESTS).glob("*.json"), *(d / _LEGACY[MANIFESTS]).glob("*.json")], key=lambda f: f.name):
             if f.name.startswith("."):  # a writer's temporary file
                 continue
             try:
@@ -532,7 +570,7 @@ class Store:
             raise _failure(f"cannot list the store {self.path}", exc) from None
 
     def runs(self) -> list[dict[str, Any]]:
-        """What each key in the store stands for (the contents of its ``key.json``), with its chunk count."""
+        """What each key in the store stands for (the contents of its ``_key.json``), with its chunk count."""
         return [{**self.key_info(key), "chunks": len(self.chunk_files(key))} for key in self.keys()]
 
     def lost_deals(self, key: str, chunks: Sequence[ChunkFile], lo: int | None = None, hi: int | None = None,
@@ -701,14 +739,15 @@ class Store:
         return load_chunk_file(chunk, columns)
 
     def quarantine(self, chunk: ChunkFile) -> Path:
-        """Move a bad chunk file aside (into ``corrupt/``) so it is never read as data."""
+        """Move a bad chunk file aside (into ``_corrupt/``) so it is never read as data."""
         return self.move_aside(chunk.path)
 
     @staticmethod
     def move_aside(path: Path) -> Path:
-        """Move a damaged file of a key (chunk, key.json, manifest) into the ``corrupt/`` folder beside it,
-        under a new name, so that it is never read again; return where."""
-        d = path.parent / "corrupt"
+        """Move a damaged file of a key (chunk, _key.json, manifest) into the ``_corrupt/`` folder beside it,
+        under a new name that does not end in ``.parquet``, so that it is never read again, by this toolkit or
+        by a Parquet reader; return where."""
+        d = path.parent / CORRUPT
         target = d / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
         try:
             d.mkdir(exist_ok=True)
@@ -829,8 +868,8 @@ def _marker_fix(marker: Path) -> str:
 def _looks_like_store(p: Path) -> bool:
     """Whether directory ``p`` holds run-key folders as a store does (one whose marker was lost)."""
     try:
-        return any(x.is_dir() and _KEY_RE.match(x.name) and ((x / KEY_INFO).exists() or (x / "manifests").is_dir())
-                   for x in p.iterdir())
+        return any(x.is_dir() and _KEY_RE.match(x.name)
+                   and any((x / name).exists() for name in (KEY_INFO, MANIFESTS, *LEGACY_NAMES)) for x in p.iterdir())
     except OSError:  # a directory that cannot be listed: the caller's own checks say so
         return False
 
@@ -861,7 +900,7 @@ def _small_json(path: Path) -> Any:
 
 
 def _key_info_from_rows(chunks: Sequence[ChunkFile]) -> dict[str, Any] | None:
-    """A key's ``key.json`` fields as its first readable chunk's rows carry them, or None when none reads."""
+    """A key's ``_key.json`` fields as its first readable chunk's rows carry them, or None when none reads."""
     for chunk in chunks:
         try:
             row = load_chunk_file(chunk, list(_KEY_INFO_FIELDS)).slice(0, 1).to_pylist()[0]
@@ -898,7 +937,7 @@ def read_store(
 
     Damaged files are reported as a `DamagedFileWarning` each, never read as data and
     never hide a run: a chunk file that fails its checks is left out (its deals are
-    missing); a damaged ``key.json`` is replaced by what the key's rows say (the same
+    missing); a damaged ``_key.json`` is replaced by what the key's rows say (the same
     fields), so the run's rows are still selected and returned; deals that a finished
     run's manifest records as stored but that no chunk file holds (a deleted file) are
     named. A damaged manifest holds no rows and only narrows that last check; reports,
@@ -1043,6 +1082,25 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
             raise StoreFullError(f"disk full while writing {path} ({exc.strerror})") from None
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
     _fsync_dir(path.parent)
+
+
+def _move_into(old: Path, new: Path) -> None:
+    """Rename ``old`` (a file or a folder, if it exists) to ``new``. When ``new`` exists too (an upgrade
+    repeated after a crash, or raced by another), a folder's entries are moved into it and a file is dropped
+    (a key's ``key.json`` says the same whoever wrote it)."""
+    if not old.exists():
+        return
+    if not new.exists():
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(old, new)
+        return
+    if old.is_dir():
+        for entry in old.iterdir():
+            os.replace(entry, new / entry.name)
+        with contextlib.suppress(FileNotFoundError):
+            old.rmdir()
+    else:
+        old.unlink(missing_ok=True)
 
 
 def _fsync_dir(path: Path) -> None:

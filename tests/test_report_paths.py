@@ -123,7 +123,7 @@ def store(tmp_path_factory) -> Path:
 def renamed(store):
     """Gives the store's manifests other variant names; puts them back afterwards, so that the module's store
     stays sound for the other tests (a manifest whose name no variant may carry is reported as damaged)."""
-    files = sorted(store.glob("*/manifests/*.json"))
+    files = sorted(store.glob("*/_manifests/*.json"))
     originals = [f.read_bytes() for f in files]
 
     def rename(names: list[str]) -> None:
@@ -160,7 +160,7 @@ def test_hostile_manifest_names_write_only_inside_out(store, renamed, tmp_path, 
         warnings.simplefilter("always", DamagedFileWarning)
         html_path, md_path, report = build(store, out)
     presets = {v.rules.fingerprint for v in VARIANTS}
-    unusable = {f.parent.parent.name for f, name, rules in zip(sorted(store.glob("*/manifests/*.json")), names, RUN_RULES,
+    unusable = {f.parent.parent.name for f, name, rules in zip(sorted(store.glob("*/_manifests/*.json")), names, RUN_RULES,
                                                                 strict=True)
                 if not _legal_name(name) and rules.fingerprint not in presets}
     assert {k for k in (store.glob("*")) if any(f"run {k.name} does not record valid rules" in str(w.message)
@@ -183,7 +183,7 @@ def test_hostile_manifest_names_write_only_inside_out(store, renamed, tmp_path, 
 
 
 def test_manifests_that_lie_about_rules_or_are_not_json_are_ignored_and_named(store, renamed, tmp_path):
-    files = sorted(store.glob("*/manifests/*.json"))
+    files = sorted(store.glob("*/_manifests/*.json"))
     renamed(["../../a", "../../b", "../../c", "../../d"])
     data = json.loads(files[0].read_text())
     rules = data["parameters"]["rules"]
@@ -203,7 +203,7 @@ def test_manifests_that_lie_about_rules_or_are_not_json_are_ignored_and_named(st
     presets = {v.rules.fingerprint for v in VARIANTS}
     for f in (files[0], files[2], files[3]):  # each run whose rules are unknown (no preset's either) is named
         key = f.parent.parent.name
-        fingerprint = json.loads((store / key / "key.json").read_text())["rules_fingerprint"]
+        fingerprint = json.loads((store / key / "_key.json").read_text())["rules_fingerprint"]
         named = any(f"manifest of run {key} does not record valid rules" in m for m in said)
         assert named == (fingerprint not in presets), (key, said)
     report = (out / "report.md").read_text("utf-8")

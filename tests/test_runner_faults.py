@@ -147,7 +147,7 @@ def test_a_deal_past_the_time_limit_is_stored_as_a_timeout(tmp_path):
     slow = df[df["deal"] == 3].iloc[0]
     assert (slow["outcome"], slow["termination"]) == ("unknown", "timeout") and s.outcomes["unknown"] == 1
     assert (df.loc[df["deal"] != 3, "termination"] != "timeout").all()
-    manifest = json.loads(next((tmp_path / s.key / "manifests").glob("*.json")).read_text())
+    manifest = json.loads(next((tmp_path / s.key / "_manifests").glob("*.json")).read_text())
     assert manifest["parameters"]["deal_timeout"] == 0.5
 
 
@@ -300,7 +300,7 @@ def test_workers_that_keep_dying_are_exit_code_1_by_their_class(tmp_path, monkey
 # --- verifying wins -------------------------------------------------------------------------------------
 
 def _manifest(store: Path, key: str) -> dict:
-    return json.loads(next((store / key / "manifests").glob("*.json")).read_text())
+    return json.loads(next((store / key / "_manifests").glob("*.json")).read_text())
 
 
 def test_wins_are_verified_by_default_for_plug_ins_only(tmp_path):

@@ -8,6 +8,9 @@ import shutil
 import subprocess
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 from runner_helpers import FillingStore, rows
@@ -76,7 +79,7 @@ def test_chunk_files_are_named_by_key_and_range(small_store):
     files = Store(path).chunk_files(summary.key)
     assert [(c.first, c.last) for c in files] == [(a, a + 99) for a in range(1, 601, 100)]
     assert all(c.path.name.startswith(summary.key + "_") for c in files)
-    manifests = list((path / summary.key / "manifests").glob("*.json"))
+    manifests = list((path / summary.key / S.MANIFESTS).glob("*.json"))
     assert len(manifests) == 1
     m = json.loads(manifests[0].read_text())
     assert m["toolkit_version"] and m["command"] and m["started"]
@@ -359,10 +362,82 @@ def test_chunks_of_format_1_still_read_with_termination_null_and_are_reused(smal
     assert (again.reused, again.played, again.corrupt) == (600, 0, [])
 
 
-def test_a_store_of_format_1_is_read_and_upgraded_when_written(tmp_path):
-    Store.open(tmp_path)
-    (tmp_path / S.MARKER).write_text(json.dumps({"format": S.FORMAT, "version": 1}))
-    assert len(read_store(tmp_path)) == 0
-    assert json.loads((tmp_path / S.MARKER).read_text())["version"] == 1  # reading changes nothing
-    run(RunSpec(RULES, "greedy", 50), tmp_path, jobs=1)
-    assert json.loads((tmp_path / S.MARKER).read_text())["version"] == S.FORMAT_VERSION
+def _as_legacy(path, version: int) -> None:
+    """Give a store the layout of format ``version`` (1 or 2): its metadata named like data."""
+    (path / S.MARKER).rename(path / S.LEGACY_MARKER)
+    (path / S.LEGACY_MARKER).write_text(json.dumps({"format": S.FORMAT, "version": version}))
+    for key in Store(path).keys():
+        for old, new in S.LEGACY_NAMES.items():
+            if (path / key / new).exists():
+                (path / key / new).rename(path / key / old)
+
+
+def _files(path) -> list[str]:
+    return sorted(str(f.relative_to(path)) for f in path.rglob("*") if not f.name.startswith("."))
+
+
+def _pyarrow_rows(path) -> pd.DataFrame:
+    """The store's rows as pyarrow's own dataset reader sees them, with no options."""
+    table = ds.dataset(path, format="parquet").to_table()
+    return table.to_pandas().sort_values(["key", "deal"], kind="stable").reset_index(drop=True)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_store_of_an_older_format_is_read_as_it_is_and_upgraded_when_written(tmp_path, version):
+    path = tmp_path / "store"
+    run(RunSpec(RULES, "greedy", 200), path, jobs=1, chunk=100)
+    expected = rows(read_store(path))
+    _as_legacy(path, version)
+    with pytest.raises(pa.ArrowInvalid):  # the reason for the upgrade: pyarrow takes key.json for a Parquet file
+        ds.dataset(path, format="parquet").to_table()
+    files = _files(path)
+    key = Store(path).keys()[0]
+    assert rows(read_store(path)).equals(expected) and Store(path).read_key_info(key)["key"] == key
+    assert len(Store(path).read_manifests(key)[0]) == 1
+    assert _files(path) == files  # reading changes nothing
+    again = run(RunSpec(RULES, "greedy", 300), path, jobs=1, chunk=100)
+    assert (again.reused, again.played, again.damaged, again.corrupt) == (200, 100, [], [])
+    assert json.loads((path / S.MARKER).read_text())["version"] == S.FORMAT_VERSION
+    assert not (path / S.LEGACY_MARKER).exists() and not any((path / key / old).exists() for old in S.LEGACY_NAMES)
+    assert len(Store(path).read_manifests(key)[0]) == 2
+    assert rows(_pyarrow_rows(path)).equals(rows(read_store(path)))
+
+
+def test_an_upgrade_cut_short_is_finished_by_the_next_writer(tmp_path):
+    path = tmp_path / "store"
+    run(RunSpec(RULES, "greedy", 100), path, jobs=1)
+    key = Store(path).keys()[0]
+    _as_legacy(path, 2)
+    (path / key / S.MANIFESTS).mkdir()  # a crash after some entries moved: both folders exist
+    first = next((path / key / "manifests").glob("*.json"))
+    first.rename(path / key / S.MANIFESTS / first.name)
+    (path / key / S.KEY_INFO).write_bytes((path / key / "key.json").read_bytes())
+    (path / S.MARKER).write_text(json.dumps({"format": S.FORMAT, "version": S.FORMAT_VERSION}))
+    assert len(read_store(path)) == 100 and len(Store(path).read_manifests(key)[0]) == 1
+    Store.open(path)
+    assert not (path / S.LEGACY_MARKER).exists() and not any((path / key / old).exists() for old in S.LEGACY_NAMES)
+    assert len(Store(path).read_manifests(key)[0]) == 1 and len(_pyarrow_rows(path)) == 100
+
+
+def test_pyarrow_reads_a_store_directly_even_with_damaged_files_moved_aside(small_store):
+    path, summary = small_store
+    other = run(RunSpec(RULES, "random", 150), path, jobs=1, chunk=100)
+    chunk = Store(path).chunk_files(summary.key)[0]
+    chunk.path.write_bytes(chunk.path.read_bytes()[:100])  # damaged: the next run moves it aside and replays it
+    manifest = next((path / other.key / S.MANIFESTS).glob("*.json"))
+    manifest.write_text("{not json")
+    again = run(RunSpec(RULES, "greedy", 600), path, jobs=1, chunk=100)
+    assert len(again.corrupt) == 1 and S.CORRUPT in again.corrupt[0]
+    run(RunSpec(RULES, "random", 150), path, jobs=1, chunk=100)  # moves the damaged manifest aside
+    assert list((path / other.key / S.MANIFESTS / S.CORRUPT).iterdir())
+    direct = _pyarrow_rows(path)
+    assert len(direct) == 750 and rows(direct).equals(rows(read_store(path)))
+    assert not [f for f in path.rglob("*.parquet") if f.parent.name == S.CORRUPT]
+
+
+def test_duckdb_reads_a_store_directly(small_store):
+    duckdb = pytest.importorskip("duckdb")
+    path, summary = small_store
+    count, wins = duckdb.sql(f"select count(*), count(*) filter (where outcome = 'won') "
+                             f"from read_parquet('{path}/**/*.parquet')").fetchone()
+    assert (count, wins) == (600, summary.wins)

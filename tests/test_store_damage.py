@@ -54,7 +54,7 @@ def _file(path: Path, key: str, kind: str) -> Path:
     if kind == "key.json":
         return path / key / S.KEY_INFO
     if kind == "manifest":
-        return sorted((path / key / "manifests").glob("*.json"))[0]
+        return sorted((path / key / S.MANIFESTS).glob("*.json"))[0]
     return Store(path).chunk_files(key)[0].path
 
 
@@ -192,7 +192,7 @@ def test_a_key_json_lost_with_its_chunks_unreadable_leaves_just_the_key(store):
 
 def test_a_registration_cut_short_before_key_json_is_no_damage(tmp_path):
     Store.open(tmp_path)
-    (tmp_path / ("ab" * 8) / "manifests").mkdir(parents=True)
+    (tmp_path / ("ab" * 8) / S.MANIFESTS).mkdir(parents=True)
     df, damage = _read(tmp_path)
     assert df.empty and damage == []
 
@@ -225,7 +225,7 @@ def test_a_store_without_its_marker_says_how_to_give_it_back(store):
     for create in (False, True):
         with pytest.raises(StoreError, match="holds run folders of a results store but not its marker") as info:
             Store.open(path, create=create)
-        assert '{"format": "bakers-dozen-results", "version": 2}' in str(info.value)
+        assert f'{{"format": "bakers-dozen-results", "version": {S.FORMAT_VERSION}}}' in str(info.value)
 
 
 def test_a_file_system_that_refuses_is_a_store_error_never_a_bug(store, tmp_path, monkeypatch):
@@ -233,7 +233,7 @@ def test_a_file_system_that_refuses_is_a_store_error_never_a_bug(store, tmp_path
     real_mkdir, real_scandir = Path.mkdir, S.os.scandir
 
     def full(self, *args, **kwargs):
-        if self.name in ("manifests", "corrupt"):
+        if self.name in (S.MANIFESTS, S.CORRUPT):
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_mkdir(self, *args, **kwargs)
 
