@@ -1046,8 +1046,9 @@ def _replay_win(rules: Rules, deal: int, seed: int, source: str, codes: Iterable
 # --- low-level file helpers --------------------------------------------------------
 
 def _temp_path(path: Path) -> Path:
-    """A temporary name beside ``path`` that says who is writing it (pid, host), for `Store.clean_temp`."""
-    return path.parent / f"{_TMP_PREFIX}{os.getpid()}@{uuid.uuid4().hex[:8]}@{socket.gethostname()}@{path.name}"
+    """A temporary name beside ``path`` that says who is writing it (pid, host), for `Store.clean_temp`; it ends
+    in ``.tmp``, not ``.parquet``, so that a glob such as DuckDB's ``**/*.parquet`` never reads a half-written chunk."""
+    return path.parent / f"{_TMP_PREFIX}{os.getpid()}@{uuid.uuid4().hex[:8]}@{socket.gethostname()}@{path.name}.tmp"
 
 
 _DICTIONARY_COLUMNS = [f.name for f in SCHEMA if pa.types.is_dictionary(f.type)] + ["cards_home", "moves"]
