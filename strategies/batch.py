@@ -15,6 +15,7 @@ from sim.deals import deck_and_home, make_deal
 from sim.game import Game
 from sim.rules import Rules
 from strategies.base import DealInfo, Strategy, StrategyError
+from strategies.loops import loops_for
 from strategies.play import illegal_index_reason, play_python, timeout_seconds
 
 
@@ -79,10 +80,11 @@ def play_batch(
     micros = np.zeros(n, dtype=np.int64)
     win_offsets = np.zeros(n + 1, dtype=np.int64)
     win_moves = np.zeros(max(1024, n * 8), dtype=np.int16)
+    play_deals = loops_for(policy.function).play_deals  # compiled once per machine, not per process
     done = 0
     while done < n:
-        stop = E.play_deals(
-            prm, seed, numbers[done:], preset[done:], base, home, policy.function, policy.pparams, policy.scratch_size,
+        stop = play_deals(
+            prm, seed, numbers[done:], preset[done:], base, home, policy.pparams, policy.scratch_size,
             strategy_seed, timeout, outcome[done:], termination[done:], cards_home[done:], moves[done:],
             nodes[done:], micros[done:], win_moves, win_offsets[done:],
         )
