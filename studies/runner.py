@@ -622,6 +622,24 @@ def _executor(jobs: int) -> Any:
     return _POOL[jobs]
 
 
+def warm_up(rules: Rules, strategy: str, compiled: bool) -> None:
+    """A worker's first task: load the strategy and its compiled loop (`strategies.batch.prepare`) while the
+    main process readies the run, so that the first chunk plays at once. Its result is never read: a
+    failure here shows again, and is reported, in the chunk that meets it."""
+    from strategies.batch import prepare
+
+    loaded = _strategy(strategy)
+    if compiled:
+        prepare(rules, loaded)
+
+
+def _warm(spec: RunSpec, compiled: bool, jobs: int) -> None:
+    """Start the loky workers of a run now, each on `warm_up` (a kept, warm pool takes no time over it)."""
+    executor = _executor(jobs)
+    for _ in range(jobs):
+        executor.submit(warm_up, spec.rules, spec.strategy, compiled)
+
+
 def _close_pools() -> None:
     """Stop the kept workers at exit, while the interpreter is whole (loky complains if it is torn down first)."""
     while _POOL:
@@ -786,6 +804,10 @@ def run(
     started = time.time()
     deal_timeout = check_deal_timeout(deal_timeout)
     strategy, compiled = _check(spec, jobs, chunk, backend)
+    if backend == "loky":  # the same count as below unless the store holds part of the run already
+        from joblib import cpu_count
+
+        _warm(spec, compiled, min(jobs or cpu_count(), _useful_jobs([(spec.first, spec.last)], chunk, compiled)))
     verify = not is_builtin(strategy) if verify is None else bool(verify)
     st = store if isinstance(store, Store) else Store.open(store, create=True)
     labels = run_labels(spec, strategy)
