@@ -49,12 +49,13 @@ from {module} import {name} as policy
 
 def _specialised(function: Any) -> str:
     """The source of an engine loop with its ``policy`` argument turned into the global ``policy`` (and its
-    call of `sim.engine.play_game` into one of the generated ``play_game``), cached by numba."""
+    call of `sim.engine.play_game` into one of the generated ``play_game``), cached by numba. It releases
+    the GIL, so that a progress display (or a watchdog thread) keeps running during a long game."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(function.py_func)))
     fn = tree.body[0]
     assert isinstance(fn, ast.FunctionDef)
     fn.args.args = [a for a in fn.args.args if a.arg != "policy"]
-    fn.decorator_list = [ast.parse("nb.njit(cache=True)", mode="eval").body]
+    fn.decorator_list = [ast.parse("nb.njit(cache=True, nogil=True)", mode="eval").body]
     if ast.get_docstring(fn) is not None:
         fn.body = fn.body[1:]
     for node in ast.walk(fn):
