@@ -150,6 +150,7 @@ def _write_once(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as out:
             out.write(text)
+        os.chmod(tmp, 0o644)  # like any source file (mkstemp makes it private)
         try:
             os.link(tmp, path)  # fails if another process got there first: keep its file
         except FileExistsError:
