@@ -360,6 +360,7 @@ def play_chunk(task: ChunkTask) -> ChunkResult:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _die_with_parent(task)
     start = time.perf_counter()
+    _preload(task)
     with _TaskStatus(task):
         table = chunk_table(task)
         counts, home = _counts(table)
@@ -367,6 +368,16 @@ def play_chunk(task: ChunkTask) -> ChunkResult:
             task.store.write_chunk(table, task.labels.key.hash, task.first, task.last, task.run_id)
             table = None
     return ChunkResult(task.first, task.last, counts, home, time.perf_counter() - start, table)
+
+
+def _preload(task: ChunkTask) -> None:
+    """Load the chunk's strategy and compiled loop before its note starts the watchdog's clock: loading
+    numba's cache is not playing (compiling is reported as such by numba's events; loading has none). A
+    failure here is left for the chunk itself to meet and report."""
+    try:
+        warm_up(task.rules, task.strategy, task.tier != "python")
+    except Exception:  # noqa: BLE001, S110 - reported by chunk_table, which meets it again
+        pass
 
 
 def _die_with_parent(task: ChunkTask) -> None:
