@@ -210,7 +210,7 @@ def loops_for(function: Any) -> Loops:
             _write_once(path, _source(module_name, name))
             generated = _load(path, f"_bakers_dozen_{stem}")
             loops = Loops(generated.play_game, generated.play_deals)
-        except OSError:
+        except (OSError, ImportError):  # a folder that cannot be written, a policy module not importable by name
             loops = None
     _LOOPS[function] = loops or _generic(function)
     return _LOOPS[function]

@@ -648,7 +648,13 @@ def _warm(spec: RunSpec, compiled: bool, jobs: int) -> None:
     """Start the loky workers of a run now, each on `warm_up` (a kept, warm pool takes no time over it)."""
     executor = _executor(jobs)
     for _ in range(jobs):
-        executor.submit(warm_up, spec.rules, spec.strategy, compiled)
+        executor.submit(_warm_worker, spec.rules, spec.strategy, compiled)
+
+
+def _warm_worker(rules: Rules, strategy: str, compiled: bool) -> None:
+    """`warm_up` in a loky worker, which ignores Ctrl-C from its first task on, as `play_chunk` does."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warm_up(rules, strategy, compiled)
 
 
 def _close_pools() -> None:
