@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -80,10 +81,11 @@ def play(variant: str, number: int | None, seed: int, source: str, layout_file: 
     policy = None if tier == "python" else compiled_policy(strategy, rules)
     if tier == "compiled" and policy is None:
         raise StrategyError(f"strategy {strategy.name!r} has no compiled tier; allowed tiers for it: python, auto")
-    if policy is None:
-        record = play_python(strategy, game, info, strategy_seed)
-    else:
-        record = _play_compiled_plugin(play_compiled, strategy, game, info, strategy_seed)
+    with _progress(f"{rules.name}, {'deal ' + str(number) if number else 'typed layout'}, {strategy.label}"):
+        if policy is None:
+            record = play_python(strategy, game, info, strategy_seed)
+        else:
+            record = _play_compiled_plugin(play_compiled, strategy, game, info, strategy_seed)
     numbered = rules.foundation != "suit"
     move_texts = [m.text(numbered) for m in record.moves]
     if as_json:
@@ -111,3 +113,21 @@ def _play_compiled_plugin(play: Callable[..., Any], strategy: Any, game: Game, i
             raise
         raise uncompilable(strategy, exc) from None
 
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[None]:
+    """On a terminal, a spinner with the time played so far on standard error while a deal is played (it
+    keeps turning during a long compiled game, whose loop releases the GIL); it vanishes when the deal ends."""
+    import sys
+
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn(f"playing {label}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        bar.add_task("play", total=None)
+        yield

@@ -2,9 +2,11 @@
 
 Prints one row per deal (verdict, nodes, seconds, moves, referee check) and a
 summary: decided fraction, wins with a 95% Wilson interval, time and nodes per
-deal; writes the rows to a CSV or Parquet file. Deals run in parallel chunks
-with joblib; each chunk is one compiled batch (`strategies.batch.play_batch`) with the
-solver strategy, which also handles PySol's numbering through preset states.
+deal; writes the rows to a CSV or Parquet file; shows a progress bar on a
+terminal. One job solves deal by deal in this process; more run parallel chunks
+with joblib. Each chunk is one compiled batch (`strategies.batch.play_batch`)
+with the solver strategy, which also handles PySol's numbering through preset
+states.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import math
 import sys
 import time
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
@@ -24,6 +27,9 @@ from sim.deals import MAX_SEED
 from sim.errors import UserError
 from sim.rules import PARAMETERS, Rules, resolve_variant
 from studies.runner import max_jobs
+
+if TYPE_CHECKING:
+    from studies.progress import Progress
 
 
 class SolveInputError(UserError):
@@ -70,6 +76,10 @@ def apply_overrides(rules: Rules, items: tuple[str, ...]) -> Rules:
     return rules.replace(**changes) if changes else rules
 
 
+_SOLVERS: dict[str, Any] = {}
+"""The solver of each parameter set in this process (a worker's, or the main process's with one job)."""
+
+
 def _solve_chunk(rules: Rules, params: dict[str, Any], numbers: np.ndarray, seed: int, source: str,
                  verify: bool) -> list[dict[str, Any]]:
     """Solve one chunk in this process; one row per deal."""
@@ -79,7 +89,9 @@ def _solve_chunk(rules: Rules, params: dict[str, Any], numbers: np.ndarray, seed
     from strategies.batch import play_batch
     from strategies.solver.strategy import SolverStrategy
 
-    strategy = SolverStrategy(**params)
+    strategy = _SOLVERS.get(repr(sorted(params.items())))
+    if strategy is None:  # one per process and parameters: its tables are allocated once, not per chunk
+        strategy = _SOLVERS[repr(sorted(params.items()))] = SolverStrategy(**params)
     result = play_batch(rules, strategy, numbers, seed=seed, source=source)
     rows = []
     for i, number in enumerate(numbers.tolist()):
@@ -98,26 +110,36 @@ def _solve_chunk(rules: Rules, params: dict[str, Any], numbers: np.ndarray, seed
 
 
 def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
-                jobs: int = 1, verify: bool = True, progress: bool = False) -> list[dict[str, Any]]:
-    """Solve deals first..last (parallel chunks); rows sorted by deal number."""
-    from joblib import Parallel, delayed
+                jobs: int = 1, verify: bool = True, progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Solve deals first..last; rows sorted by deal number.
 
+    One job solves in this process, deal by deal (no worker pool to start: the soonest answer for a
+    few deals); more jobs solve parallel chunks in joblib's workers. ``progress`` (`studies.progress`)
+    advances as deals are decided; its clock keeps running during a long deal, since the compiled
+    loops release the GIL.
+    """
     numbers = np.arange(first, last + 1, dtype=np.int64)
     jobs = max(1, jobs)
-    size = max(1, min(50, math.ceil(len(numbers) / (jobs * 4))))
+    size = 1 if jobs == 1 else max(1, min(50, math.ceil(len(numbers) / (jobs * 4))))
     chunks = [numbers[k : k + size] for k in range(0, len(numbers), size)]
     rows: list[dict[str, Any]] = []
     if jobs == 1:
-        results = (_solve_chunk(rules, params, c, seed, source, verify) for c in chunks)
+        results: Iterable[list[dict[str, Any]]] = (_solve_chunk(rules, params, c, seed, source, verify) for c in chunks)
     else:
+        from joblib import Parallel, delayed
+
         results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
             delayed(_solve_chunk)(rules, params, c, seed, source, verify) for c in chunks)
-    for part in results:
-        rows.extend(part)
-        if progress:
-            click.echo(f"\r{len(rows)}/{len(numbers)} deals", nl=False, err=True)
-    if progress:
-        click.echo("", err=True)
+    if progress is not None:
+        progress.start(len(numbers), 0, 0, f"{rules.name} / solver")
+    try:
+        for part in results:
+            rows.extend(part)
+            if progress is not None:
+                progress.advance(len(part), sum(r["verdict"] == "won" for r in part))
+    finally:
+        if progress is not None:
+            progress.stop()
     rows.sort(key=lambda r: r["deal"])
     return rows
 
@@ -190,6 +212,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     from sim.deals import check_deal_number
     from strategies.base import StrategyError
     from strategies.solver.strategy import SolverStrategy
+    from studies.progress import make_progress
 
     rules = apply_overrides(resolve_variant(variant), overrides)
     first, last = parse_deals(deal_range)
@@ -222,7 +245,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
                               f"tables; this machine has {memory_mib():,.0f} MiB: lower --tt-mb or --jobs")
 
     start = time.perf_counter()
-    rows = solve_deals(rules, params, first, last, seed, source, jobs, verify, progress=sys.stderr.isatty())
+    rows = solve_deals(rules, params, first, last, seed, source, jobs, verify, progress=make_progress())
     wall = time.perf_counter() - start
     s = summary(rows)
 

@@ -556,7 +556,8 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeo
     game). With ``timeout`` > 0 the game ends as ``timeout`` once that many
     seconds have passed, checked between moves: a policy that never returns
     from one call cannot be stopped from inside the process (the runner kills
-    such workers). Not cached: numba specialises it per policy.
+    such workers). Not cached here: numba specialises it per policy, and
+    `strategies.loops` compiles a cached copy per policy from this source.
     """
     pst, pprm, pmoves = seen
     words, pwords = st.view(np.int64), pst.view(np.int64)
@@ -615,6 +616,7 @@ def play_deals(prm, seed, numbers, preset, base_deck, home, policy, pparams, scr
     list (empty for other deals); returns the index of the first deal whose
     win did not fit, or len(numbers) when all did, so a caller can grow the
     buffer (to at least ``win_offsets[i] + out_moves[i]``) and continue from there.
+    Not cached here, like `play_game` (see `strategies.loops`).
     """
     st = np.zeros(prm[P_SIZE], dtype=np.int8)
     moves = np.empty(prm[P_MOVEBUF], dtype=np.int64)

@@ -15,6 +15,7 @@ from sim.deals import deck_and_home, make_deal
 from sim.game import Game
 from sim.rules import Rules
 from strategies.base import DealInfo, Strategy, StrategyError
+from strategies.loops import loops_for
 from strategies.play import illegal_index_reason, play_python, timeout_seconds
 
 
@@ -79,20 +80,31 @@ def play_batch(
     micros = np.zeros(n, dtype=np.int64)
     win_offsets = np.zeros(n + 1, dtype=np.int64)
     win_moves = np.zeros(max(1024, n * 8), dtype=np.int16)
+    play_deals = loops_for(policy.function).play_deals  # compiled once per machine, not per process
     done = 0
-    while done < n:
-        stop = E.play_deals(
-            prm, seed, numbers[done:], preset[done:], base, home, policy.function, policy.pparams, policy.scratch_size,
+    while True:  # at least one call, even for no deals: that loads the loop (`prepare`)
+        stop = play_deals(
+            prm, seed, numbers[done:], preset[done:], base, home, policy.pparams, policy.scratch_size,
             strategy_seed, timeout, outcome[done:], termination[done:], cards_home[done:], moves[done:],
             nodes[done:], micros[done:], win_moves, win_offsets[done:],
         )
         done += stop
-        if done < n:  # the win at `done` did not fit: grow the buffer and go on from there
-            need = int(win_offsets[done]) + int(moves[done])
-            win_moves = np.concatenate([win_moves, np.zeros(max(win_moves.shape[0], need), dtype=np.int16)])
+        if done >= n:
+            break
+        # the win at `done` did not fit: grow the buffer and go on from there
+        need = int(win_offsets[done]) + int(moves[done])
+        win_moves = np.concatenate([win_moves, np.zeros(max(win_moves.shape[0], need), dtype=np.int16)])
     errors = {int(i): illegal_index_reason(strategy.name) for i in np.flatnonzero(outcome == E.ERROR)}
     return BatchResult(numbers, outcome, termination, cards_home, moves, nodes, micros, win_moves[: win_offsets[-1]],
                        win_offsets, errors)
+
+
+def prepare(rules: Rules, strategy: Strategy) -> None:
+    """Load (or compile) the strategy's compiled loop for ``rules`` now, without playing a deal: what a
+    worker process does while the main process readies a run. Nothing to do without a compiled tier."""
+    policy = strategy.compiled(rules)
+    if policy is not None:
+        play_batch(rules, strategy, np.zeros(0, dtype=np.int64))  # calls the loop once, on no deals
 
 
 def play_batch_python(

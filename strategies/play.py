@@ -29,6 +29,7 @@ from sim.game import Game
 from sim.notation import Move
 from sim.rng import CounterRNG, strategy_key
 from strategies.base import UNDECIDED, StrategyError
+from strategies.loops import loops_for
 
 if TYPE_CHECKING:
     from strategies.base import DealInfo, Strategy
@@ -217,7 +218,8 @@ def play_compiled(strategy: Strategy, game: Game, info: DealInfo, strategy_seed:
                   deal_timeout: float | None = None) -> GameRecord:
     """Play ``game`` to the end in machine code through the strategy's `CompiledPolicy`.
 
-    ``deal_timeout`` (seconds) is checked by a compiled clock between moves (see
+    The loop is `sim.engine.play_game` compiled for the policy once per machine
+    (`strategies.loops`). ``deal_timeout`` (seconds) is checked by a compiled clock between moves (see
     `sim.engine.play_game`): a policy that never returns from one call cannot be
     stopped from inside the process; the runner kills such a worker.
     """
@@ -231,8 +233,8 @@ def play_compiled(strategy: Strategy, game: Game, info: DealInfo, strategy_seed:
     moves = E.new_moves(game._prm)
     record = np.empty(E.MAX_GAME_LENGTH, dtype=np.int64)
     scratch = np.zeros(max(policy.scratch_size, 2), dtype=np.int64)
-    term, n = E.play_game(game._st, game._prm, policy.function, policy.pparams, rng, scratch, moves,
-                          E.policy_buffers(game._prm), record, timeout)
+    term, n = loops_for(policy.function).play_game(game._st, game._prm, policy.pparams, rng, scratch, moves,
+                                                   E.policy_buffers(game._prm), record, timeout)
     played = _decode(game, record[: min(n, record.shape[0])])
     error = None
     if term == E.T_ILLEGAL:

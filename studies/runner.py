@@ -360,6 +360,7 @@ def play_chunk(task: ChunkTask) -> ChunkResult:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _die_with_parent(task)
     start = time.perf_counter()
+    _preload(task)
     with _TaskStatus(task):
         table = chunk_table(task)
         counts, home = _counts(table)
@@ -367,6 +368,16 @@ def play_chunk(task: ChunkTask) -> ChunkResult:
             task.store.write_chunk(table, task.labels.key.hash, task.first, task.last, task.run_id)
             table = None
     return ChunkResult(task.first, task.last, counts, home, time.perf_counter() - start, table)
+
+
+def _preload(task: ChunkTask) -> None:
+    """Load the chunk's strategy and compiled loop before its note starts the watchdog's clock: loading
+    numba's cache is not playing (compiling is reported as such by numba's events; loading has none). A
+    failure here is left for the chunk itself to meet and report."""
+    try:
+        warm_up(task.rules, task.strategy, task.tier != "python")
+    except Exception:  # noqa: BLE001, S110 - reported by chunk_table, which meets it again
+        pass
 
 
 def _die_with_parent(task: ChunkTask) -> None:
@@ -622,6 +633,30 @@ def _executor(jobs: int) -> Any:
     return _POOL[jobs]
 
 
+def warm_up(rules: Rules, strategy: str, compiled: bool) -> None:
+    """A worker's first task: load the strategy and its compiled loop (`strategies.batch.prepare`) while the
+    main process readies the run, so that the first chunk plays at once. Its result is never read: a
+    failure here shows again, and is reported, in the chunk that meets it."""
+    from strategies.batch import prepare
+
+    loaded = _strategy(strategy)
+    if compiled:
+        prepare(rules, loaded)
+
+
+def _warm(spec: RunSpec, compiled: bool, jobs: int) -> None:
+    """Start the loky workers of a run now, each on `warm_up` (a kept, warm pool takes no time over it)."""
+    executor = _executor(jobs)
+    for _ in range(jobs):
+        executor.submit(_warm_worker, spec.rules, spec.strategy, compiled)
+
+
+def _warm_worker(rules: Rules, strategy: str, compiled: bool) -> None:
+    """`warm_up` in a loky worker, which ignores Ctrl-C from its first task on, as `play_chunk` does."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warm_up(rules, strategy, compiled)
+
+
 def _close_pools() -> None:
     """Stop the kept workers at exit, while the interpreter is whole (loky complains if it is torn down first)."""
     while _POOL:
@@ -786,6 +821,10 @@ def run(
     started = time.time()
     deal_timeout = check_deal_timeout(deal_timeout)
     strategy, compiled = _check(spec, jobs, chunk, backend)
+    if backend == "loky":  # the same count as below unless the store holds part of the run already
+        from joblib import cpu_count
+
+        _warm(spec, compiled, min(jobs or cpu_count(), _useful_jobs([(spec.first, spec.last)], chunk, compiled)))
     verify = not is_builtin(strategy) if verify is None else bool(verify)
     st = store if isinstance(store, Store) else Store.open(store, create=True)
     labels = run_labels(spec, strategy)
