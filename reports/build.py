@@ -280,11 +280,12 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
         intro.extend(damaged)
     first, left = front.answer(s, ranges, paint, commands)
     sections = [first]
-    comparisons = [g for g in groups if g.kind == "comparison"]
-    diffs = front.differences(rows, s, [(g.keys, g.deals) for g in comparisons], _variant_order)
+    compared: list[tuple[pd.DataFrame, np.ndarray]] = []
+    later = _comparisons(rows, s, [g for g in groups if g.kind == "comparison"], paint, commands, compared)
+    diffs = front.differences(s, compared)
     if diffs is not None:
         sections.append(diffs)
-    sections.extend(_comparisons(rows, s, comparisons, paint, commands))
+    sections.extend(later)
     sections.extend(_tournaments(rows, s, [g for g in groups if g.kind == "tournament"], paint, commands))
     rules = {k: run_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
     sections.extend(_sweeps(s, rules, ranges, paint, lambda keys_: commands(keys_, None)))
@@ -336,13 +337,15 @@ def _group_rows(rows: pd.DataFrame, g: Group) -> pd.DataFrame:
 
 
 def _comparisons(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint: charts.Painter,
-                 commands: Any) -> list[Section]:
+                 commands: Any, compared: list[tuple[pd.DataFrame, np.ndarray]]) -> list[Section]:
+    """A section per variant comparison; each comparison's table and deals are added to ``compared``."""
     sections = []
     for n, grp in enumerate(groups):
         g = s.set_index("key").loc[grp.keys].reset_index()
         keys = _variant_order(g)
         sub = _group_rows(rows, grp)
         t = variant_comparison(sub, keys)
+        compared.append((t, grp.deals))
         strategy, seed, source = g["strategy"].iloc[0], int(g["seed"].iloc[0]), g["source"].iloc[0]
         base = t["variant"].iloc[0]
         table = pd.DataFrame({
@@ -445,6 +448,7 @@ def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint
 def _sweeps(s: pd.DataFrame, known: dict[str, Rules | None], ranges: dict[str, str], paint: charts.Painter,
             repro: Any) -> list[Section]:
     rules = {k: r.parameters() if r is not None else None for k, r in known.items()}
+    by_key = s.set_index("key")
     buckets: dict[tuple[str, str], list[str]] = {}
     for param in PARAMETERS:
         groups: dict[str, list[str]] = {}
@@ -452,19 +456,19 @@ def _sweeps(s: pd.DataFrame, known: dict[str, Rules | None], ranges: dict[str, s
             if not r or not isinstance(r.get(param), int):
                 continue
             rest = json.dumps({p: v for p, v in r.items() if p != param}, sort_keys=True)
-            row = s.set_index("key").loc[k]
+            row = by_key.loc[k]
             groups.setdefault(f"{rest}|{row['seed']}|{row['source']}", []).append(k)
         for sig, keys in groups.items():
             # a strategy makes a line of the sweep only where it was played at three values or more
             by_strategy: dict[str, list[str]] = {}
             for k in keys:
-                by_strategy.setdefault(str(s.set_index("key").loc[k, "strategy_identity"]), []).append(k)
+                by_strategy.setdefault(str(by_key.loc[k, "strategy_identity"]), []).append(k)
             lines = [k for ks in by_strategy.values() if len({rules[x][param] for x in ks}) >= 3 for k in ks]
             if lines:
                 buckets[(param, sig)] = lines
     sections = []
     for n, ((param, _), keys) in enumerate(buckets.items()):
-        g = s.set_index("key").loc[keys].reset_index()
+        g = by_key.loc[keys].reset_index()
         g = g.assign(value=[int(rules[k][param]) for k in g["key"]])
         deals = f"{int(g['deals'].min()):,}–{int(g['deals'].max()):,}" if g["deals"].nunique() > 1 else f"{int(g['deals'].iloc[0]):,}"
         base = next((v for v in g["variant"] if v in variant_names()), g["variant"].iloc[0])

@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 
 from reports import charts, grid
-from reports.formats import count, interval, p_value, pct, signed_interval
+from reports.formats import count, deal_ranges, interval, p_value, pct, signed_interval
 from reports.render import Chart, Section
-from reports.tables import variant_comparison
 from studies.stats import holm
 
 Commands = Callable[[list[str], "np.ndarray | None"], list[str]]
@@ -62,21 +61,19 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
     return sec, left
 
 
-def differences(rows: pd.DataFrame, s: pd.DataFrame, comparisons: list[tuple[list[str], np.ndarray]],
-                baseline_order: Callable[[pd.DataFrame], list[str]]) -> Section | None:
-    """Every comparison's paired differences from its baseline (the first variant), Holm-adjusted together."""
+def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]) -> Section | None:
+    """Every variant comparison's paired differences from its baseline (its first variant), Holm-adjusted together;
+    ``compared``: each comparison's `reports.tables.variant_comparison` and the deals it is on."""
+    order = grid.player_order(list(s["strategy"]))
     parts = []
-    for keys, deals in comparisons:
-        sub = rows[rows["key"].isin(keys) & rows["deal"].isin(deals)]
-        keys = baseline_order(s.set_index("key").loc[keys].reset_index())
-        t = variant_comparison(sub, keys)
+    for t, deals in compared:
         base = t["variant"].iloc[0]
         for i in range(1, len(t)):
             r = t.iloc[i]
             parts.append({"player": grid.player_name(str(r["strategy"])), "variant": r["variant"], "baseline": base,
-                          "deals": f"{count(len(deals))} ({int(deals[0]):,}–{int(deals[-1]):,})",
+                          "deals": f"{count(len(deals))} ({deal_ranges(deals)})",
                           "_d": r["difference"], "_lo": r["diff_low"], "_hi": r["diff_high"], "_p": r["p_value"],
-                          "_rank": grid.player_order(list(s["strategy"])).index(str(r["strategy"]))})
+                          "_rank": order.index(str(r["strategy"]))})
     if not parts:
         return None
     t = pd.DataFrame(parts).sort_values("_rank", kind="stable").reset_index(drop=True)
