@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from reports.formats import p_clause  # noqa: E402
 from reports.output import contained, safe_name  # noqa: E402
 from reports.tables import Tournament  # noqa: E402
 
@@ -239,7 +240,7 @@ def tournament_matrix(t: Tournament, title: str) -> Figure:
             if i == j:
                 continue
             p = t.adjusted_p.iloc[i, j]
-            text = f"{int(m[i, j])}\np={p:.2g}" if np.isfinite(p) else f"{int(m[i, j])}"
+            text = f"{int(m[i, j]):,}\n{p_clause(p)}" if np.isfinite(p) else f"{int(m[i, j]):,}"
             ax.text(j, i, text, ha="center", va="center", fontsize=8,
                     color="white" if m[i, j] > 0.6 * max(m.max(), 1) else "black")
     ax.set_xticks(range(k), names, rotation=30, ha="right", fontsize=8)
