@@ -102,18 +102,26 @@ def find_groups(rows: pd.DataFrame, s: pd.DataFrame, manifests: dict[str, list[d
         short = [f"{by_key.loc[k, 'strategy']} on {by_key.loc[k, 'variant']} holds {count(len(h))}"
                  for k, h in zip(g.keys, held, strict=True) if len(h) < wanted]
         g.deals = common
-        g.note = (f"{what}: {'; '.join(short)} of its {count(wanted)} deals; it is shown on the "
-                  f"{count(common.size)} deals all its runs hold ({deal_ranges(common)})")
-        unused.append(g.note)
+        g.note = f"{what}: {'; '.join(short)} of its {count(wanted)} deals"
         groups.append(g)
-    groups = [g for g in groups if not any(_inside(g, o) for o in groups)]
-    return groups, unused
+    kept = [g for g in groups if not any(_inside(g, o) for o in groups)]
+    for g in groups:
+        if g.note:
+            home = next((o for o in kept if o is not g and _inside(g, o)), None)
+            g.note += (f"; it is shown on the {count(g.deals.size)} deals all its runs hold ({deal_ranges(g.deals)})"
+                       if home is None else f"; the deals all its runs hold are in the {home.kind} on deals "
+                       f"{deal_ranges(home.deals)}, shown")
+            unused.append(g.note)
+    return kept, unused
 
 
 def _inside(g: Group, other: Group) -> bool:
-    """``g`` is the same runs as ``other`` on a part of its deals (an earlier, smaller invocation)."""
-    return (other is not g and other.kind == g.kind and sorted(other.keys) == sorted(g.keys)
-            and other.deals.size > g.deals.size and bool(np.isin(g.deals, other.deals).all()))
+    """``g`` is the same runs as ``other`` on a part of its deals (an earlier, smaller or interrupted invocation)."""
+    if other is g or other.kind != g.kind or sorted(other.keys) != sorted(g.keys):
+        return False
+    if not np.isin(g.deals, other.deals).all():
+        return False
+    return other.deals.size > g.deals.size or (bool(g.note) and not other.note)
 
 
 def _describe(g: Group, by_key: pd.DataFrame) -> str:

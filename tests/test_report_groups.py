@@ -109,3 +109,27 @@ def test_a_chart_with_the_same_inputs_is_reused_and_one_with_others_is_drawn(tmp
     assert (again.drawn, again.reused) == (0, 1)
     again(charts.convergence, "c", [("x", ~won)], "title")
     assert (again.drawn, again.reused) == (1, 1)
+
+
+def _manifest(command: list[str], first: int, last: int) -> dict:
+    return {"command": command, "parameters": {"first": first, "last": last}}
+
+
+def test_an_interrupted_invocation_is_named_and_not_shown_twice():
+    from reports.groups import find_groups
+    from reports.tables import summary
+
+    n = 100
+    rows = pd.DataFrame({"key": np.repeat(["a", "b"], n), "deal": np.tile(np.arange(1, n + 1), 2), "outcome": "lost",
+                         "cards_home": 10, "variant": "bakers-dozen", "rules_fingerprint": "f",
+                         "strategy_label": np.repeat(["greedy", "heuristic"], n), "strategy_identity": np.repeat(["g", "h"], n),
+                         "clairvoyant": False, "seed": 0, "source": "default", "toolkit_version": "t"})
+    done, cut = ["tournament", "-n", "100"], ["tournament", "-n", "400"]  # the second was stopped after 100 deals
+    manifests = {k: [_manifest(done, 1, n), _manifest(cut, 1, 400)] for k in ("a", "b")}
+    groups, notes = find_groups(rows, summary(rows), manifests, whole_store=True)
+    assert [(g.kind, g.first, g.last) for g in groups] == [("tournament", 1, n)]
+    assert len(notes) == 1 and "holds 100 of its 400 deals" in notes[0] and "shown" in notes[0]
+    groups, notes = find_groups(rows, summary(rows), manifests, whole_store=False)  # one study's rows: the other is not this report's
+    assert len(groups) == 1 and notes == []
+    separate = {"a": [_manifest(["simulate", "-s", "greedy"], 1, n)], "b": [_manifest(["simulate", "-s", "heuristic"], 1, n)]}
+    assert find_groups(rows, summary(rows), separate, whole_store=True) == ([], [])  # no tournament invented
