@@ -90,8 +90,11 @@ def _damage_on_stderr() -> Iterator[None]:
 
 
 def _print(report: Any, headings: Sequence[str]) -> None:
-    """Print the tables whose section heading or caption is in ``headings`` (a heading ending in '*' is a prefix)."""
+    """Print the tables whose section heading or caption is in ``headings`` (a heading ending in '*' is a prefix),
+    and on standard error what the report could not use."""
     screen = console()
+    for note in report.notes:
+        click.echo("bakers-dozen: note: " + " ".join(note.split()), err=True)
 
     def wanted(text: str) -> bool:
         return any(text == h or (h.endswith("*") and text.startswith(h[:-1])) for h in headings)
@@ -228,4 +231,4 @@ def demo(deals: int, slow_deals: int, jobs: int | None, store_dir: str, out_dir:
     """The default study: every preset variant under the built-in strategies, reported with charts."""
     runs = default_study(deals, slow_deals)
     _play_and_report(runs, jobs, store_dir, out_dir, quiet, "Baker's Dozen and its family: the default study",
-                     ["All runs", "Tournament on bakers-dozen*"])
+                     ["Win rates", "Tournament on bakers-dozen*"])

@@ -24,7 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reports import charts
+from reports import charts, front
+from reports.formats import count, deal_ranges, interval, p_clause, p_value, pct, segments, signed_interval
+from reports.groups import Group, find_groups, ungrouped
 from reports.output import check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Report, Section, to_html, to_markdown
 from reports.tables import ReportError, summary, tournament, variant_comparison
@@ -35,24 +37,8 @@ COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy",
            "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version"]
 
 
-def _pct(x: float) -> str:
-    return f"{x:.2%}"
-
-
-def _interval(low: float, high: float) -> str:
-    return f"{low:.2%} – {high:.2%}"
-
-
-def _signed_interval(d: float, low: float, high: float) -> str:
-    return f"{d:+.2%} ({low:+.2%} to {high:+.2%})"
-
-
-def _p(p: float) -> str:
-    return "–" if not np.isfinite(p) else ("< 0.0001" if p < 1e-4 else f"{p:.4f}")
-
-
-def latest_manifest(store_path: Path, key: str) -> dict[str, Any]:
-    """The newest readable manifest of a run key (parameters and command), or {} when there is none.
+def run_manifests(store_path: Path, key: str) -> list[dict[str, Any]]:
+    """The readable manifests of a run key (one per invocation: parameters, deal range, command), oldest first.
 
     A store may come from someone else: a manifest that is not a JSON object, nests too
     deeply or is implausibly large is damaged (`studies.store.Store.read_manifests`); each
@@ -63,7 +49,7 @@ def latest_manifest(store_path: Path, key: str) -> dict[str, Any]:
     from studies.store import DamagedFileWarning, Store
 
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", key):  # a key from a store's rows names its own folder only
-        return {}
+        return []
     good, bad = Store(store_path).read_manifests(key)
     for _, line in bad:
         done = "another manifest of the run is used" if good else "the report's command for the run shows ? for what it said"
@@ -72,6 +58,12 @@ def latest_manifest(store_path: Path, key: str) -> dict[str, Any]:
         warnings.warn(DamagedFileWarning(
             f"run {key} has no manifest in {store_path / key / 'manifests'}; the report's command for the run shows ? "
             "for what it would say (the run's rows are unaffected)"), stacklevel=2)
+    return good
+
+
+def latest_manifest(store_path: Path, key: str) -> dict[str, Any]:
+    """The newest readable manifest of a run key (`run_manifests`), or {} when there is none."""
+    good = run_manifests(store_path, key)
     return good[-1] if good else {}
 
 
@@ -194,17 +186,6 @@ def _toml(v: Any) -> str:
 _TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
-def _summary_table(s: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
-        "variant": s["variant"], "strategy": s["strategy"], "deals": s["deals"].map("{:,}".format),
-        "deal range": [f"{a}–{b}" for a, b in zip(s["first_deal"], s["last_deal"], strict=True)],
-        "seed": s["seed"], "wins": s["wins"].map("{:,}".format), "win rate": s["win_rate"].map(_pct),
-        "95% interval": [_interval(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],
-        "mean cards home": s["mean_cards_home"].map("{:.2f}".format), "mean score": s["mean_score"].map("{:.1f}".format),
-        "unknown": s["unknown"], "errors": s["errors"],
-    })
-
-
 def _variant_order(s: pd.DataFrame) -> list[str]:
     names = variant_names()
     order = sorted(range(len(s)), key=lambda i: (names.index(s["variant"].iloc[i]) if s["variant"].iloc[i] in names
@@ -216,8 +197,9 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
           command: str = "", allow_mixed: bool = False) -> tuple[Path, Path, Report]:
     """Write ``report.html``, ``report.md`` and ``charts/`` into ``out_dir``; return both paths and the report.
 
-    ``rows`` are the store's rows to report on (default: all of them);
-    ``command`` is shown as the way to reproduce the whole report. A variant
+    ``rows`` are the store's rows to report on (default: all of them; given, they are one
+    study's, see `reports.groups.find_groups`); ``command`` is shown as the way to reproduce
+    the whole report, and each figure names the commands of its own runs and deals. A variant
     name found under several rule fingerprints (the rules changed between
     runs) is refused unless ``allow_mixed``: such figures must not sit side by
     side under one name.
@@ -230,11 +212,13 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
 
     check_report_dir(out_dir)
     store_path, shown = Path(store_path), Path(out_dir)
+    whole_store = rows is None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DamagedFileWarning)
         if rows is None:
             rows = read_store(store_path, columns=COLUMNS)
-        manifests = {k: latest_manifest(store_path, k) for k in dict.fromkeys(rows["key"].astype(str))}
+        every = {k: run_manifests(store_path, k) for k in dict.fromkeys(rows["key"].astype(str))}
+        manifests = {k: m[-1] if m else {} for k, m in every.items()}
         _check_manifest_rules(rows, manifests)
     for w in caught:  # passed on to the caller, which shows them (the command line: one line each)
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
@@ -245,7 +229,9 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     if not allow_mixed:
         _refuse_mixed_names(rows)
     with staged_report(out_dir) as work:
-        report = _write(rows, store_path, work, shown, title, command, manifests, damaged)
+        earlier = shown / "charts"  # the previous report's charts: those with the same inputs are reused
+        report = _write(rows, store_path, work, shown, title, command, every, damaged, whole_store,
+                        earlier if earlier.is_dir() else None)
         html, md = to_html(report, work), to_markdown(report, work)
     final = Path(out_dir)
     for section in report.sections:
@@ -255,50 +241,62 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
 
 
 def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str,
-           manifests: dict[str, dict[str, Any]], damaged: list[str]) -> Report:
+           every: dict[str, list[dict[str, Any]]], damaged: list[str], whole_store: bool,
+           earlier: Path | None) -> Report:
     """The report's sections, with their charts and variant files written into ``work``; ``damaged``
     names the store's damaged files that reading met, each with what was done about it."""
-    chart_dir = work / "charts"
+    paint = charts.Painter(work / "charts", earlier)
+    manifests = {k: m[-1] if m else {} for k, m in every.items()}
     s = summary(rows)
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
     by_key = s.set_index("key")
+    deals_of = {k: g.to_numpy(dtype=np.int64) for k, g in rows.groupby("key", sort=False, observed=True)["deal"]}
+    ranges = {k: deal_ranges(deals_of[k]) for k in s["key"]}
     files = VariantFiles(work, shown)
 
-    def repro(keys_: list[str]) -> list[str]:
-        if command:
-            return [command]
-        return sorted(set(reproduce_command(manifests[k], int(by_key.loc[k, "first_deal"]), int(by_key.loc[k, "last_deal"]),
-                                            files, store_path, str(by_key.loc[k, "rules_fingerprint"])) for k in keys_))
+    def commands(keys_: list[str], deals: np.ndarray | None) -> list[str]:
+        out = []
+        for k in keys_:
+            for a, b in segments(deals_of[k] if deals is None else deals):
+                out.append(reproduce_command(manifests[k], a, b, files, store_path, str(by_key.loc[k, "rules_fingerprint"])))
+        return list(dict.fromkeys(out))
 
+    groups, unused = find_groups(rows, s, every, whole_store)
+    unused = ungrouped(s, every) + unused
     versions = sorted(set(s["toolkit_version"]))
     intro = [
-        f"Results store `{store_path}`: {len(s)} run(s), {int(s['deals'].sum()):,} deals played, bakers-dozen "
+        f"Results store `{store_path}`: {len(s)} run(s), {count(int(s['deals'].sum()))} deals played, bakers-dozen "
         f"{', '.join(versions)}.",
         "Every win rate comes with its 95% Wilson interval and its number of deals. Differences between runs on the "
         "same deals are paired (Newcombe's interval, McNemar's exact test); a strategy marked (clairvoyant) sees "
-        "face-down cards, so its figure is an upper bound for an honest player.",
+        "face-down cards, so its figure is an upper bound for an honest player. Tournaments and variant comparisons "
+        "are made only of runs one command played on the same deals; each figure names its deals and the commands "
+        "that replay exactly them.",
     ]
     if command:
         intro.append(f"Reproduce this report: `{command}`")
     if damaged:
         intro.append(f"The store has {len(damaged)} damaged file(s); the figures use what could be read, as follows.")
         intro.extend(damaged)
-    sections = []
-
-    overview = Section("All runs", tables=[("Win rates", _summary_table(s))])
-    labelled = s.assign(label=s["variant"] + " / " + s["strategy"])
-    overview.charts.append(Chart(
-        "Win rates of all runs",
-        charts.save(charts.win_rates(labelled, f"Win rates, {len(s)} runs ({int(s['deals'].min()):,}–"
-                                     f"{int(s['deals'].max()):,} deals each)"), chart_dir, "overview"),
-        f"{len(s)} runs; seeds {', '.join(map(str, sorted(set(s['seed']))))}; bakers-dozen {', '.join(versions)}.",
-        repro(list(s["key"]))))
-    sections.append(overview)
-    sections.extend(_comparisons(rows, s, chart_dir, repro))
-    sections.extend(_tournaments(rows, s, chart_dir, repro))
+    first, left = front.answer(s, ranges, paint, commands)
+    sections = [first]
+    compared: list[tuple[pd.DataFrame, np.ndarray]] = []
+    later = _comparisons(rows, s, [g for g in groups if g.kind == "comparison"], paint, commands, compared)
+    diffs = front.differences(s, compared)
+    if diffs is not None:
+        sections.append(diffs)
+    sections.extend(later)
+    sections.extend(_tournaments(rows, s, [g for g in groups if g.kind == "tournament"], paint, commands))
     rules = {k: run_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
-    sections.extend(_sweeps(s, rules, chart_dir, repro))
-    return Report(title or "bakers-dozen report", intro, sections)
+    sections.extend(_sweeps(s, rules, ranges, paint, lambda keys_: commands(keys_, None)))
+    if unused:
+        sections.append(Section(NOT_USED, paragraphs=["What the report could not use as a whole, and what it did:",
+                                                      *unused]))
+    sections.append(front.appendix(s, ranges, commands))
+    return Report(title or "bakers-dozen report", intro, sections, notes=unused)
+
+
+NOT_USED = "What the report could not use"
 
 
 def _refuse_mixed_names(rows: pd.DataFrame) -> None:
@@ -324,112 +322,133 @@ def _variant_name(g: pd.DataFrame) -> str:
     return first + (f" (also run as {', '.join(n for n in names if n != first)})" if len(names) > 1 else "")
 
 
-def _series(rows: pd.DataFrame, keys: list[str], deals: np.ndarray | None, column: str) -> list[np.ndarray]:
+def _series(rows: pd.DataFrame, keys: list[str], column: str) -> list[np.ndarray]:
+    """Per key, won (``column`` "won") or ``column`` per deal, in deal order."""
     out = []
     for k in keys:
         g = rows[rows["key"] == k].sort_values("deal")
-        if deals is not None:
-            g = g[g["deal"].isin(deals)]
         out.append((g["outcome"].astype(str) == "won").to_numpy() if column == "won" else g[column].to_numpy())
     return out
 
 
-def _comparisons(rows: pd.DataFrame, s: pd.DataFrame, chart_dir: Path, repro: Any) -> list[Section]:
+def _group_rows(rows: pd.DataFrame, g: Group) -> pd.DataFrame:
+    """The rows of a group's runs on the group's deals only."""
+    return rows[rows["key"].isin(g.keys) & rows["deal"].isin(g.deals)]
+
+
+def _comparisons(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint: charts.Painter,
+                 commands: Any, compared: list[tuple[pd.DataFrame, np.ndarray]]) -> list[Section]:
+    """A section per variant comparison; each comparison's table and deals are added to ``compared``."""
     sections = []
-    for n, ((_identity, seed, source), g) in enumerate(s.groupby(["strategy_identity", "seed", "source"], sort=False)):
-        if g["rules_fingerprint"].nunique() < 2:
-            continue
+    for n, grp in enumerate(groups):
+        g = s.set_index("key").loc[grp.keys].reset_index()
         keys = _variant_order(g)
-        try:
-            t = variant_comparison(rows, keys)
-        except ReportError:
-            continue
-        strategy = g["strategy"].iloc[0]
+        sub = _group_rows(rows, grp)
+        t = variant_comparison(sub, keys)
+        compared.append((t, grp.deals))
+        strategy, seed, source = g["strategy"].iloc[0], int(g["seed"].iloc[0]), g["source"].iloc[0]
         base = t["variant"].iloc[0]
         table = pd.DataFrame({
-            "variant": t["variant"], "deals": t["deals"].map("{:,}".format), "wins": t["wins"],
-            "win rate": t["win_rate"].map(_pct), "95% interval": [_interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)],
-            f"difference vs {base} (95% interval)": ["baseline" if i == 0 else _signed_interval(d, lo, hi) for i, (d, lo, hi)
+            "variant": t["variant"], "deals": t["deals"].map(count), "wins": t["wins"].map(count),
+            "win rate": t["win_rate"].map(pct), "95% interval": [interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)],
+            f"difference vs {base} (95% interval)": ["baseline" if i == 0 else signed_interval(d, lo, hi) for i, (d, lo, hi)
                                                    in enumerate(zip(t["difference"], t["diff_low"], t["diff_high"], strict=True))],
-            "McNemar p": [_p(p) for p in t["p_value"]], "mean cards home": t["mean_cards_home"].map("{:.2f}".format),
+            "McNemar p": [p_value(p) for p in t["p_value"]], "mean cards home": t["mean_cards_home"].map("{:.2f}".format),
             "mean score": t["mean_score"].map("{:.1f}".format),
         })
         deals = int(t["deals"].iloc[0])
-        lo, hi = int(t["first_deal"].min()), int(t["last_deal"].max())
-        sec = Section(f"Variant comparison: {strategy}", paragraphs=[
-            f"{strategy} played {len(keys)} variants on the same {deals:,} deals (deals {lo}–{hi}, seed {seed}, source {source}). "
-            f"Score: 5 points per card home plus 500 per win (Card Game Nook)."], tables=[("Variants compared", table)])
-        title = f"{strategy}: win rate by variant, {deals:,} deals each, seed {seed}"
-        facts = (f"Strategy {strategy}, {deals:,} deals ({lo}–{hi}) per variant, seed {seed}, source {source}, "
+        where = deal_ranges(grp.deals)
+        paragraphs = [
+            f"{strategy} played {len(keys)} variants on the same {count(deals)} deals (deals {where}, seed {seed}, source {source}). "
+            f"Score: 5 points per card home plus 500 per win (Card Game Nook)."]
+        if grp.note:
+            paragraphs.append(f"Not all of it could be used: {grp.note}.")
+        sec = Section(f"Variant comparison: {strategy}" + (f", deals {where}" if n and _repeats(groups, grp, s) else ""),
+                      paragraphs=paragraphs, tables=[("Variants compared", table)])
+        title = f"{strategy}: win rate by variant, deals {where}, seed {seed}"
+        facts = (f"Strategy {strategy}, the same {count(deals)} deals ({where}) per variant, seed {seed}, source {source}, "
                  f"bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.")
+        cmds = commands(keys, grp.deals)
         labelled = t.assign(label=t["variant"])
-        common = np.array(sorted(set.intersection(*[set(rows.loc[rows['key'] == k, 'deal']) for k in keys])))
-        sec.charts.append(Chart(title, charts.save(charts.win_rates(labelled, title), chart_dir, f"compare-{n}-rates"), facts, repro(keys)))
-        won = _series(rows, keys, common, "won")
-        sec.charts.append(Chart(f"{strategy}: convergence", charts.save(charts.convergence(
-            list(zip(t["variant"], won, strict=True)), f"{strategy}: running win rate by variant (95% band), seed {seed}"),
-            chart_dir, f"compare-{n}-convergence"), facts, repro(keys)))
-        home = _series(rows, keys, common, "cards_home")
-        sec.charts.append(Chart(f"{strategy}: cards home", charts.save(charts.cards_home(
-            list(zip(t["variant"], home, strict=True)), f"{strategy}: cards home at the end, {deals:,} deals per variant"),
-            chart_dir, f"compare-{n}-cards-home"), facts, repro(keys)))
+        sec.charts.append(Chart(title, paint(charts.win_rates, f"compare-{n}-rates", labelled, title), facts, cmds))
+        won = _series(sub, keys, "won")
+        sec.charts.append(Chart(f"{strategy}: convergence", paint(
+            charts.convergence, f"compare-{n}-convergence", list(zip(t["variant"], won, strict=True)),
+            f"{strategy}: running win rate by variant (95% band), deals {where}"), facts, cmds))
+        home = _series(sub, keys, "cards_home")
+        sec.charts.append(Chart(f"{strategy}: cards home", paint(
+            charts.cards_home, f"compare-{n}-cards-home", list(zip(t["variant"], home, strict=True)),
+            f"{strategy}: cards home at the end, deals {where} per variant"), facts, cmds))
         sections.append(sec)
     return sections
 
 
-def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, chart_dir: Path, repro: Any) -> list[Section]:
+def _repeats(groups: list[Group], grp: Group, s: pd.DataFrame) -> bool:
+    """Another group of the same kind has a run of the same strategy (its heading must then say its deals)."""
+    ident = s.set_index("key")["strategy_identity"]
+    mine = set(ident.loc[grp.keys])
+    return any(o is not grp and set(ident.loc[o.keys]) & mine for o in groups)
+
+
+def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint: charts.Painter, commands: Any) -> list[Section]:
     sections = []
-    for n, ((fp, seed, source), g) in enumerate(s.groupby(["rules_fingerprint", "seed", "source"], sort=False)):
-        if g["strategy_identity"].nunique() < 2:
-            continue
+    for n, grp in enumerate(groups):
+        g = s.set_index("key").loc[grp.keys].reset_index()
         keys = list(g["key"])
-        try:
-            t = tournament(rows, keys)
-        except ReportError:
-            continue
+        seed, source, fp = int(g["seed"].iloc[0]), g["source"].iloc[0], g["rules_fingerprint"].iloc[0]
+        t = tournament(_group_rows(rows, grp), keys)
         variant = _variant_name(g)
+        where = deal_ranges(grp.deals)
         r = t.ranking
         ranking = pd.DataFrame({
-            "rank": r["rank"], "strategy": r["strategy"], "wins": r["wins"], "win rate": r["win_rate"].map(_pct),
-            "95% interval": [_interval(a, b) for a, b in zip(r["ci_low"], r["ci_high"], strict=True)],
+            "rank": r["rank"], "strategy": r["strategy"], "wins": r["wins"].map(count), "win rate": r["win_rate"].map(pct),
+            "95% interval": [interval(a, b) for a, b in zip(r["ci_low"], r["ci_high"], strict=True)],
             "mean cards home": r["mean_cards_home"].map("{:.2f}".format), "mean score": r["mean_score"].map("{:.1f}".format)})
         pair = t.pairwise
         pairwise = pd.DataFrame({
-            "strategy A": pair["first"], "strategy B": pair["second"], "A won, B lost": pair["only_first"],
-            "B won, A lost": pair["only_second"], "difference A − B (95% interval)": [
-                _signed_interval(d, lo, hi) for d, lo, hi in zip(pair["difference"], pair["diff_low"], pair["diff_high"], strict=True)],
-            "McNemar p": pair["p_value"].map(_p), "Holm-adjusted p": pair["p_holm"].map(_p)})
+            "strategy A": pair["first"], "strategy B": pair["second"], "A won, B lost": pair["only_first"].map(count),
+            "B won, A lost": pair["only_second"].map(count), "difference A − B (95% interval)": [
+                signed_interval(d, lo, hi) for d, lo, hi in zip(pair["difference"], pair["diff_low"], pair["diff_high"], strict=True)],
+            "McNemar p": pair["p_value"].map(p_value), "Holm-adjusted p": pair["p_holm"].map(p_value)})
         play = ["bakers-dozen", "play", "--variant", _primary_name(g)]
-        where = ["--source", source] if source != "default" else []
-        dis = t.disagreements.assign(inspect=[shlex.join([*play, "--deal", str(d), "--seed", str(seed), *where])
+        opts = ["--source", source] if source != "default" else []
+        dis = t.disagreements.assign(inspect=[shlex.join([*play, "--deal", str(d), "--seed", str(seed), *opts])
                                               for d in t.disagreements["deal"]])
-        lo, hi = int(r["first_deal"].min()), int(r["last_deal"].max())
-        sec = Section(f"Tournament on {variant}", paragraphs=[
-            f"{len(keys)} strategies played the same {t.deals:,} deals of {variant} (deals {lo}–{hi}, seed {seed}, source {source}). "
-            f"Cochran's Q = {t.cochran_q:.1f} on {t.cochran_df} degrees of freedom, p = {_p(t.cochran_p)}: "
+        paragraphs = [
+            f"{len(keys)} strategies played the same {count(t.deals)} deals of {variant} (deals {where}, seed {seed}, "
+            f"source {source}), in one command; every figure of this section is on exactly these deals. "
+            f"Cochran's Q = {t.cochran_q:.1f} on {t.cochran_df} degrees of freedom, {p_clause(t.cochran_p)}: "
             + ("the strategies differ." if t.cochran_p < 0.05 else "no evidence that the strategies differ."),
-            "Pairwise: McNemar's exact test on the deals exactly one of the two won, Holm-adjusted over all pairs."],
-            tables=[("Ranking", ranking), ("Pairwise comparisons", pairwise),
-                    ("Deals that disagree most with the ranking (lower-ranked strategies won, higher-ranked lost)", dis)])
-        facts = (f"Variant {variant} (rules {fp}), {t.deals:,} common deals ({lo}–{hi}), seed {seed}, source {source}, "
-                 f"bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.")
-        title = f"Tournament on {variant}: {t.deals:,} deals, seed {seed}"
-        sec.charts.append(Chart(title, charts.save(charts.win_rates(r.assign(label=r["strategy"]), title), chart_dir,
-                                                   f"tournament-{n}-rates"), facts, repro(keys)))
-        sec.charts.append(Chart(f"{title}: pairwise", charts.save(charts.tournament_matrix(
-            t, f"Tournament on {variant}: deals won by row and lost by column ({t.deals:,} deals)"), chart_dir,
-            f"tournament-{n}-matrix"), facts, repro(keys)))
+            "Pairwise: McNemar's exact test on the deals exactly one of the two won, Holm-adjusted over all pairs."]
+        if grp.note:
+            paragraphs.append(f"Not all of it could be used: {grp.note}.")
+        sec = Section(f"Tournament on {variant}" + (f", deals {where}" if _repeats(groups, grp, s) else ""),
+                      paragraphs=paragraphs,
+                      tables=[("Ranking", ranking), ("Pairwise comparisons", pairwise),
+                              ("Deals that disagree most with the ranking (lower-ranked strategies won, higher-ranked lost)", dis)])
+        facts = (f"Variant {variant} (rules {fp}), the same {count(t.deals)} deals ({where}) for every strategy, seed {seed}, "
+                 f"source {source}, bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.")
+        title = f"Tournament on {variant}: deals {where}, seed {seed}"
+        cmds = commands(keys, grp.deals)
+        sec.charts.append(Chart(title, paint(charts.win_rates, f"tournament-{n}-rates",
+                                                   r.assign(label=r["strategy"]), title), facts, cmds))
+        sec.charts.append(Chart(f"{title}: pairwise", paint(
+            charts.tournament_matrix, f"tournament-{n}-matrix", t,
+            f"Tournament on {variant}: deals won by row and lost by column (deals {where})"), facts, cmds))
         ordered = list(r["key"])
-        sec.charts.append(Chart(f"{title}: convergence", charts.save(charts.convergence(
-            list(zip(r["strategy"], _series(rows, ordered, None, "won"), strict=True)),
-            f"Tournament on {variant}: running win rate (95% band), seed {seed}"), chart_dir, f"tournament-{n}-convergence"),
-            facts, repro(keys)))
+        sec.charts.append(Chart(f"{title}: convergence", paint(
+            charts.convergence, f"tournament-{n}-convergence",
+            list(zip(r["strategy"], _series(_group_rows(rows, grp), ordered, "won"), strict=True)),
+            f"Tournament on {variant}: running win rate (95% band), deals {where}"),
+            facts, cmds))
         sections.append(sec)
     return sections
 
 
-def _sweeps(s: pd.DataFrame, known: dict[str, Rules | None], chart_dir: Path, repro: Any) -> list[Section]:
+def _sweeps(s: pd.DataFrame, known: dict[str, Rules | None], ranges: dict[str, str], paint: charts.Painter,
+            repro: Any) -> list[Section]:
     rules = {k: r.parameters() if r is not None else None for k, r in known.items()}
+    by_key = s.set_index("key")
     buckets: dict[tuple[str, str], list[str]] = {}
     for param in PARAMETERS:
         groups: dict[str, list[str]] = {}
@@ -437,32 +456,33 @@ def _sweeps(s: pd.DataFrame, known: dict[str, Rules | None], chart_dir: Path, re
             if not r or not isinstance(r.get(param), int):
                 continue
             rest = json.dumps({p: v for p, v in r.items() if p != param}, sort_keys=True)
-            row = s.set_index("key").loc[k]
+            row = by_key.loc[k]
             groups.setdefault(f"{rest}|{row['seed']}|{row['source']}", []).append(k)
         for sig, keys in groups.items():
             # a strategy makes a line of the sweep only where it was played at three values or more
             by_strategy: dict[str, list[str]] = {}
             for k in keys:
-                by_strategy.setdefault(str(s.set_index("key").loc[k, "strategy_identity"]), []).append(k)
+                by_strategy.setdefault(str(by_key.loc[k, "strategy_identity"]), []).append(k)
             lines = [k for ks in by_strategy.values() if len({rules[x][param] for x in ks}) >= 3 for k in ks]
             if lines:
                 buckets[(param, sig)] = lines
     sections = []
     for n, ((param, _), keys) in enumerate(buckets.items()):
-        g = s.set_index("key").loc[keys].reset_index()
+        g = by_key.loc[keys].reset_index()
         g = g.assign(value=[int(rules[k][param]) for k in g["key"]])
         deals = f"{int(g['deals'].min()):,}–{int(g['deals'].max()):,}" if g["deals"].nunique() > 1 else f"{int(g['deals'].iloc[0]):,}"
         base = next((v for v in g["variant"] if v in variant_names()), g["variant"].iloc[0])
         title = (f"Win rate against {charts.AXIS_NAMES.get(param, param)} ({base} rules otherwise), "
                  f"{deals} deals per point, seed {g['seed'].iloc[0]}")
-        table = pd.DataFrame({"strategy": g["strategy"], param: g["value"], "variant": g["variant"], "deals": g["deals"],
-                              "win rate": g["win_rate"].map(_pct),
-                              "95% interval": [_interval(a, b) for a, b in zip(g["ci_low"], g["ci_high"], strict=True)]})
+        table = pd.DataFrame({"strategy": g["strategy"], param: g["value"], "variant": g["variant"], "deals": g["deals"].map(count),
+                              "deal range": [ranges[k] for k in g["key"]], "win rate": g["win_rate"].map(pct),
+                              "95% interval": [interval(a, b) for a, b in zip(g["ci_low"], g["ci_high"], strict=True)]})
         table = table.sort_values(["strategy", param]).reset_index(drop=True)
         sec = Section(f"Sweep of {param}", paragraphs=[
             f"The same rules except {param}, which takes the values {sorted(set(g['value']))}."], tables=[(title, table)])
-        sec.charts.append(Chart(title, charts.save(charts.sweep(g, param, title), chart_dir, f"sweep-{n}"),
-                                f"{len(keys)} runs; strategies {', '.join(sorted(set(g['strategy'])))}; deals {deals} per point; "
+        sec.charts.append(Chart(title, paint(charts.sweep, f"sweep-{n}", g, param, title),
+                                f"{len(keys)} runs; strategies {', '.join(sorted(set(g['strategy'])))}; "
+                                f"deals {', '.join(dict.fromkeys(ranges[k] for k in g['key']))}; "
                                 f"seed {g['seed'].iloc[0]}; bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.",
                                 repro(keys)))
         sections.append(sec)

@@ -6,8 +6,13 @@ strategy, number of deals) and whose axes carry units; `save` writes it.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -18,6 +23,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from reports.formats import p_clause  # noqa: E402
 from reports.output import contained, safe_name  # noqa: E402
 from reports.tables import Tournament  # noqa: E402
 
@@ -28,6 +34,8 @@ Z95 = 1.959963984540054
 MAX_LABEL_CHARS = 60
 MAX_TITLE_CHARS = 160
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_POINTS = 400
+"""Most points a line of a convergence chart keeps (log-spaced), whatever the number of deals."""
 AXIS_NAMES = {"face_down": "face-down cards per pile", "columns": "piles", "cards_per_column": "cards per pile"}
 
 
@@ -39,14 +47,73 @@ def label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
     return " " + text if text.startswith("_") else text  # matplotlib hides legend entries whose label starts with _
 
 
-def save(fig: Figure, out_dir: Path, stem: str) -> dict[str, Path]:
-    """Write ``stem.png`` and ``stem.svg`` into ``out_dir``; return both paths."""
+def save(fig: Figure, out_dir: Path, stem: str, digest: str = "") -> dict[str, Path]:
+    """Write ``stem.svg`` into ``out_dir`` (with ``digest`` of its inputs in its metadata); return its path.
+
+    One format only: each format costs a full drawing, and SVG serves both the HTML (inlined)
+    and the Markdown (linked)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {kind: contained(out_dir, out_dir / f"{safe_name(stem, set())}.{kind}") for kind in ("png", "svg")}
-    fig.savefig(paths["png"], bbox_inches="tight")
-    fig.savefig(paths["svg"], bbox_inches="tight")
+    path = contained(out_dir, out_dir / f"{safe_name(stem, set())}.svg")
+    fig.savefig(path, bbox_inches="tight", metadata={"Description": f"{_DIGEST_TAG}{digest}"})
     plt.close(fig)
-    return paths
+    return {"svg": path}
+
+
+_DIGEST_TAG = "bakers-dozen chart inputs "
+_CODE = hashlib.sha256(Path(__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
+
+
+def _feed(h: Any, obj: Any) -> None:
+    """Feed ``obj`` (frames, arrays, numbers, text, containers, dataclasses) into hash ``h``, by value."""
+    if isinstance(obj, pd.DataFrame):
+        h.update(repr((list(obj.columns), obj.dtypes.astype(str).tolist())).encode())
+        h.update(pd.util.hash_pandas_object(obj, index=True).to_numpy().tobytes())
+    elif isinstance(obj, pd.Series):
+        _feed(h, obj.to_frame())
+    elif isinstance(obj, np.ndarray):
+        h.update(f"{obj.dtype}{obj.shape}".encode())
+        h.update(np.ascontiguousarray(obj).tobytes())
+    elif isinstance(obj, list | tuple):
+        h.update(f"[{len(obj)}".encode())
+        for x in obj:
+            _feed(h, x)
+    elif dataclasses.is_dataclass(obj):
+        _feed(h, [getattr(obj, f.name) for f in dataclasses.fields(obj)])
+    else:
+        h.update(f"{type(obj).__name__}:{obj!r};".encode())
+
+
+class Painter:
+    """Draws the charts of one report into ``out_dir``.
+
+    A chart whose inputs (the data and text it is drawn from, the chart code and matplotlib's version)
+    are those of a chart of the same name in ``earlier`` (the previous report's ``charts/``) is copied
+    from there instead of drawn again: rebuilding a report whose deals are all reused redraws nothing.
+    """
+
+    def __init__(self, out_dir: Path, earlier: Path | None = None) -> None:
+        self.out_dir, self.earlier = out_dir, earlier
+        self.drawn = self.reused = 0
+
+    def __call__(self, make: Callable[..., Figure], stem: str, *args: Any) -> dict[str, Path]:
+        """``make(*args)`` saved as ``stem`` (see `save`), or the earlier identical chart."""
+        h = hashlib.sha256(f"{_CODE}{make.__name__}".encode())
+        _feed(h, args)
+        digest = h.hexdigest()
+        name = f"{safe_name(stem, set())}.svg"
+        if self.earlier is not None:
+            old = self.earlier / name
+            if old.is_file() and not old.is_symlink():
+                with old.open("rb") as f:
+                    head = f.read(4096)
+                if f"{_DIGEST_TAG}{digest}".encode() in head:
+                    self.out_dir.mkdir(parents=True, exist_ok=True)
+                    path = contained(self.out_dir, self.out_dir / name)
+                    shutil.copyfile(old, path)
+                    self.reused += 1
+                    return {"svg": path}
+        self.drawn += 1
+        return save(make(*args), self.out_dir, stem, digest)
 
 
 def _percent(ax, axis: str = "x") -> None:  # noqa: ANN001
@@ -73,15 +140,28 @@ def win_rates(table: pd.DataFrame, title: str) -> Figure:
     return fig
 
 
+def sample_points(start: int, n: int, most: int = MAX_POINTS) -> np.ndarray:
+    """At most ``most`` deal counts from ``start`` to ``n`` (both included), evenly spaced on a log scale,
+    so that a chart's size does not grow with the number of deals."""
+    if n < start:
+        return np.zeros(0, dtype=np.int64)
+    if n - start < most:
+        return np.arange(start, n + 1, dtype=np.int64)
+    points = np.unique(np.geomspace(start, n, num=min(most, n - start + 1)).round().astype(np.int64))
+    return np.unique(np.r_[start, points, n])
+
+
 def convergence(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
-    """Running win rate as deals accumulate, with its 95% Wilson band; ``series`` = (label, won per deal in deal order)."""
+    """Running win rate as deals accumulate, with its 95% Wilson band; ``series`` = (label, won per deal in deal order).
+
+    Each line is drawn through at most `MAX_POINTS` log-spaced deal counts (`sample_points`); the rate at each is exact.
+    """
     fig, ax = plt.subplots(figsize=(8.5, 4.2))
     # the first few deals say little and their bands would fill the plot: start at 10 when there are enough
     start = 10 if min(len(w) for _, w in series) >= 100 else 1
     for name, won in series:
-        n = np.arange(1, len(won) + 1)
-        p = np.cumsum(won) / n
-        n, p = n[start - 1 :], p[start - 1 :]
+        n = sample_points(start, len(won))
+        p = np.cumsum(won)[n - 1] / n
         denom = 1 + Z95**2 / n
         centre = (p + Z95**2 / (2 * n)) / denom
         half = Z95 * np.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
@@ -112,6 +192,42 @@ def cards_home(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
     return fig
 
 
+def grouped(table: pd.DataFrame, title: str) -> Figure:
+    """One group of bars per variant, one bar per player, on a log scale so that rates under 1% show;
+    ``table`` has variant, player, win_rate, ci_low, ci_high (in order). Whiskers are 95% intervals;
+    a rate of 0 is drawn as a marker on the axis with its interval's upper end."""
+    variants = list(dict.fromkeys(table["variant"]))
+    players = list(dict.fromkeys(table["player"]))
+    k = len(players)
+    width = 0.8 / k
+    fig, ax = plt.subplots(figsize=(max(8.5, 0.32 * len(table) + 2.5), 5.2))
+    values = table[["ci_low", "win_rate"]].to_numpy(dtype=float)
+    values = values[values > 1e-6]  # the lower end of a 0-win interval is 0 up to rounding
+    floor = 10.0 ** np.floor(np.log10(min(float(values.min()) / 2 if values.size else 1e-3, 1e-2)))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for j, player in enumerate(players):
+        g = table[table["player"] == player]
+        x = np.array([variants.index(v) for v in g["variant"]]) - 0.4 + width * (j + 0.5)
+        rate = g["win_rate"].to_numpy(dtype=float)
+        shown = np.maximum(rate, floor)
+        low = np.maximum(g["ci_low"].to_numpy(dtype=float), floor)
+        high = np.maximum(g["ci_high"].to_numpy(dtype=float), floor)
+        colour = colours[j % len(colours)]
+        ax.bar(x, shown - floor, bottom=floor, width=width * 0.92, color=colour, alpha=0.85, label=label(player))
+        ax.errorbar(x, shown, yerr=np.clip(np.vstack([shown - low, high - shown]), 0, None), fmt="none", ecolor="black", elinewidth=0.9,
+                    capsize=2)
+        zero = rate <= 0
+        ax.plot(x[zero], shown[zero], ls="none", marker="v", color=colour, markersize=5)
+    ax.set_yscale("log")
+    ax.set_ylim(floor, 1.0)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v * 100:g}%"))
+    ax.set_xticks(range(len(variants)), [label(v, 32) for v in variants], rotation=25, ha="right", fontsize=8)
+    ax.set_ylabel("win rate (log scale; whiskers: 95% Wilson interval; ▼: no win)")
+    ax.legend(fontsize=8, ncols=min(k, 3), loc="upper left", bbox_to_anchor=(0, -0.28))
+    ax.set_title(label(title, MAX_TITLE_CHARS), fontsize=10)
+    return fig
+
+
 def tournament_matrix(t: Tournament, title: str) -> Figure:
     """Heat map: deals the row strategy won and the column strategy lost, with Holm-adjusted p-values."""
     names = [label(n) for n in t.wins_over.index]
@@ -124,7 +240,7 @@ def tournament_matrix(t: Tournament, title: str) -> Figure:
             if i == j:
                 continue
             p = t.adjusted_p.iloc[i, j]
-            text = f"{int(m[i, j])}\np={p:.2g}" if np.isfinite(p) else f"{int(m[i, j])}"
+            text = f"{int(m[i, j]):,}\n{p_clause(p)}" if np.isfinite(p) else f"{int(m[i, j]):,}"
             ax.text(j, i, text, ha="center", va="center", fontsize=8,
                     color="white" if m[i, j] > 0.6 * max(m.max(), 1) else "black")
     ax.set_xticks(range(k), names, rotation=30, ha="right", fontsize=8)

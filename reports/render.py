@@ -37,6 +37,8 @@ class Section:
     paragraphs: list[str] = field(default_factory=list)
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
+    colours: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """Background colours (CSS, '' for none) of a table's cells, by the table's caption; HTML only."""
 
 
 @dataclass
@@ -44,6 +46,8 @@ class Report:
     title: str
     intro: list[str]
     sections: list[Section]
+    notes: list[str] = field(default_factory=list)
+    """What the report could not use (also a section of it), for the command line to say too."""
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#!~])")
@@ -85,7 +89,7 @@ def _md_table(df: pd.DataFrame) -> str:
 
 
 def to_markdown(report: Report, out_dir: Path) -> Path:
-    """Write ``report.md`` (charts linked as PNG files relative to it)."""
+    """Write ``report.md`` (charts linked as SVG files relative to it)."""
     parts = [f"# {md_escape(report.title)}", *map(_md_paragraph, report.intro)]
     for s in report.sections:
         parts.append(f"## {md_escape(s.heading)}")
@@ -93,7 +97,7 @@ def to_markdown(report: Report, out_dir: Path) -> Path:
         for caption, df in s.tables:
             parts.append(f"**{md_escape(caption)}**\n\n{_md_table(df)}")
         for c in s.charts:
-            rel = quote(c.paths["png"].relative_to(out_dir).as_posix())
+            rel = quote(c.paths["svg"].relative_to(out_dir).as_posix())
             commands = _md_fence("\n".join(c.reproduce), "sh")
             parts.append(f"![{md_escape(c.title)}]({rel})\n\n*{md_escape(c.facts)}* Reproduce:\n\n{commands}")
     path = contained(out_dir, out_dir / "report.md")
@@ -105,6 +109,7 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#222;line-height:1.45}
 h1{border-bottom:2px solid #4c78a8;padding-bottom:.2em}h2{margin-top:2em;color:#2c4f7c}
+.wide{overflow-x:auto;max-width:100%}.grid td{white-space:normal;min-width:8em}
 table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:.88em}
 th,td{border:1px solid #ccd;padding:.25em .6em;text-align:right;white-space:nowrap}
 th{background:#eef2f8}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
@@ -115,11 +120,23 @@ pre{background:#f3f3f3;padding:.5em;overflow-x:auto;white-space:pre-wrap}
 """
 
 
-def _html_table(caption: str, df: pd.DataFrame) -> str:
+_COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
+
+
+def _html_table(caption: str, df: pd.DataFrame, colours: pd.DataFrame | None = None) -> str:
+    """A table in a box that scrolls sideways when it is wider than the window (nothing is cut off)."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
-                   for row in df.itertuples(index=False))
-    return f"<table><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    def cell(i: int, j: int, v: object) -> str:
+        hue = "" if colours is None else str(colours.iat[i, j])
+        style = f" style='background:{hue}'" if _COLOUR.fullmatch(hue) else ""
+        return f"<td{style}>{html.escape(str(v))}</td>"
+
+    body = "".join("<tr>" + "".join(cell(i, j, v) for j, v in enumerate(row)) + "</tr>"
+                   for i, row in enumerate(df.itertuples(index=False)))
+    kind = " class='grid'" if colours is not None else ""
+    return (f"<div class='wide'><table{kind}><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>")
 
 
 def _inline_svg(path: Path) -> str:
@@ -144,7 +161,7 @@ def to_html(report: Report, out_dir: Path) -> Path:
     for s in report.sections:
         parts.append(f"<h2>{html.escape(s.heading)}</h2>")
         parts.extend(_para_html(p) for p in s.paragraphs)
-        parts.extend(_html_table(caption, df) for caption, df in s.tables)
+        parts.extend(_html_table(caption, df, s.colours.get(caption)) for caption, df in s.tables)
         for c in s.charts:
             commands = html.escape("\n".join(c.reproduce))
             parts.append(f"<figure>{_inline_svg(c.paths['svg'])}<figcaption>{html.escape(c.facts)} Reproduce:"

@@ -68,20 +68,22 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
 
 def common_deals(rows: pd.DataFrame, keys: list[str]) -> np.ndarray:
     """The deal numbers every one of ``keys`` played (sorted)."""
-    sets = [set(rows.loc[rows["key"] == k, "deal"].tolist()) for k in keys]
-    deals = sorted(set.intersection(*sets)) if sets else []
-    if not deals:
+    held = rows.loc[rows["key"].isin(keys), ["key", "deal"]].drop_duplicates()
+    per_deal = held.groupby("deal", observed=True).size()
+    deals = np.sort(per_deal.index[per_deal.to_numpy() == len(set(keys))].to_numpy(dtype=np.int64)) if keys else []
+    if len(deals) == 0:
         raise ReportError("the runs share no deals; compare runs over the same deal numbers and seed")
-    return np.array(deals, dtype=np.int64)
+    return np.asarray(deals, dtype=np.int64)
 
 
 def wins_matrix(rows: pd.DataFrame, keys: list[str], deals: np.ndarray) -> np.ndarray:
     """deals x keys, True where that run won that deal."""
-    cols = []
-    for k in keys:
-        g = rows.loc[rows["key"] == k, ["deal", "outcome"]].drop_duplicates("deal").set_index("deal")
-        cols.append(g.loc[deals, "outcome"].astype(str).to_numpy() == "won")
-    return np.column_stack(cols)
+    sub = rows.loc[rows["key"].isin(keys) & rows["deal"].isin(deals), ["key", "deal", "outcome"]]
+    sub = sub.drop_duplicates(["key", "deal"])
+    won = pd.DataFrame({"key": sub["key"].astype(str).to_numpy(), "deal": sub["deal"].to_numpy(),
+                        "won": (sub["outcome"].astype(str) == "won").to_numpy()})
+    table = won.pivot(index="deal", columns="key", values="won")
+    return table.loc[deals, [str(k) for k in keys]].to_numpy(dtype=bool)
 
 
 def variant_comparison(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

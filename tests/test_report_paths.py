@@ -369,7 +369,7 @@ def test_a_complete_report_replaces_the_old_one_and_leaves_other_files(store, tm
     _old_report(out)
     build(store, out)
     assert (out / "notes.txt").read_text() == "mine"
-    assert not (out / "charts" / "old.png").exists() and (out / "charts" / "overview.png").exists()
+    assert not (out / "charts" / "old.png").exists() and (out / "charts" / "answer.svg").exists()
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert not [p for p in tmp_path.rglob("*") if ".partial-" in p.name]
 

@@ -16,6 +16,7 @@ from statsmodels.stats.multitest import multipletests
 
 from bakers_dozen.cli import main
 from reports.build import COLUMNS, build
+from reports.front import ANSWER, APPENDIX, GRID_CAPTION
 from reports.tables import ReportError, summary, tournament, variant_comparison
 from sim.rules import Rules, find_variant
 from studies.runner import RunSpec, run
@@ -50,11 +51,10 @@ def test_every_chart_is_written_and_embedded(built):
     assert len(charts) >= 10
     text = html.read_text()
     for c in charts:
-        png, svg = c.paths["png"], c.paths["svg"]
-        assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
-        assert "<svg" in svg.read_text()
+        svg = c.paths["svg"]
+        assert svg.stat().st_size > 5000 and "<svg" in svg.read_text()
         assert c.title.split(":")[0] in text or c.facts in text
-        assert f"charts/{png.name}" in md.read_text()
+        assert f"charts/{svg.name}" in md.read_text()
         assert c.reproduce and all(cmd.startswith("bakers-dozen ") for cmd in c.reproduce)
     assert text.count("<svg") == len(charts)
 
@@ -69,7 +69,7 @@ def test_the_html_needs_no_server_and_no_network(built):
 
 def test_sections_cover_comparisons_tournament_and_sweep(built):
     headings = [s.heading for s in built[3].sections]
-    assert headings[0] == "All runs"
+    assert headings[0] == ANSWER and headings[1] == "Paired variant differences" and headings[-1] == APPENDIX
     assert "Variant comparison: greedy" in headings
     assert "Variant comparison: heuristic" in headings
     assert any(h.startswith("Tournament on bakers-dozen") for h in headings)
@@ -137,6 +137,29 @@ def test_tournament_pairs_are_the_statistics_modules_mcnemar_with_holm(runs):
         assert tour.adjusted_p.loc[first, second] == tour.adjusted_p.loc[second, first] == p_holm
     if runs > 1:
         assert np.allclose(tour.pairwise["p_holm"], multipletests(tour.pairwise["p_value"], method="holm")[1])
+
+
+def test_the_report_opens_with_the_grid_and_the_grouped_chart(built):
+    out, html, md, report = built
+    first = report.sections[0]
+    caption, grid = first.tables[0]
+    assert caption == GRID_CAPTION and first.charts[0].paths["svg"].stem == "answer"
+    assert list(grid["variant"][:3]) == ["bakers-dozen", "dick-1883", "spanish-patience"]
+    assert list(grid.columns[1:]) == ["random:home_first=True", "greedy", "heuristic"]  # the ladder, weakest first
+    text = html.read_text()
+    assert text.index("<caption>") == text.index(f"<caption>{GRID_CAPTION}</caption>")  # the first table
+    assert text.index("<svg") > text.index(f"<caption>{GRID_CAPTION}</caption>")
+    assert "style='background:#" in text.split("</table>")[0]  # the grid's cells are coloured by their rate
+    assert md.read_text().index(f"**{GRID_CAPTION}**") < md.read_text().index("![")
+    for chart in (c for s in report.sections for c in s.charts):  # each figure replays its own runs, not the report
+        assert all(cmd.startswith("bakers-dozen simulate ") for cmd in chart.reproduce), chart.reproduce
+        assert "deals" in chart.facts
+
+
+def test_the_report_stays_small(built):
+    out, html, _, _ = built
+    assert html.stat().st_size < 1_500_000
+    assert sum(f.stat().st_size for f in (out / "charts").iterdir()) < 3_000_000
 
 
 def test_markdown_tables_show_the_computed_figures(built, store):

@@ -1,0 +1,63 @@
+"""The one place a report formats its numbers, so every table, caption and terminal line agrees.
+
+Percentages have two decimals ("10.29%"), counts thousands separators ("27,139"),
+p-values four decimals or "< 0.0001", and deal numbers are written as ranges
+("1–40,000").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+P_FLOOR = 1e-4
+"""Below this a p-value is written "< 0.0001"."""
+
+
+def pct(x: float) -> str:
+    """A rate as a percentage with two decimals: 0.1029 -> "10.29%"."""
+    return f"{x:.2%}"
+
+
+def count(n: int) -> str:
+    """A count with thousands separators: 27139 -> "27,139"."""
+    return f"{int(n):,}"
+
+
+def interval(low: float, high: float) -> str:
+    """A 95% interval of a rate: "9.99% – 10.59%"."""
+    return f"{low:.2%} – {high:.2%}"
+
+
+def signed_interval(d: float, low: float, high: float) -> str:
+    """A difference of rates with its interval: "+0.64% (+0.41% to +0.87%)"."""
+    return f"{d:+.2%} ({low:+.2%} to {high:+.2%})"
+
+
+def p_value(p: float) -> str:
+    """A p-value for a table cell: "0.0123", "< 0.0001", or "–" when there is none."""
+    if not np.isfinite(p):
+        return "–"
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"{p:.4f}"
+
+
+def p_clause(p: float) -> str:
+    """A p-value in a sentence: "p = 0.0123" or "p < 0.0001" (never "p = < 0.0001")."""
+    text = p_value(p)
+    return "p " + (text if text.startswith("<") else f"= {text}")
+
+
+def deal_ranges(deals: Iterable[int]) -> str:
+    """Deal numbers as their runs of consecutive numbers: [1, 2, 3, 7] -> "1–3, 7"."""
+    runs = segments(deals)
+    return ", ".join(count(a) if a == b else f"{count(a)}–{count(b)}" for a, b in runs) if runs else "none"
+
+
+def segments(deals: Iterable[int]) -> list[tuple[int, int]]:
+    """Deal numbers as (first, last) runs of consecutive numbers."""
+    d = np.unique(np.fromiter(deals, dtype=np.int64))
+    if d.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(d) != 1)
+    return [(int(a), int(b)) for a, b in zip(np.r_[d[0], d[breaks + 1]], np.r_[d[breaks], d[-1]], strict=True)]

@@ -1,0 +1,102 @@
+"""The sections a reader meets first and last: the answer, the paired variant differences, the appendix.
+
+- The answer: the variant x player grid (`reports.grid`) and the grouped chart of
+  the same runs, each saying which deals every figure is on.
+- The paired variant differences: every variant comparison's differences from its
+  baseline in one table, McNemar's exact test Holm-adjusted over the whole table.
+- The appendix: one line per run, every run the report holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from reports import charts, grid
+from reports.formats import count, deal_ranges, interval, p_value, pct, signed_interval
+from reports.render import Chart, Section
+from studies.stats import holm
+
+Commands = Callable[[list[str], "np.ndarray | None"], list[str]]
+"""(run keys, the deals they are compared on or None for each run's own) -> the commands that replay them."""
+
+ANSWER = "The answer: win rate by variant and player"
+GRID_CAPTION = "Win rates"
+APPENDIX = "Appendix: every run"
+
+
+def _deals_by_player(s: pd.DataFrame, ranges: dict[str, str]) -> str:
+    """"random, greedy: deals 1–40,000, seed 0; lookahead: deals 1–1,000, seed 0" for the runs of ``s``."""
+    groups: dict[str, list[str]] = {}
+    for r in s.itertuples():
+        where = f"deals {ranges[r.key]}, seed {r.seed}" + (f", source {r.source}" if r.source != "default" else "")
+        players = groups.setdefault(where, [])
+        name = grid.player_name(r.strategy)
+        if name not in players:
+            players.append(name)
+    return "; ".join(f"{', '.join(p)}: {w}" for w, p in groups.items())
+
+
+def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, commands: Commands) -> tuple[Section, list[str]]:
+    """The first section (grid, then grouped chart) and a line for each run the grid leaves to the appendix."""
+    shown, left = grid.cells(s)
+    text, colours = grid.table(shown)
+    where = _deals_by_player(shown, ranges)
+    ladder = [grid.player_name(p) for p in grid.player_order(list(shown["strategy"]))]
+    paragraphs = [
+        "Each cell: win rate, its 95% Wilson interval, and the number of deals. Players climb as a ladder from "
+        f"{ladder[0]} to {ladder[-1]}; the colour of a cell is its win rate on a log scale (darker: higher). "
+        "Unknown verdicts (a search out of budget) count as not won and are shown in the cell.",
+        f"Deals: {where}.",
+    ]
+    if left:
+        paragraphs.append("Runs not in the grid (another seed, source or deal set of a cell): " + "; ".join(left) + ".")
+    sec = Section(ANSWER, paragraphs=paragraphs, tables=[(GRID_CAPTION, text)], colours={GRID_CAPTION: colours})
+    data = grid.chart_data(shown)
+    title = f"Win rate by variant and player ({len(data)} runs, log scale)"
+    sec.charts.append(Chart(title, paint(charts.grouped, "answer", data, title),
+                            f"{len(data)} runs. {where}.", commands(list(shown["key"]), None)))
+    return sec, left
+
+
+def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]) -> Section | None:
+    """Every variant comparison's paired differences from its baseline (its first variant), Holm-adjusted together;
+    ``compared``: each comparison's `reports.tables.variant_comparison` and the deals it is on."""
+    order = grid.player_order(list(s["strategy"]))
+    parts = []
+    for t, deals in compared:
+        base = t["variant"].iloc[0]
+        for i in range(1, len(t)):
+            r = t.iloc[i]
+            parts.append({"player": grid.player_name(str(r["strategy"])), "variant": r["variant"], "baseline": base,
+                          "deals": f"{count(len(deals))} ({deal_ranges(deals)})",
+                          "_d": r["difference"], "_lo": r["diff_low"], "_hi": r["diff_high"], "_p": r["p_value"],
+                          "_rank": order.index(str(r["strategy"]))})
+    if not parts:
+        return None
+    t = pd.DataFrame(parts).sort_values("_rank", kind="stable").reset_index(drop=True)
+    adjusted = holm(t["_p"].to_numpy(dtype=float))
+    table = pd.DataFrame({
+        "player": t["player"], "variant": t["variant"], "baseline": t["baseline"], "deals": t["deals"],
+        "difference (95% interval)": [signed_interval(d, lo, hi) for d, lo, hi in zip(t["_d"], t["_lo"], t["_hi"], strict=True)],
+        "McNemar p": t["_p"].map(p_value), "Holm-adjusted p": [p_value(p) for p in adjusted]})
+    return Section("Paired variant differences", paragraphs=[
+        "Each variant against the baseline of its comparison, on the same deals (the same deal number is the same "
+        "shuffle): the paired difference of win rates with Newcombe's interval, McNemar's exact test, and Holm's "
+        f"adjustment over all {len(table)} differences of this table."], tables=[("Paired differences", table)])
+
+
+def appendix(s: pd.DataFrame, ranges: dict[str, str], commands: Commands) -> Section:
+    """Every run: deals, wins, rate, interval, cards home, score, unknown verdicts and errors."""
+    table = pd.DataFrame({
+        "variant": s["variant"], "player": [grid.player_name(x) for x in s["strategy"]], "deals": s["deals"].map(count),
+        "deal range": [ranges[k] for k in s["key"]], "seed": s["seed"], "wins": s["wins"].map(count),
+        "win rate": s["win_rate"].map(pct),
+        "95% interval": [interval(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],
+        "mean cards home": s["mean_cards_home"].map("{:.2f}".format), "mean score": s["mean_score"].map("{:.1f}".format),
+        "unknown": s["unknown"].map(count), "errors": s["errors"].map(count)})
+    cmds = commands(list(s["key"]), None)
+    return Section(APPENDIX, paragraphs=["Every run the report holds, one line each. Replay (or reuse) them with:",
+                                         *(f"`{c}`" for c in cmds)], tables=[("Every run", table)])

@@ -1,0 +1,109 @@
+"""The report's answer: win rate by variant and player, players ordered as a ladder.
+
+Players climb from the weakest to perfect play: random, greedy, heuristic,
+lookahead, sampling, any other player, then ``solver`` ("perfect play (solver)")
+last. A player is a strategy label (``heuristic:preset=builder`` is its own
+column). A cell holds one run: when several runs (other seeds, sources or deal
+sets) share a cell, the one with the most deals is shown and the others are named,
+so the grid drops nothing silently; every run is in the report's appendix.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib import colormaps
+from matplotlib.colors import to_hex
+
+from reports.formats import count, pct
+from sim.rules import variant_names
+
+LADDER = ("random", "greedy", "heuristic", "lookahead", "sampling")
+SOLVER = "solver"
+SOLVER_LABEL = "perfect play (solver)"
+
+
+def _base(label: str) -> str:
+    return label.split(":")[0].split("(")[0].strip()
+
+
+def player_order(labels: list[str]) -> list[str]:
+    """``labels`` ordered as a ladder (see the module docstring); within one base player, by label."""
+    def rank(label: str) -> tuple[int, str]:
+        base = _base(label)
+        if base == SOLVER:
+            return len(LADDER) + 1, label
+        return (LADDER.index(base) if base in LADDER else len(LADDER)), label
+    return sorted(dict.fromkeys(labels), key=rank)
+
+
+def player_name(label: str) -> str:
+    """What the report calls a player: the solver is "perfect play (solver)", others their label."""
+    return SOLVER_LABEL + label[len(SOLVER):] if _base(label) == SOLVER else label
+
+
+def variant_order(variants: list[str]) -> list[str]:
+    """Presets in their catalogue order, then other variants by name."""
+    names = variant_names()
+    return sorted(dict.fromkeys(variants), key=lambda v: (names.index(v) if v in names else len(names), v))
+
+
+def cells(s: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """One run per (variant, player) from a `reports.tables.summary`, and a line naming each run left out of the grid."""
+    s = s.assign(_rank=-s["deals"]).sort_values(["_rank", "key"], kind="stable")
+    shown = s.drop_duplicates(["variant", "strategy"])
+    others = s[~s["key"].isin(shown["key"])]
+    size = shown.set_index(["variant", "strategy"])["deals"]
+    notes = [f"{r.strategy} on {r.variant}: the grid shows the run of {count(size.loc[(r.variant, r.strategy)])} "
+             f"deals; the run of {count(r.deals)} deals ({r.first_deal}–{r.last_deal}, seed {r.seed}, source {r.source}) "
+             "is in the appendix" for r in others.itertuples()]
+    return shown.drop(columns="_rank"), notes
+
+
+def cell_text(r: pd.Series) -> str:
+    """"10.29% (9.99–10.59%) of 40,000", with unknown verdicts and errors when there are any."""
+    text = f"{pct(r['win_rate'])} ({r['ci_low']:.2%}–{r['ci_high']:.2%}) of {count(r['deals'])}"
+    if r["unknown"]:
+        text += f", {count(r['unknown'])} unknown"
+    if r["errors"]:
+        text += f", {count(r['errors'])} errors"
+    return text
+
+
+def rate_colour(rate: float) -> str:
+    """A light background colour for a win rate, on a log scale from 0.01% to 100% (0 is the lightest)."""
+    x = 0.0 if rate <= 0 else min(1.0, max(0.0, (math.log10(rate) + 4) / 4))
+    return to_hex(colormaps["YlGn"](0.08 + 0.55 * x))
+
+
+def table(shown: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The grid (variant rows, player columns, `cell_text`) and the same-shaped table of cell colours ('' when empty)."""
+    variants = variant_order(list(shown["variant"]))
+    players = player_order(list(shown["strategy"]))
+    by = shown.set_index(["variant", "strategy"])
+    text = {"variant": variants}
+    colour = {"variant": [""] * len(variants)}
+    for p in players:
+        col, hue = [], []
+        for v in variants:
+            if (v, p) in by.index:
+                r = by.loc[(v, p)]
+                col.append(cell_text(r))
+                hue.append(rate_colour(float(r["win_rate"])))
+            else:
+                col.append("–")
+                hue.append("")
+        text[player_name(p)] = col
+        colour[player_name(p)] = hue
+    return pd.DataFrame(text), pd.DataFrame(colour)
+
+
+def chart_data(shown: pd.DataFrame) -> pd.DataFrame:
+    """The grid's runs in chart order: variant, player (its name), win_rate, ci_low, ci_high, deals."""
+    variants, players = variant_order(list(shown["variant"])), player_order(list(shown["strategy"]))
+    out = shown.assign(v=[variants.index(v) for v in shown["variant"]], p=[players.index(p) for p in shown["strategy"]])
+    out = out.sort_values(["v", "p"]).reset_index(drop=True)
+    return out.assign(player=[player_name(p) for p in out["strategy"]])[
+        ["variant", "player", "win_rate", "ci_low", "ci_high", "deals", "unknown"]].astype({"deals": np.int64})
