@@ -40,25 +40,45 @@ SCRATCH_STORED, SCRATCH_LAST = SCRATCH_OWN, SCRATCH_OWN + 1
 VISITED_OFFSET = SCRATCH_OWN + 2
 VISITED_SLOTS = 512
 NEEDS_OFFSET = VISITED_OFFSET + VISITED_SLOTS
-SCRATCH_WITH_VISITED = NEEDS_OFFSET + DECK_SIZE
+NEEDS_STAMP = DECK_SIZE
+"""Slot of the table of needs (after its 52 needs) that names the foundation it was filled for."""
+SCRATCH_WITH_VISITED = NEEDS_OFFSET + NEEDS_STAMP + 1
 """Scratch layout of strategies that remember positions: the engine's slots
 (`sim.engine.SCRATCH_NODES`, `SCRATCH_MICROS`), then ``SCRATCH_STORED`` counts
 stored hashes and ``SCRATCH_LAST`` holds the hash of the position the
 strategy's last move led to, then the hash table (``VISITED_SLOTS`` from
-``VISITED_OFFSET``), then the table of needs (`fill_needs`, 52 slots from
+``VISITED_OFFSET``), then the table of needs (`fill_needs`, 52 slots and its stamp from
 ``NEEDS_OFFSET``) that `heuristic` and `lookahead` fill at each decision."""
 
 
 @nb.njit(cache=True, inline="always")
 def needs_of(scratch: np.ndarray) -> np.ndarray:
     """The table of needs in a policy's scratch (see `SCRATCH_WITH_VISITED`)."""
-    return scratch[NEEDS_OFFSET : NEEDS_OFFSET + DECK_SIZE]
+    return scratch[NEEDS_OFFSET : NEEDS_OFFSET + NEEDS_STAMP + 1]
+
+
+@nb.njit(cache=True, inline="always")
+def needs_stamp(st: np.ndarray, prm: np.ndarray) -> np.int64:
+    """A number (never 0) naming all that the needs depend on: the four foundation heights
+    and whether a card may go to any foundation."""
+    P = prm[P_PILES]
+    stamp = np.int64(1 if prm[P_FOUND] == 0 else 2)
+    for f in range(4):
+        stamp = stamp * 14 + np.int64(st[fheight_at(P, f)])
+    return stamp
 
 
 @nb.njit(cache=True, inline="always")
 def fill_needs(st: np.ndarray, prm: np.ndarray, need_of: np.ndarray) -> None:
     """``need_of[c]`` = how many cards must still go home before card c can (0: it could go next),
-    for all 52 cards."""
+    for all 52 cards (``need_of``: `needs_of` the scratch).
+
+    Needs change only when a foundation does, so the table keeps the `needs_stamp` it was
+    filled for and is refilled only when that changes (most moves stay in the tableau)."""
+    stamp = needs_stamp(st, prm)
+    if need_of[NEEDS_STAMP] == stamp:
+        return
+    need_of[NEEDS_STAMP] = stamp
     P = prm[P_PILES]
     for s in range(4):
         if prm[P_FOUND] == 0:
