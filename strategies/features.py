@@ -42,13 +42,18 @@ VISITED_SLOTS = 512
 NEEDS_OFFSET = VISITED_OFFSET + VISITED_SLOTS
 NEEDS_STAMP = DECK_SIZE
 """Slot of the table of needs (after its 52 needs) that names the foundation it was filled for."""
-SCRATCH_WITH_VISITED = NEEDS_OFFSET + NEEDS_STAMP + 1
+SCRATCH_MOVED = NEEDS_OFFSET + NEEDS_STAMP + 1
+PILES_OFFSET = SCRATCH_MOVED + 1
+SCRATCH_WITH_VISITED = PILES_OFFSET + DECK_SIZE
 """Scratch layout of strategies that remember positions: the engine's slots
 (`sim.engine.SCRATCH_NODES`, `SCRATCH_MICROS`), then ``SCRATCH_STORED`` counts
 stored hashes and ``SCRATCH_LAST`` holds the hash of the position the
 strategy's last move led to, then the hash table (``VISITED_SLOTS`` from
 ``VISITED_OFFSET``), then the table of needs (`fill_needs`, 52 slots and its stamp from
-``NEEDS_OFFSET``) that `heuristic` and `lookahead` fill at each decision."""
+``NEEDS_OFFSET``) that `heuristic` and `lookahead` fill at each decision, then
+``SCRATCH_MOVED`` (the move the strategy's last decision chose) and the per-pile
+cache of `heuristic` (`pile_entry`, one slot per pile from ``PILES_OFFSET``; a game
+has at most `DECK_SIZE` piles)."""
 
 
 @nb.njit(cache=True, inline="always")
@@ -69,15 +74,15 @@ def needs_stamp(st: np.ndarray, prm: np.ndarray) -> np.int64:
 
 
 @nb.njit(cache=True, inline="always")
-def fill_needs(st: np.ndarray, prm: np.ndarray, need_of: np.ndarray) -> None:
+def fill_needs(st: np.ndarray, prm: np.ndarray, need_of: np.ndarray) -> bool:
     """``need_of[c]`` = how many cards must still go home before card c can (0: it could go next),
-    for all 52 cards (``need_of``: `needs_of` the scratch).
+    for all 52 cards (``need_of``: `needs_of` the scratch); True when the table changed.
 
     Needs change only when a foundation does, so the table keeps the `needs_stamp` it was
     filled for and is refilled only when that changes (most moves stay in the tableau)."""
     stamp = needs_stamp(st, prm)
     if need_of[NEEDS_STAMP] == stamp:
-        return
+        return False
     need_of[NEEDS_STAMP] = stamp
     P = prm[P_PILES]
     for s in range(4):
@@ -89,7 +94,7 @@ def fill_needs(st: np.ndarray, prm: np.ndarray, need_of: np.ndarray) -> None:
                 done = min(done, np.int64(st[fheight_at(P, f)]))
         for r in range(13):
             need_of[s * 13 + r] = r - done if r > done else 0
-    return
+    return True
 
 
 F_FULL, F_BELOW, F_MISPLACED, F_FREES_HOME, FEATURE_ROWS = range(5)
@@ -153,6 +158,50 @@ def frees_home(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_o
     if prm[P_FOUND] == 0:  # then a tableau card with need 0 can go home now
         return need_of[under] == 0
     return home_slot(st, prm, under, 0) >= 0
+
+
+ENTRY_VALID, ENTRY_FREES_HOME, ENTRY_MISPLACED = 1, 2, 4
+ENTRY_TOP_SHIFT, ENTRY_BELOW_SHIFT = 3, 8
+"""Bits of a packed pile entry (`pile_entry`): valid (never 0), frees_home, misplaced, then
+the top card's need (4 bits from ``ENTRY_TOP_SHIFT``, at most 13) and the buried urgency
+(from ``ENTRY_BELOW_SHIFT``, at most `FAR`)."""
+
+
+@nb.njit(cache=True)
+def pile_entry(st: np.ndarray, prm: np.ndarray, p: np.int64, need_of: np.ndarray) -> np.int64:
+    """What `heuristic` reads of pile p, packed into one number: `buried_urgency`,
+    `top_need`, `misplaced` and `frees_home`, the pile's face-down cards being unseen."""
+    k = np.int64(st[down_at(prm[P_PILES], p)])
+    e = (buried_urgency(st, prm, p, k, need_of) << ENTRY_BELOW_SHIFT) | (top_need(st, prm, p, need_of) << ENTRY_TOP_SHIFT)
+    if misplaced(st, prm, p, k):
+        e |= ENTRY_MISPLACED
+    if frees_home(st, prm, p, k, need_of):
+        e |= ENTRY_FREES_HOME
+    return e | ENTRY_VALID
+
+
+@nb.njit(cache=True, inline="always")
+def cached_pile(st: np.ndarray, prm: np.ndarray, p: np.int64, need_of: np.ndarray, scratch: np.ndarray) -> np.int64:
+    """Pile p's `pile_entry` from the scratch's cache, computed and kept when it is not there."""
+    e = scratch[PILES_OFFSET + p]
+    if e == 0:
+        e = pile_entry(st, prm, p, need_of)
+        scratch[PILES_OFFSET + p] = e
+    return e
+
+
+@nb.njit(cache=True, inline="always")
+def refresh_piles(scratch: np.ndarray, P: np.int64, everything: bool) -> None:
+    """Drop cached pile entries that may be stale: all of them when ``everything``, else only
+    the piles that the move in ``SCRATCH_MOVED`` (played since the entries were made) changed."""
+    if everything:
+        for p in range(P):
+            scratch[PILES_OFFSET + p] = 0
+        return
+    m = scratch[SCRATCH_MOVED]
+    for place in (move_from(m), move_to(m)):
+        if place < FOUNDATION:
+            scratch[PILES_OFFSET + place] = 0
 
 
 @nb.njit(cache=True)
