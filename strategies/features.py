@@ -168,16 +168,40 @@ the top card's need (4 bits from ``ENTRY_TOP_SHIFT``, at most 13) and the buried
 
 
 @nb.njit(cache=True)
+def _goes_home_now(st: np.ndarray, prm: np.ndarray, c: np.int64) -> bool:
+    """Whether card c could go home now (a call of its own: see `pile_entry`)."""
+    return home_slot(st, prm, c, 0) >= 0
+
+
+@nb.njit(cache=True)
 def pile_entry(st: np.ndarray, prm: np.ndarray, p: np.int64, need_of: np.ndarray) -> np.int64:
     """What `heuristic` reads of pile p, packed into one number: `buried_urgency`,
-    `top_need`, `misplaced` and `frees_home`, the pile's face-down cards being unseen."""
+    `top_need`, `misplaced` and `frees_home`, the pile's face-down cards being unseen.
+
+    Written out in one pass with a single exit rather than by calling those four: numba
+    then keeps no reference counting on the arrays (this runs for every pile a move changes).
+    """
+    h = np.int64(st[p])
     k = np.int64(st[down_at(prm[P_PILES], p)])
-    e = (buried_urgency(st, prm, p, k, need_of) << ENTRY_BELOW_SHIFT) | (top_need(st, prm, p, need_of) << ENTRY_TOP_SHIFT)
-    if misplaced(st, prm, p, k):
-        e |= ENTRY_MISPLACED
-    if frees_home(st, prm, p, k, need_of):
-        e |= ENTRY_FREES_HOME
-    return e | ENTRY_VALID
+    base = pile_base(prm, p)
+    below = UNKNOWN_NEED * 16 + (h - k) if k > 0 else FAR
+    for i in range(k, h - 1):
+        below = min(below, need_of[np.int64(st[base + i])] * 16 + (h - 1 - i))
+    e = (below << ENTRY_BELOW_SHIFT) | ENTRY_VALID
+    if h == 0:
+        e |= 13 << ENTRY_TOP_SHIFT
+    else:
+        e |= need_of[np.int64(st[base + h - 1])] << ENTRY_TOP_SHIFT
+    if h >= 2:
+        if h - 2 < k:
+            e |= ENTRY_MISPLACED
+        else:
+            under = np.int64(st[base + h - 2])
+            if not builds_on(np.int64(st[base + h - 1]), under, prm[P_BUILD]):
+                e |= ENTRY_MISPLACED
+            if need_of[under] == 0 if prm[P_FOUND] == 0 else _goes_home_now(st, prm, under):
+                e |= ENTRY_FREES_HOME
+    return e
 
 
 @nb.njit(cache=True, inline="always")
