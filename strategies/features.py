@@ -100,71 +100,12 @@ def fill_needs(st: np.ndarray, prm: np.ndarray, need_of: np.ndarray) -> bool:
 F_FULL, F_BELOW, F_MISPLACED, F_FREES_HOME, FEATURE_ROWS = range(5)
 """Rows of the per-pile feature table filled by `pile_features`, and how many there are."""
 
-
-@nb.njit(cache=True, inline="always")
-def buried_urgency(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_of: np.ndarray) -> np.int64:
-    """Urgency of the most urgent card under pile p's exposed card (`F_BELOW`),
-    the pile's k lowest cards being unseen and ``need_of`` filled by `fill_needs`.
-
-    Urgency = need x 16 + cards above it (smaller is more urgent); unseen
-    cards count as needed after `UNKNOWN_NEED` others. `FAR` when no card lies
-    under the exposed one.
-    """
-    h = np.int64(st[p])
-    base = pile_base(prm, p)
-    below = FAR
-    if k > 0:  # the unseen card nearest the top is the most urgent unseen one
-        below = UNKNOWN_NEED * 16 + (h - k)
-    for i in range(k, h - 1):
-        below = min(below, need_of[np.int64(st[base + i])] * 16 + (h - 1 - i))
-    return below
-
-
-@nb.njit(cache=True, inline="always")
-def top_need(st: np.ndarray, prm: np.ndarray, p: np.int64, need_of: np.ndarray) -> np.int64:
-    """The need (see `fill_needs`) of pile p's exposed card, 13 for an empty pile."""
-    h = np.int64(st[p])
-    return need_of[np.int64(st[pile_base(prm, p) + h - 1])] if h > 0 else np.int64(13)
-
-
-@nb.njit(cache=True, inline="always")
-def pile_urgency(st: np.ndarray, p: np.int64, below: np.int64, top: np.int64) -> np.int64:
-    """Urgency of pile p's most urgent card from its `buried_urgency` and
-    `top_need` (`F_FULL`; `FAR` when the pile is empty)."""
-    return min(below, top * 16) if st[p] > 0 else below
-
-
-@nb.njit(cache=True, inline="always")
-def misplaced(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64) -> bool:
-    """Whether pile p's exposed card rests on a card it does not build on, or
-    on an unseen card (the pile's k lowest cards are unseen) (`F_MISPLACED`)."""
-    h = np.int64(st[p])
-    if h < 2:
-        return False
-    if h - 2 < k:
-        return True
-    base = pile_base(prm, p)
-    return not builds_on(np.int64(st[base + h - 1]), np.int64(st[base + h - 2]), prm[P_BUILD])
-
-
-@nb.njit(cache=True, inline="always")
-def frees_home(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_of: np.ndarray) -> bool:
-    """Whether the card under pile p's exposed one is seen (the pile's k lowest
-    cards are unseen) and could go home now (`F_FREES_HOME`)."""
-    h = np.int64(st[p])
-    if h < 2 or h - 2 < k:
-        return False
-    under = np.int64(st[pile_base(prm, p) + h - 2])
-    if prm[P_FOUND] == 0:  # then a tableau card with need 0 can go home now
-        return need_of[under] == 0
-    return home_slot(st, prm, under, 0) >= 0
-
-
 ENTRY_VALID, ENTRY_FREES_HOME, ENTRY_MISPLACED = 1, 2, 4
 ENTRY_TOP_SHIFT, ENTRY_BELOW_SHIFT = 3, 8
-"""Bits of a packed pile entry (`pile_entry`): valid (never 0), frees_home, misplaced, then
-the top card's need (4 bits from ``ENTRY_TOP_SHIFT``, at most 13) and the buried urgency
-(from ``ENTRY_BELOW_SHIFT``, at most `FAR`)."""
+ENTRY_TOP_MASK = 15
+"""Bits of a packed pile entry (`pile_entry`): valid (so never 0), frees home, misplaced,
+then the exposed card's need (4 bits from ``ENTRY_TOP_SHIFT``, at most 13) and the
+buried urgency (from ``ENTRY_BELOW_SHIFT``, at most `FAR`)."""
 
 
 @nb.njit(cache=True)
@@ -174,24 +115,31 @@ def _goes_home_now(st: np.ndarray, prm: np.ndarray, c: np.int64) -> bool:
 
 
 @nb.njit(cache=True)
-def pile_entry(st: np.ndarray, prm: np.ndarray, p: np.int64, need_of: np.ndarray) -> np.int64:
-    """What `heuristic` reads of pile p, packed into one number: `buried_urgency`,
-    `top_need`, `misplaced` and `frees_home`, the pile's face-down cards being unseen.
+def pile_entry(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_of: np.ndarray) -> np.int64:
+    """What the strategies read of pile p, its k lowest cards being unseen and ``need_of``
+    filled by `fill_needs`, packed into one number (`ENTRY_VALID` ...):
 
-    Written out in one pass with a single exit rather than by calling those four: numba
-    then keeps no reference counting on the arrays (this runs for every pile a move changes).
+    - buried urgency (`entry_below`): the urgency of the most urgent card under the
+      exposed one, urgency = need x 16 + cards above it (smaller is more urgent), unseen
+      cards counting as needed after `UNKNOWN_NEED` others; `FAR` when no card lies under
+      the exposed one.
+    - the exposed card's need (`entry_top_need`), 13 for an empty pile.
+    - misplaced (``ENTRY_MISPLACED``): the exposed card rests on a card it does not build
+      on, or on an unseen card.
+    - frees home (``ENTRY_FREES_HOME``): the card under the exposed one is seen and could
+      go home now.
+
+    Written out in one pass with a single exit and no inlined helper taking an array:
+    numba then keeps no reference counting inside it (`heuristic` runs it for every pile
+    a move changes).
     """
     h = np.int64(st[p])
-    k = np.int64(st[down_at(prm[P_PILES], p)])
     base = pile_base(prm, p)
-    below = UNKNOWN_NEED * 16 + (h - k) if k > 0 else FAR
+    below = UNKNOWN_NEED * 16 + (h - k) if k > 0 else FAR  # the unseen card nearest the top is the most urgent unseen one
     for i in range(k, h - 1):
         below = min(below, need_of[np.int64(st[base + i])] * 16 + (h - 1 - i))
-    e = (below << ENTRY_BELOW_SHIFT) | ENTRY_VALID
-    if h == 0:
-        e |= 13 << ENTRY_TOP_SHIFT
-    else:
-        e |= need_of[np.int64(st[base + h - 1])] << ENTRY_TOP_SHIFT
+    top = need_of[np.int64(st[base + h - 1])] if h > 0 else np.int64(13)
+    e = (below << ENTRY_BELOW_SHIFT) | (top << ENTRY_TOP_SHIFT) | ENTRY_VALID
     if h >= 2:
         if h - 2 < k:
             e |= ENTRY_MISPLACED
@@ -199,25 +147,36 @@ def pile_entry(st: np.ndarray, prm: np.ndarray, p: np.int64, need_of: np.ndarray
             under = np.int64(st[base + h - 2])
             if not builds_on(np.int64(st[base + h - 1]), under, prm[P_BUILD]):
                 e |= ENTRY_MISPLACED
+            # in-suit foundations: a tableau card with need 0 can go home now
             if need_of[under] == 0 if prm[P_FOUND] == 0 else _goes_home_now(st, prm, under):
                 e |= ENTRY_FREES_HOME
     return e
 
 
 @nb.njit(cache=True, inline="always")
-def cached_pile(st: np.ndarray, prm: np.ndarray, p: np.int64, need_of: np.ndarray, scratch: np.ndarray) -> np.int64:
-    """Pile p's `pile_entry` from the scratch's cache, computed and kept when it is not there."""
-    e = scratch[PILES_OFFSET + p]
-    if e == 0:
-        e = pile_entry(st, prm, p, need_of)
-        scratch[PILES_OFFSET + p] = e
-    return e
+def entry_below(e: np.int64) -> np.int64:
+    """The buried urgency in a `pile_entry`."""
+    return e >> ENTRY_BELOW_SHIFT
+
+
+@nb.njit(cache=True, inline="always")
+def entry_top_need(e: np.int64) -> np.int64:
+    """The exposed card's need in a `pile_entry`."""
+    return (e >> ENTRY_TOP_SHIFT) & ENTRY_TOP_MASK
+
+
+@nb.njit(cache=True, inline="always")
+def pile_urgency(st: np.ndarray, p: np.int64, below: np.int64, top: np.int64) -> np.int64:
+    """Urgency of pile p's most urgent card from its buried urgency and its exposed
+    card's need (`pile_entry`) (`F_FULL`; `FAR` when the pile is empty)."""
+    return min(below, top * 16) if st[p] > 0 else below
 
 
 @nb.njit(cache=True, inline="always")
 def refresh_piles(scratch: np.ndarray, P: np.int64, everything: bool) -> None:
-    """Drop cached pile entries that may be stale: all of them when ``everything``, else only
-    the piles that the move in ``SCRATCH_MOVED`` (played since the entries were made) changed."""
+    """Drop cached pile entries (``PILES_OFFSET``) that may be stale: all of them when
+    ``everything``, else only the piles changed by the move in ``SCRATCH_MOVED`` (the one
+    played since the entries were made)."""
     if everything:
         for p in range(P):
             scratch[PILES_OFFSET + p] = 0
@@ -231,26 +190,20 @@ def refresh_piles(scratch: np.ndarray, P: np.int64, everything: bool) -> None:
 @nb.njit(cache=True)
 def pile_features(st: np.ndarray, prm: np.ndarray, known: np.ndarray, feat: np.ndarray, need_of: np.ndarray) -> None:
     """Fill ``feat`` (`FEATURE_ROWS` rows, a column per pile) with what `lookahead` asks of
-    each pile, the lowest ``known[p]`` cards of pile p being unseen:
-
-    - ``F_FULL``: urgency of the pile's most urgent card (`pile_urgency`).
-    - ``F_BELOW``: the same ignoring the exposed card (`buried_urgency`).
-    - ``F_MISPLACED``: 1 when the exposed card does not rest on a card it builds
-      on, or rests on an unseen card (`misplaced`).
-    - ``F_FREES_HOME``: 1 when the card under the exposed one is seen and could
-      go home now (`frees_home`).
-
-    ``need_of`` (52 slots) receives the need of every card (`fill_needs`).
-    `heuristic` calls the per-pile functions itself, only for the piles its
-    moves read.
+    each pile (`pile_entry`), the lowest ``known[p]`` cards of pile p being unseen:
+    ``F_FULL`` (`pile_urgency`), ``F_BELOW`` (buried urgency), ``F_MISPLACED`` and
+    ``F_FREES_HOME`` (1 or 0). ``need_of`` (52 slots) receives the need of every card
+    (`fill_needs`). `heuristic` reads the entries itself, only for the piles its moves
+    read, and keeps them from one decision to the next.
     """
     fill_needs(st, prm, need_of)
     for p in range(prm[P_PILES]):
-        below, top = buried_urgency(st, prm, p, known[p], need_of), top_need(st, prm, p, need_of)
-        feat[F_FULL, p] = pile_urgency(st, p, below, top)
+        e = pile_entry(st, prm, p, known[p], need_of)
+        below = entry_below(e)
+        feat[F_FULL, p] = pile_urgency(st, p, below, entry_top_need(e))
         feat[F_BELOW, p] = below
-        feat[F_MISPLACED, p] = misplaced(st, prm, p, known[p])
-        feat[F_FREES_HOME, p] = frees_home(st, prm, p, known[p], need_of)
+        feat[F_MISPLACED, p] = 1 if e & ENTRY_MISPLACED else 0
+        feat[F_FREES_HOME, p] = 1 if e & ENTRY_FREES_HOME else 0
 
 
 @nb.njit(cache=True, inline="always")

@@ -34,14 +34,12 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_FILL, P_PILES, move_from, move_to
+from sim.engine import FOUNDATION, P_FILL, P_PILES, down_at, move_from, move_to
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, PolicyStrategy, StrategyError
 from strategies.features import (
-    ENTRY_BELOW_SHIFT,
     ENTRY_FREES_HOME,
     ENTRY_MISPLACED,
-    ENTRY_TOP_SHIFT,
     FAR,
     PILES_OFFSET,
     SCRATCH_LAST,
@@ -49,6 +47,8 @@ from strategies.features import (
     SCRATCH_STORED,
     SCRATCH_WITH_VISITED,
     child_hash,
+    entry_below,
+    entry_top_need,
     fill_needs,
     needs_of,
     pile_entry,
@@ -128,10 +128,10 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     table of needs) or a fresh start clears them all. Among moves of one source
     (the engine lists moves by source) the source is read once; when ``home``
     is the first rule and a card can go home, only the moves home are read (a
-    move home then beats every other). Speed: it calls the feature functions
-    directly and reads the rule weights into a tuple once: each inlined call
-    that takes an array adds reference counting that numba does not always
-    remove.
+    move home then beats every other). Speed: it reads the cache itself rather
+    than through a helper, calls `pile_entry` (not inlined) only on a miss, and
+    reads the rule weights into a tuple once: each inlined call that takes an
+    array adds reference counting that numba does not always remove.
     """
     continuing = scratch[SCRATCH_STORED] > 0  # the last decision's move was played since
     here = np.uint64(scratch[SCRATCH_LAST]) if continuing else position_hash(st, prm)
@@ -158,11 +158,11 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
             src_at = src
             e = scratch[PILES_OFFSET + src]
             if e == 0:
-                e = pile_entry(st, prm, src, need_of)
+                e = pile_entry(st, prm, src, np.int64(st[down_at(P, src)]), need_of)
                 scratch[PILES_OFFSET + src] = e
             src_misplaced = (e & ENTRY_MISPLACED) != 0
             src_free = src_misplaced or (e & ENTRY_FREES_HOME) != 0
-            below = e >> ENTRY_BELOW_SHIFT
+            below = entry_below(e)
         hs = np.int64(st[src])
         dst_empty = not to_home and st[dst] == 0
         digging = not (to_home or src_free)  # considered only to dig out a pile needed sooner
@@ -172,10 +172,10 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
         if not (to_home or dst_empty):
             e = scratch[PILES_OFFSET + dst]
             if e == 0:
-                e = pile_entry(st, prm, dst, need_of)
+                e = pile_entry(st, prm, dst, np.int64(st[down_at(P, dst)]), need_of)
                 scratch[PILES_OFFSET + dst] = e
-            dst_need = (e >> ENTRY_TOP_SHIFT) & 15
-            dst_full = pile_urgency(st, dst, e >> ENTRY_BELOW_SHIFT, dst_need)
+            dst_need = entry_top_need(e)
+            dst_full = pile_urgency(st, dst, entry_below(e), dst_need)
         if digging and below >= dst_full:
             continue
         key = _key(weight, to_home, dst_empty, hs == 1, below, src_misplaced, dst_full, dst_need)
