@@ -101,11 +101,12 @@ F_FULL, F_BELOW, F_MISPLACED, F_FREES_HOME, FEATURE_ROWS = range(5)
 """Rows of the per-pile feature table filled by `pile_features`, and how many there are."""
 
 ENTRY_VALID, ENTRY_FREES_HOME, ENTRY_MISPLACED = 1, 2, 4
-ENTRY_TOP_SHIFT, ENTRY_BELOW_SHIFT = 3, 8
+ENTRY_TOP_SHIFT, ENTRY_SUITS_SHIFT, ENTRY_BELOW_SHIFT = 3, 7, 11
 ENTRY_TOP_MASK = 15
 """Bits of a packed pile entry (`pile_entry`): valid (so never 0), frees home, misplaced,
-then the exposed card's need (4 bits from ``ENTRY_TOP_SHIFT``, at most 13) and the
-buried urgency (from ``ENTRY_BELOW_SHIFT``, at most `FAR`)."""
+then the exposed card's need (4 bits from ``ENTRY_TOP_SHIFT``, at most 13), the suits
+of the pile's seen cards (4 bits from ``ENTRY_SUITS_SHIFT``: the needs the entry read)
+and the buried urgency (from ``ENTRY_BELOW_SHIFT``, at most `FAR`)."""
 
 
 @nb.njit(cache=True)
@@ -136,10 +137,17 @@ def pile_entry(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_o
     h = np.int64(st[p])
     base = pile_base(prm, p)
     below = UNKNOWN_NEED * 16 + (h - k) if k > 0 else FAR  # the unseen card nearest the top is the most urgent unseen one
+    suits = 0
     for i in range(k, h - 1):
-        below = min(below, need_of[np.int64(st[base + i])] * 16 + (h - 1 - i))
-    top = need_of[np.int64(st[base + h - 1])] if h > 0 else np.int64(13)
-    e = (below << ENTRY_BELOW_SHIFT) | (top << ENTRY_TOP_SHIFT) | ENTRY_VALID
+        c = np.int64(st[base + i])
+        below = min(below, need_of[c] * 16 + (h - 1 - i))
+        suits |= 1 << (c // 13)
+    top = np.int64(13)
+    if h > 0:
+        c = np.int64(st[base + h - 1])
+        top = need_of[c]
+        suits |= 1 << (c // 13)
+    e = (below << ENTRY_BELOW_SHIFT) | (suits << ENTRY_SUITS_SHIFT) | (top << ENTRY_TOP_SHIFT) | ENTRY_VALID
     if h >= 2:
         if h - 2 < k:
             e |= ENTRY_MISPLACED
@@ -173,18 +181,30 @@ def pile_urgency(st: np.ndarray, p: np.int64, below: np.int64, top: np.int64) ->
 
 
 @nb.njit(cache=True, inline="always")
-def refresh_piles(scratch: np.ndarray, P: np.int64, everything: bool) -> None:
-    """Drop cached pile entries (``PILES_OFFSET``) that may be stale: all of them when
-    ``everything``, else only the piles changed by the move in ``SCRATCH_MOVED`` (the one
-    played since the entries were made)."""
+def refresh_piles(scratch: np.ndarray, prm: np.ndarray, continuing: bool, refilled: bool) -> None:
+    """Drop the cached pile entries (``PILES_OFFSET``) that may be stale, ``continuing``
+    when the move in ``SCRATCH_MOVED`` is the only one played since they were made and
+    ``refilled`` when the table of needs changed since: the piles that move changed, and
+    when it went to or came from an in-suit foundation, the piles holding a seen card of
+    that suit (only their needs changed); all of them otherwise."""
+    P = prm[P_PILES]
+    m = scratch[SCRATCH_MOVED]
+    src, dst = move_from(m), move_to(m)
+    everything = not continuing or (refilled and (src < FOUNDATION) == (dst < FOUNDATION))
+    if continuing and prm[P_FOUND] != 0 and (src >= FOUNDATION or dst >= FOUNDATION):
+        everything = True  # alternate-colour foundations: every need and home test may change
     if everything:
         for p in range(P):
             scratch[PILES_OFFSET + p] = 0
         return
-    m = scratch[SCRATCH_MOVED]
-    for place in (move_from(m), move_to(m)):
+    for place in (src, dst):
         if place < FOUNDATION:
             scratch[PILES_OFFSET + place] = 0
+        else:
+            suit = np.int64(1 << (place - FOUNDATION + ENTRY_SUITS_SHIFT))
+            for p in range(P):
+                if scratch[PILES_OFFSET + p] & suit:
+                    scratch[PILES_OFFSET + p] = 0
 
 
 @nb.njit(cache=True)

@@ -139,7 +139,7 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
         return -1
     need_of = needs_of(scratch)
     P = prm[P_PILES]
-    refresh_piles(scratch, P, fill_needs(st, prm, need_of) or not continuing)
+    refresh_piles(scratch, prm, continuing, fill_needs(st, prm, need_of))
     home_only = pparams[HP_HOME_FIRST] != 0 and _goes_home(moves, n)
     allow_dig = pparams[HP_ALLOW_DIG] != 0
     w = HP_WEIGHT
