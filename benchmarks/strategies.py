@@ -2,8 +2,9 @@
 
 Speed: deals per second on one core for every built-in strategy, compiled
 (`strategies.batch.play_batch`) and Python tier (`strategies.play.play_python` through
-`Game`), each including dealing. Compiled greedy is measured in the same
-process as the reference for the ratio column.
+`Game`), each including dealing, in this process's CPU time. Compiled figures are
+the best of a few rounds that measure every strategy in turn on the same deals, so
+that the ratio to greedy (the reference column) holds on a shared machine.
 
     python benchmarks/strategies.py [--variant V] [--seconds S]
     python benchmarks/strategies.py --table 10000 [--jobs 2]   # win rates with 95% intervals
@@ -41,30 +42,47 @@ SPECS = (
 )
 
 
-def compiled_rate(rules, spec: str, seconds: float) -> float:  # noqa: ANN001
-    """Deals per second of the compiled tier, growing the batch until it takes ``seconds``."""
-    strategy = load_strategy(spec)
-    play_batch(rules, strategy, np.arange(1, 3))
-    n, first = 16, 1
+ROUNDS = 3
+"""Compiled figures are the best of this many rounds, every strategy measured once per round."""
+
+
+def batch_size(rules, strategy, seconds: float) -> int:  # noqa: ANN001
+    """Deals (numbers 1..n) whose compiled batch takes about ``seconds`` of this process's CPU time."""
+    play_batch(rules, strategy, np.arange(1, 3))  # compile
+    n = 16
     while True:
-        t = time.perf_counter()
-        play_batch(rules, strategy, np.arange(first, first + n))
-        dt = time.perf_counter() - t
-        if dt >= seconds:
-            return n / dt
-        first += n
+        t = time.process_time()
+        play_batch(rules, strategy, np.arange(1, n + 1))
+        if time.process_time() - t >= seconds:
+            return n
         n *= 2
 
 
+def compiled_rates(rules, specs: tuple[str, ...], seconds: float) -> dict[str, float]:  # noqa: ANN001
+    """Deals per CPU second of each strategy's compiled tier: the best of `ROUNDS` rounds, each
+    playing the same deals once per strategy in turn, so that a slow spell of a shared machine
+    (CPU time still grows with cache misses and frequency changes) hits every strategy alike."""
+    strategies = {spec: load_strategy(spec) for spec in specs}
+    sizes = {spec: batch_size(rules, strategies[spec], seconds / ROUNDS) for spec in specs}
+    best = dict.fromkeys(specs, 0.0)
+    for _ in range(ROUNDS):
+        for spec in specs:
+            numbers = np.arange(1, sizes[spec] + 1)
+            t = time.process_time()
+            play_batch(rules, strategies[spec], numbers)
+            best[spec] = max(best[spec], len(numbers) / max(time.process_time() - t, 1e-9))
+    return best
+
+
 def python_rate(rules, spec: str, seconds: float) -> float:  # noqa: ANN001
-    """Deals per second of the Python tier over ``seconds``."""
+    """Deals per CPU second of the Python tier over ``seconds`` of CPU time."""
     strategy = load_strategy(spec)
     python_one(rules, strategy, 1)
-    t, n = time.perf_counter(), 0
-    while time.perf_counter() - t < seconds:
+    t, n = time.process_time(), 0
+    while time.process_time() - t < seconds:
         n += 1
         python_one(rules, strategy, n + 1)
-    return n / (time.perf_counter() - t)
+    return n / (time.process_time() - t)
 
 
 def python_one(rules, strategy, number: int) -> str:  # noqa: ANN001
@@ -72,13 +90,15 @@ def python_one(rules, strategy, number: int) -> str:  # noqa: ANN001
 
 
 def speed(rules, seconds: float) -> None:  # noqa: ANN001
-    print(f"strategy throughput on {rules.name}, one core, ~{seconds:g} s per figure")
+    print(f"strategy throughput on {rules.name}, one core, ~{seconds:g} s per figure "
+          f"(CPU time; compiled: best of {ROUNDS} interleaved rounds)")
     header = f"{'strategy':32} {'compiled deals/s':>17} {'x greedy':>9} {'python deals/s':>15}"
     print(header)
     print("-" * len(header))
-    reference = compiled_rate(rules, "greedy", seconds)
+    compiled = compiled_rates(rules, SPECS, seconds)
+    reference = compiled["greedy"]
     for spec in SPECS:
-        c = reference if spec == "greedy" else compiled_rate(rules, spec, seconds)
+        c = compiled[spec]
         p = python_rate(rules, spec, seconds)
         print(f"{spec:32} {c:17,.0f} {c / reference:9.3f} {p:15,.0f}")
 

@@ -38,20 +38,24 @@ from sim.engine import FOUNDATION, P_FILL, P_PILES, down_at, move_from, move_to
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, PolicyStrategy, StrategyError
 from strategies.features import (
+    ENTRY_FREES_HOME,
+    ENTRY_MISPLACED,
     FAR,
+    PILES_OFFSET,
     SCRATCH_LAST,
+    SCRATCH_MOVED,
     SCRATCH_STORED,
     SCRATCH_WITH_VISITED,
-    buried_urgency,
     child_hash,
+    entry_below,
+    entry_top_need,
     fill_needs,
-    frees_home,
-    misplaced,
     needs_of,
+    pile_entry,
     pile_urgency,
     position_hash,
+    refresh_piles,
     remember,
-    top_need,
     visited,
 )
 
@@ -118,27 +122,30 @@ def _key(weight: tuple, to_home: bool, dst_empty: bool, alone: bool, below: np.i
 def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
     """Compiled heuristic; `HeuristicStrategy.choose` runs this same code on the view.
 
-    It reads the features of a pile (`strategies.features`) only when a move
-    needs them: a move's source once for its run of moves (the engine lists
-    moves by source), its destination per move, and only for the moves home
-    when ``home`` is the first rule and a card can go home (a move home then
-    beats every other). Speed: it calls the feature functions directly rather
-    than through helpers of its own, and reads the rule weights into a tuple
-    once: each inlined call that takes an array adds reference counting that
-    numba does not always remove (the wrappers cost about a tenth more time).
+    It reads what it needs of a pile (`strategies.features.pile_entry`) only
+    when a move needs it, and keeps it in the scratch from one decision to the
+    next: a move changes at most its two piles, and a card going home (a new
+    table of needs) or a fresh start clears them all. Among moves of one source
+    (the engine lists moves by source) the source is read once; when ``home``
+    is the first rule and a card can go home, only the moves home are read (a
+    move home then beats every other). Speed: it reads the cache itself rather
+    than through a helper, calls `pile_entry` (not inlined) only on a miss, and
+    reads the rule weights into a tuple once: each inlined call that takes an
+    array adds reference counting that numba does not always remove.
     """
-    here = np.uint64(scratch[SCRATCH_LAST]) if scratch[SCRATCH_STORED] > 0 else position_hash(st, prm)
+    continuing = scratch[SCRATCH_STORED] > 0  # the last decision's move was played since
+    here = np.uint64(scratch[SCRATCH_LAST]) if continuing else position_hash(st, prm)
     if not remember(scratch, here):
         return -1
     need_of = needs_of(scratch)
-    fill_needs(st, prm, need_of)
+    P = prm[P_PILES]
+    refresh_piles(scratch, prm, continuing, fill_needs(st, prm, need_of))
     home_only = pparams[HP_HOME_FIRST] != 0 and _goes_home(moves, n)
     allow_dig = pparams[HP_ALLOW_DIG] != 0
     w = HP_WEIGHT
     weight = (pparams[w + R_HOME], pparams[w + R_DIG], pparams[w + R_NO_BURY], pparams[w + R_MISPLACED],
               pparams[w + R_KEEP_PILES], pparams[w + R_COVER])
     fill_none = prm[P_FILL] == 0
-    P = prm[P_PILES]
     best, best_key, best_child = -1, np.int64(-1), np.uint64(0)
     src_at, src_misplaced, src_free, below = -1, False, False, FAR
     for i in range(n):
@@ -149,10 +156,13 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
             continue
         if src != src_at:
             src_at = src
-            k = np.int64(st[down_at(P, src)])
-            src_misplaced = misplaced(st, prm, src, k)
-            src_free = src_misplaced or frees_home(st, prm, src, k, need_of)
-            below = buried_urgency(st, prm, src, k, need_of)
+            e = scratch[PILES_OFFSET + src]
+            if e == 0:
+                e = pile_entry(st, prm, src, np.int64(st[down_at(P, src)]), need_of)
+                scratch[PILES_OFFSET + src] = e
+            src_misplaced = (e & ENTRY_MISPLACED) != 0
+            src_free = src_misplaced or (e & ENTRY_FREES_HOME) != 0
+            below = entry_below(e)
         hs = np.int64(st[src])
         dst_empty = not to_home and st[dst] == 0
         digging = not (to_home or src_free)  # considered only to dig out a pile needed sooner
@@ -160,8 +170,12 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
             continue
         dst_full, dst_need = FAR, np.int64(13)
         if not (to_home or dst_empty):
-            dst_need = top_need(st, prm, dst, need_of)
-            dst_full = pile_urgency(st, dst, buried_urgency(st, prm, dst, np.int64(st[down_at(P, dst)]), need_of), dst_need)
+            e = scratch[PILES_OFFSET + dst]
+            if e == 0:
+                e = pile_entry(st, prm, dst, np.int64(st[down_at(P, dst)]), need_of)
+                scratch[PILES_OFFSET + dst] = e
+            dst_need = entry_top_need(e)
+            dst_full = pile_urgency(st, dst, entry_below(e), dst_need)
         if digging and below >= dst_full:
             continue
         key = _key(weight, to_home, dst_empty, hs == 1, below, src_misplaced, dst_full, dst_need)
@@ -171,6 +185,7 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
                 best, best_key, best_child = i, key, child
     if best >= 0:
         scratch[SCRATCH_LAST] = np.int64(best_child)
+        scratch[SCRATCH_MOVED] = moves[best]
     return best
 
 

@@ -142,7 +142,8 @@ def test_scratch_slots_do_not_overlap() -> None:
     assert {E.SCRATCH_NODES, E.SCRATCH_MICROS} == set(range(own))
     assert own <= F.SCRATCH_STORED < F.SCRATCH_LAST < F.VISITED_OFFSET
     assert F.VISITED_OFFSET + F.VISITED_SLOTS <= F.NEEDS_OFFSET
-    assert F.NEEDS_OFFSET + DECK_SIZE <= F.SCRATCH_WITH_VISITED
+    assert F.NEEDS_STAMP >= DECK_SIZE and F.NEEDS_OFFSET + F.NEEDS_STAMP < F.SCRATCH_MOVED < F.PILES_OFFSET
+    assert F.PILES_OFFSET + DECK_SIZE <= F.SCRATCH_WITH_VISITED  # a slot for every pile a rule set may have
     assert own <= SS.SC_STATUS < SS.SC_LEN < SS.SC_POS < SS.SCRATCH_SIZE < SAMPLING_SCRATCH
 
 

@@ -1,0 +1,132 @@
+"""The table of needs that `heuristic` and `lookahead` keep in their scratch: it is refilled
+only when the foundations change, so a reused table must always equal a fresh one."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from sim import engine as E
+from sim.cards import DECK_SIZE
+from sim.game import Game
+from sim.rules import VARIANTS, Rules
+from strategies import features as F
+
+
+def _expected(game: Game) -> list[int]:
+    """Each card's need computed from the foundation heights alone (the rules' meaning)."""
+    heights = [game.view().home_height(f) for f in range(4)]
+    needs = []
+    for suit in range(4):
+        done = heights[suit] if game.rules.foundation == "suit" else min(heights)
+        needs += [max(r - done, 0) for r in range(13)]
+    return needs
+
+
+def _rules() -> list[Rules]:
+    return [v.rules for v in VARIANTS] + [Rules(name="alt-home", foundation="alternate-colour")]
+
+
+@pytest.mark.parametrize("rules", _rules(), ids=lambda r: r.name)
+def test_a_reused_table_of_needs_equals_a_fresh_one_along_a_game(rules: Rules) -> None:
+    for number in (1, 2, 3):
+        game = Game.from_deal(rules, number)
+        scratch = np.zeros(F.SCRATCH_WITH_VISITED, dtype=np.int64)  # reused, as a game's scratch is
+        for step in range(120):
+            F.fill_needs(game.state_array(), game.rule_params, F.needs_of(scratch))
+            assert scratch[F.NEEDS_OFFSET : F.NEEDS_OFFSET + DECK_SIZE].tolist() == _expected(game)
+            moves = game.legal_moves()
+            if not moves:
+                break
+            back = [m for m in moves if m.from_foundation]
+            home = [m for m in moves if m.to_foundation]
+            # cards go home and come back, so the table must follow the foundations both ways
+            pick = back if back and step % 5 == 4 else home if home and step % 3 else moves
+            game.play(pick[(number + step) % len(pick)])
+
+
+@pytest.mark.parametrize("foundation", ["suit", "alternate-colour"])
+def test_every_foundation_state_has_its_own_stamp(foundation: str) -> None:
+    prm = E.rule_params(Rules(name="stamps", foundation=foundation))
+    st = E.new_state(prm)
+    P = int(prm[E.P_PILES])
+    stamps = set()
+    for heights in itertools.product(range(14), repeat=4):
+        for f, h in enumerate(heights):
+            st[E.fheight_at(P, f)] = h
+        stamps.add(int(F.needs_stamp(st, prm)))
+    assert len(stamps) == 14**4 and 0 not in stamps
+    other = E.rule_params(Rules(name="other", foundation="suit" if foundation != "suit" else "alternate-colour"))
+    st[:] = 0
+    assert F.needs_stamp(st, prm) != F.needs_stamp(E.new_state(other), other)
+
+
+def _entry_by_hand(game: Game, p: int, k: int) -> tuple[int, int, bool, bool]:
+    """A pile's (buried urgency, exposed need, misplaced, frees home) from the view and the rules' words."""
+    view, needs = game.view(), _expected(game)
+    st, prm = game.state_array(), game.rule_params
+    base = E.offsets(int(prm[E.P_PILES])).pile(p, int(prm[E.P_CAP]))
+    cards = [int(c) for c in st[base : base + int(st[E.Offsets.height(p)])]]  # face-down ones too: k says which are unseen
+    h = len(cards)
+    below = F.UNKNOWN_NEED * 16 + (h - k) if k > 0 else F.FAR
+    for i in range(k, h - 1):
+        below = min(below, needs[cards[i]] * 16 + (h - 1 - i))
+    top = needs[cards[-1]] if h else 13
+    seen_under = h >= 2 and h - 2 >= k
+    misplaced = h >= 2 and (not seen_under or not E.builds_on(cards[-1], cards[-2], game.rule_params[E.P_BUILD]))
+    frees = seen_under and view.home_slot(cards[-2]) >= 0
+    return below, top, misplaced, frees
+
+
+@pytest.mark.parametrize("rules", _rules(), ids=lambda r: r.name)
+def test_a_pile_entry_says_what_the_pile_holds(rules: Rules) -> None:
+    for number in (1, 2):
+        game = Game.from_deal(rules, number)
+        scratch = np.zeros(F.SCRATCH_WITH_VISITED, dtype=np.int64)
+        for step in range(60):
+            st, prm = game.state_array(), game.rule_params
+            F.fill_needs(st, prm, F.needs_of(scratch))
+            for p in range(rules.columns):
+                down = int(st[E.down_at(rules.columns, p)])
+                for k in {down, 0, max(down - 1, 0)}:  # lookahead passes the face-down counts it was shown
+                    e = int(F.pile_entry(st, prm, p, k, F.needs_of(scratch)))
+                    got = (F.entry_below(e), F.entry_top_need(e), bool(e & F.ENTRY_MISPLACED), bool(e & F.ENTRY_FREES_HOME))
+                    assert e & F.ENTRY_VALID and got == _entry_by_hand(game, p, k), (number, step, p, k)
+            moves = game.legal_moves()
+            if not moves:
+                break
+            game.play(moves[(number * 7 + step) % len(moves)])
+
+
+@pytest.mark.parametrize("rules", _rules(), ids=lambda r: r.name)
+@pytest.mark.parametrize("preset", ["cautious", "builder"])
+def test_the_heuristic_keeps_no_stale_pile_entry(rules: Rules, preset: str) -> None:
+    """After each decision every pile entry the heuristic keeps equals a fresh one: the cache
+    follows tableau moves, cards going home, face-down cards turning up."""
+    from strategies.heuristic import HeuristicStrategy, heuristic_policy
+
+    pparams = HeuristicStrategy(preset=preset).compiled(rules).pparams
+    checked = 0
+    for number in (1, 2, 3, 4):
+        game = Game.from_deal(rules, number)
+        prm = game.rule_params
+        scratch = np.zeros(F.SCRATCH_WITH_VISITED, dtype=np.int64)
+        fresh = np.zeros(F.SCRATCH_WITH_VISITED, dtype=np.int64)
+        rng, buf = np.zeros(2, dtype=np.uint64), E.new_moves(prm)
+        st = game.state_array()
+        while True:
+            n = E.gen_moves(st, prm, buf)
+            i = heuristic_policy(st, prm, buf, n, pparams, rng, scratch) if n else -1
+            if i < 0:
+                break
+            F.fill_needs(st, prm, F.needs_of(fresh))
+            for p in range(rules.columns):
+                kept = scratch[F.PILES_OFFSET + p]
+                if kept:
+                    k = np.int64(st[E.down_at(rules.columns, p)])
+                    assert kept == F.pile_entry(st, prm, p, k, F.needs_of(fresh)), (number, p)
+                    checked += 1
+            E.apply_move(st, prm, buf[i])
+    assert checked > 0
