@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import time
+from pathlib import Path
 
-from sim.deals import make_deal
-from sim.game import Game
-from sim.rules import find_variant
-from strategies.solver.layers import ProofResult, prove
-from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, VERDICTS
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, before benchmarks/strategies.py
+
+from sim.deals import make_deal  # noqa: E402
+from sim.game import Game  # noqa: E402
+from sim.rules import find_variant  # noqa: E402
+from strategies.solver.layers import ProofResult, prove  # noqa: E402
+from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, VERDICTS  # noqa: E402
 
 
 def main() -> None:

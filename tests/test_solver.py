@@ -31,7 +31,8 @@ SWITCHES = ("safe", "dead", "lone")
 
 
 def solver(**params) -> SolverStrategy:
-    return SolverStrategy(tt_mb=8, **params)
+    """A solver with a small table; the layered prover off unless asked for (budgets here test the search)."""
+    return SolverStrategy(tt_mb=8, **{"prover_seconds": 0.0, **params})
 
 
 def late_positions(rules: Rules, deals: range, per_deal: int, seed: int = 1, wander: int = 6) -> list[np.ndarray]:
