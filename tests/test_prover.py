@@ -8,11 +8,14 @@ import numpy as np
 import pytest
 
 from sim import engine as E
-from sim.game import Game
+from sim.game import Game, View
+from sim.position import Position
 from sim.rules import find_variant
 from strategies.solver.codec import KEY_WORDS, decode, encode, root_below
 from strategies.solver.hash import make_keys, position_key
 from strategies.solver.layers import layered_rules, prove, sorted_unique
+from strategies import DealInfo
+from strategies.play import play_compiled, play_python
 from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, S_LOST, S_UNKNOWN, S_WON, VERDICTS
 from tests.test_solver import late_positions, solver
 
@@ -73,7 +76,7 @@ def test_prover_agrees_with_the_search(rules) -> None:  # noqa: ANN001
     for st in late_positions(rules, range(1, 13), 8, seed=5, wander=10):
         prm = E.rule_params(rules)
         verdict, _, _, _ = s.solve_state(rules, st)
-        r = prove(st, prm, FLAGS, 2**28, 20.0)
+        r = prove(st, prm, FLAGS, 2**28, 5.0)
         if "unknown" in (verdict, VERDICTS[r.verdict]):
             continue
         assert VERDICTS[r.verdict] == verdict
@@ -124,3 +127,32 @@ def test_a_won_position_is_won() -> None:
     rules = LAYERED[0]
     st = late_positions(rules, range(1, 3), 1, seed=2, wander=1)[0]
     assert prove(st, E.rule_params(rules), FLAGS, 2**28, 60.0).verdict == S_WON
+
+
+@pytest.mark.parametrize("switch", (F_SAFE, F_DEAD, F_LONE), ids=("safe", "dead", "lone"))
+def test_each_pruning_keeps_the_provers_verdicts(switch: int) -> None:
+    """Verdicts with every pruning and with one switched off agree (where both decide)."""
+    rules = LAYERED[0]
+    prm = E.rule_params(rules)
+    decided = 0
+    for st in late_positions(rules, range(1, 9), 6, seed=7, wander=8):
+        a = prove(st, prm, FLAGS, 2**28, 5.0).verdict
+        b = prove(st, prm, FLAGS & ~switch, 2**28, 5.0).verdict
+        if S_UNKNOWN not in (a, b):
+            assert a == b
+            decided += 1
+    assert decided > 10
+
+
+def test_the_solver_hands_what_its_search_leaves_unknown_to_the_prover() -> None:
+    rules = LAYERED[0]
+    st = _lost_position(rules)
+    tiny = {"nodes": 5, "restart_nodes": 0}
+    assert solver(**tiny).solve_state(rules, st)[0] == "unknown"
+    assert solver(prover_seconds=30.0, **tiny).solve_state(rules, st)[0] == "lost"
+    view = View(rules, st, E.rule_params(rules), True)
+    position = Position(view.piles, tuple(0 for _ in view.piles), view.foundations)
+    info = DealInfo(rules, 1, 0, "default")
+    for play in (play_python, play_compiled):
+        record = play(solver(prover_seconds=30.0, **tiny), Game(rules, position), info)
+        assert record.outcome == "lost" and record.moves == []
