@@ -11,11 +11,11 @@ from sim import engine as E
 from sim.game import Game, View
 from sim.position import Position
 from sim.rules import find_variant
+from strategies import DealInfo
+from strategies.play import play_compiled, play_python
 from strategies.solver.codec import KEY_WORDS, decode, encode, root_below
 from strategies.solver.hash import make_keys, position_key
 from strategies.solver.layers import layered_rules, prove, sorted_unique
-from strategies import DealInfo
-from strategies.play import play_compiled, play_python
 from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, S_LOST, S_UNKNOWN, S_WON, VERDICTS
 from tests.test_solver import late_positions, solver
 

@@ -50,8 +50,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numba as nb
@@ -132,7 +132,6 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
     expansions (`X_LIMIT`), on a won child (`X_WON`) or on a child no key
     describes (`X_BAD`, a bug). Returns (status, count, head, up_count).
     """
-    P = prm[P_PILES]
     use_safe = (flags & F_SAFE) != 0
     use_dead = (flags & F_DEAD) != 0
     room = prm[P_MOVES] + 1
