@@ -62,6 +62,26 @@ def _put(out: np.ndarray, row: np.int64, c: np.int64, code: np.int64) -> None:
 
 
 @nb.njit(cache=True, inline="always")
+def set_code(key: np.ndarray, row: np.int64, c: np.int64, code: np.int64) -> None:
+    """Give card c the code ``code`` in key ``key[row]``."""
+    w = c // CARDS_PER_WORD
+    shift = np.uint64(3 * (c % CARDS_PER_WORD))
+    key[row, w] = (key[row, w] & ~(np.uint64(7) << shift)) | (np.uint64(code) << shift)
+
+
+@nb.njit(cache=True, inline="always")
+def code_on(rb: np.ndarray, c: np.int64, below: np.int64) -> np.int64:
+    """The code of tableau card c lying on ``below`` (`NO_CARD`: at the bottom); -1 when none fits."""
+    if below == rb[c]:
+        return C_ROOT
+    if below == NO_CARD:
+        return C_BOTTOM
+    if below % 13 == c % 13 + 1:
+        return C_ON + below // 13
+    return -1
+
+
+@nb.njit(cache=True, inline="always")
 def card_code(key: np.ndarray, row: np.int64, c: np.int64) -> np.int64:
     """The code of card c in key ``key[row]``."""
     return np.int64((key[row, c // CARDS_PER_WORD] >> np.uint64(3 * (c % CARDS_PER_WORD))) & np.uint64(7))
@@ -81,13 +101,8 @@ def encode(st: np.ndarray, prm: np.ndarray, rb: np.ndarray, out: np.ndarray, row
         below = NO_CARD
         for i in range(np.int64(st[p])):
             c = np.int64(st[base + i])
-            if below == rb[c]:
-                code = C_ROOT
-            elif below == NO_CARD:
-                code = C_BOTTOM
-            elif below % 13 == c % 13 + 1:
-                code = C_ON + below // 13
-            else:
+            code = code_on(rb, c, below)
+            if code < 0:
                 return False
             _put(out, row, c, code)
             below = c

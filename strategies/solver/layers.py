@@ -15,7 +15,8 @@ whole (positions in an array, a hash index over them), plus the *seeds* its
 positions send to later layers; a finished layer is freed.
 
 Positions are kept as the compact keys of `strategies.solver.codec` (24 bytes,
-decodable); seeds waiting for a later layer are kept in chunks, sorted and
+decodable; a quiet tableau move changes one card's code, so most children get
+their key without being played); seeds waiting for a later layer are kept in chunks, sorted and
 without repeats, and go to disk (the checkpoint directory) when they outgrow
 half the memory budget, and at every checkpoint.
 
@@ -58,11 +59,35 @@ import numba as nb
 import numpy as np
 
 from sim.cards import DECK_SIZE
-from sim.engine import P_FOUND, P_MOVEBUF, P_MOVES, P_PILES, P_SIZE, P_WORRY, apply_move, cards_home
+from sim.engine import (
+    FOUNDATION,
+    P_FOUND,
+    P_MOVEBUF,
+    P_MOVES,
+    P_PILES,
+    P_SIZE,
+    P_WORRY,
+    apply_move,
+    cards_home,
+    fheight_at,
+    move_from,
+    move_to,
+    pile_base,
+)
 from sim.rng import nb_mix64
-from strategies.solver.codec import KEY_WORDS, decode, encode, layer_of, layer_total, root_below
+from strategies.solver.codec import (
+    KEY_WORDS,
+    NO_CARD,
+    code_on,
+    decode,
+    encode,
+    layer_of,
+    layer_total,
+    root_below,
+    set_code,
+)
 from strategies.solver.dead import dead_work_size, is_dead
-from strategies.solver.safe import play_safe_moves
+from strategies.solver.safe import is_safe_home, play_safe_moves
 from strategies.solver.search import F_DEAD, F_ORDER, F_SAFE, S_LOST, S_UNKNOWN, S_WON, _ordered_moves
 
 # statuses of `_expand`
@@ -132,6 +157,7 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
     expansions (`X_LIMIT`), on a won child (`X_WON`) or on a child no key
     describes (`X_BAD`, a bug). Returns (status, count, head, up_count).
     """
+    P = prm[P_PILES]
     use_safe = (flags & F_SAFE) != 0
     use_dead = (flags & F_DEAD) != 0
     room = prm[P_MOVES] + 1
@@ -153,14 +179,41 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
         if done >= limit:
             return X_LIMIT, count, head, up_count
         decode(members, head, prm, rb, st, above)
+        row = head
         head += 1
         done += 1
         if use_dead and is_dead(st, prm, dwork):
             continue
         n = _ordered_moves(st, prm, flags & ~F_ORDER, tmp, scores, mbuf, 0, rng, 0)
         for i in range(n):
+            m = mbuf[i]
+            src = move_from(m)
+            dst = move_to(m)
+            if src < FOUNDATION and dst < FOUNDATION:
+                # a tableau move that uncovers no safe card: no safe move follows (the moved card was
+                # not safe where it lay, no foundation changed), so only the moved card's code changes
+                hs = np.int64(st[src])
+                bs = pile_base(prm, src)
+                c = np.int64(st[bs + hs - 1])
+                quiet = True
+                if use_safe and hs >= 2:
+                    u = np.int64(st[bs + hs - 2])
+                    if np.int64(st[fheight_at(P, u // 13)]) == u % 13 and is_safe_home(st, prm, u, False):
+                        quiet = False
+                if quiet:
+                    hd = np.int64(st[dst])
+                    below = np.int64(st[pile_base(prm, dst) + hd - 1]) if hd > 0 else NO_CARD
+                    code = code_on(rb, c, below)
+                    if code < 0:
+                        return X_BAD, count, head, up_count
+                    for w in range(KEY_WORDS):
+                        key[0, w] = members[row, w]
+                    set_code(key, 0, c, code)
+                    if _insert(members, count, table, key, 0):
+                        count += 1
+                    continue
             ch[:] = st
-            apply_move(ch, prm, mbuf[i])
+            apply_move(ch, prm, m)
             if use_safe:
                 play_safe_moves(ch, prm, abuf, 0, False)
             if cards_home(ch, prm) == DECK_SIZE:
