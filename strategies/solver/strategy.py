@@ -21,6 +21,8 @@ A deal the searches leave undecided goes to the layered prover
 (`strategies.solver.layers`) within ``prover_seconds`` and ``prover_mb``:
 it proves losses whose positions overflow any transposition table (in-suit
 foundations without worrying back; elsewhere the searches' verdict stands).
+It is off by default (``prover_seconds=0``): the deals the searches leave
+unknown need more than 10^8 positions, minutes to hours of the prover each.
 
 WON comes with the moves; LOST means a search (or the prover) ran out of
 positions; UNKNOWN means the node or time budget for the whole deal ran out
@@ -175,7 +177,7 @@ class SolverStrategy(Strategy):
     """Perfect-information search: plays a proven winning line, resigns a proven loss."""
 
     name: ClassVar[str] = "solver"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "1"
     description: ClassVar[str] = ("depth-first search with a transposition table, safe moves home, dead-position "
                                   "proofs and restarts; decides won / lost / unknown and plays the winning line")
     peeks: ClassVar[bool] = True
@@ -191,7 +193,7 @@ class SolverStrategy(Strategy):
                                maximum=10**12),
         "noise": Param(int, 3000, "size of the random term added to ordering scores in restarts", minimum=0,
                        maximum=1_000_000_000),
-        "prover_seconds": Param(float, 45.0, "time for the layered prover on a deal the search leaves unknown "
+        "prover_seconds": Param(float, 0.0, "time for the layered prover on a deal the search leaves unknown "
                                 "(0: none; in-suit foundations without worrying back only)", minimum=0.0,
                                 maximum=1e6),
         "prover_mb": Param(int, 1024, "memory for the layered prover's positions in MiB", minimum=1,
