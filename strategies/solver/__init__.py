@@ -3,5 +3,7 @@
 `strategy` is the strategy and its compiled policy; `search` the search itself;
 `hash` the position keys and transposition table; `order` the move ordering;
 `safe` the moves that can be made without search; `dead` the proofs that a
-position is lost; `line` the winning line replayed from the search.
+position is lost; `line` the winning line replayed from the search; `layers`
+the layered prover for what the search leaves unknown, on the exact position
+keys of `codec`.
 """

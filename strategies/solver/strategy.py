@@ -17,9 +17,16 @@ cut at a node budget that follows the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1,
   about N log N nodes in all (Luby, Sinclair and Zuckerman's universal
   schedule).
 
-WON comes with the moves; LOST means a search ran out of positions; UNKNOWN
-means the node or time budget for the whole deal ran out (``nodes``,
-``seconds``). With ``restart_nodes=0`` there is one search with the whole
+A deal the searches leave undecided goes to the layered prover
+(`strategies.solver.layers`) within ``prover_seconds`` and ``prover_mb``:
+it proves losses whose positions overflow any transposition table (in-suit
+foundations without worrying back; elsewhere the searches' verdict stands).
+It is off by default (``prover_seconds=0``): the deals the searches leave
+unknown need more than 10^8 positions, minutes to hours of the prover each.
+
+WON comes with the moves; LOST means a search (or the prover) ran out of
+positions; UNKNOWN means the node or time budget for the whole deal ran out
+(``nodes``, ``seconds``, then the prover's). With ``restart_nodes=0`` there is one search with the whole
 budget. Nothing depends on the clock except a verdict under a ``seconds``
 limit, so verdicts and lines are reproducible.
 
@@ -38,12 +45,13 @@ from typing import Any, ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import P_SIZE, SCRATCH_MICROS, SCRATCH_NODES, SCRATCH_OWN, clock, rule_params
+from sim.engine import P_FOUND, P_SIZE, P_WORRY, SCRATCH_MICROS, SCRATCH_NODES, SCRATCH_OWN, clock, rule_params
 from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
 from sim.rules import Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
+from strategies.solver.layers import prove
 from strategies.solver.line import shorten_line
 from strategies.solver.search import (
     F_DEAD,
@@ -65,7 +73,7 @@ POLICY_CONFIG, POLICY_WORK = 0, 1
 """The policy's parameters (`pparams`), a tuple: its configuration (`config`) and its work
 arrays (`SolverWork.arrays`)."""
 # configuration (int64) slots
-PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE, PP_SIZE = range(6)
+PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE, PP_PROVER_MB, PP_PROVER_MICROS, PP_SIZE = range(8)
 # scratch slots after the engine's
 SC_STATUS, SC_LEN, SC_POS, SCRATCH_SIZE = range(SCRATCH_OWN, SCRATCH_OWN + 4)
 # SC_STATUS values
@@ -84,10 +92,19 @@ def luby(i: np.int64) -> np.int64:
         i -= (1 << (k - 1)) - 1
 
 
+def prove_for_solver(st: np.ndarray, prm: np.ndarray, flags: int, prover_mb: int, prover_seconds: float) -> tuple:
+    """The layered prover (`strategies.solver.layers`) as `decide` calls it: (verdict, positions, seconds).
+
+    A win the prover finds has no line to replay, so it reads as unknown."""
+    r = prove(st, prm, int(flags), float(prover_mb) * 2**20, float(prover_seconds))
+    return (S_LOST if r.verdict == S_LOST else S_UNKNOWN), r.positions, r.seconds
+
+
 @nb.njit(cache=True)
-def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise):  # noqa: ANN001, ANN201 (numba)
-    """The restart schedule above on the work arrays ``work`` (`SolverWork.arrays`). Returns
-    (verdict, nodes, line length, seconds); a won line is in ``work[W_LINE]``."""
+def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, prover_mb=0, prover_seconds=0.0):  # noqa: ANN001, ANN201 (numba)
+    """The restart schedule above on the work arrays ``work`` (`SolverWork.arrays`), then, for
+    a deal it leaves unknown, the layered prover within ``prover_mb`` MiB and ``prover_seconds``
+    (none when 0). Returns (verdict, nodes, line length, seconds); a won line is in ``work[W_LINE]``."""
     line = work[W_LINE]
     used = 0
     spent = 0.0
@@ -106,6 +123,10 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise): 
         if v != S_UNKNOWN:
             return v, used, length, spent
         k += 1
+    if prover_seconds > 0 and prover_mb > 0 and prm[P_FOUND] == 0 and prm[P_WORRY] == 0:
+        with nb.objmode(pv="int64", pn="int64", psec="float64"):
+            pv, pn, psec = prove_for_solver(st, prm, flags, prover_mb, prover_seconds)
+        return pv, used + pn, 0, spent + psec
     return S_UNKNOWN, used, 0, spent
 
 
@@ -119,7 +140,8 @@ def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
     line = work[W_LINE]
     if scratch[SC_STATUS] == ST_FRESH:
         v, nodes, length, sec = decide(st, prm, work, cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS],
-                                       cfg[PP_RESTART_NODES], cfg[PP_NOISE])
+                                       cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
+                                       cfg[PP_PROVER_MICROS] / 1e6)
         scratch[SCRATCH_NODES] += nodes
         scratch[SCRATCH_MICROS] += np.int64(sec * 1e6)
         if v == S_WON and length <= line.shape[0]:
@@ -171,6 +193,11 @@ class SolverStrategy(Strategy):
                                maximum=10**12),
         "noise": Param(int, 3000, "size of the random term added to ordering scores in restarts", minimum=0,
                        maximum=1_000_000_000),
+        "prover_seconds": Param(float, 0.0, "time for the layered prover on a deal the search leaves unknown "
+                                "(0: none; in-suit foundations without worrying back only)", minimum=0.0,
+                                maximum=1e6),
+        "prover_mb": Param(int, 1024, "memory for the layered prover's positions in MiB", minimum=1,
+                           maximum=1 << 20),
         "safe": Param(bool, True, "play safe moves home without search"),
         "dead": Param(bool, True, "cut dead positions (strategies.solver.dead)"),
         "order": Param(bool, True, "order moves by the heuristic score"),
@@ -205,6 +232,8 @@ class SolverStrategy(Strategy):
         cfg[PP_FLAGS] = _flags(p)
         cfg[PP_RESTART_NODES] = p["restart_nodes"]
         cfg[PP_NOISE] = p["noise"]
+        cfg[PP_PROVER_MB] = int(p["prover_mb"])
+        cfg[PP_PROVER_MICROS] = int(min(p["prover_seconds"], 1e9) * 1e6)
         return cfg
 
     def solve_state(self, rules: Rules, st: np.ndarray, prm: np.ndarray | None = None) -> tuple[str, int, list[int], float]:
@@ -218,7 +247,8 @@ class SolverStrategy(Strategy):
         w = self.work(rules)
         cfg = self.config()
         v, nodes, length, sec = decide(st, prm, w.arrays(), cfg[PP_NODES], cfg[PP_MICROS] / 1e6,
-                                       cfg[PP_FLAGS], cfg[PP_RESTART_NODES], cfg[PP_NOISE])
+                                       cfg[PP_FLAGS], cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
+                                       cfg[PP_PROVER_MICROS] / 1e6)
         line = w.line[:length].tolist() if v == S_WON and length <= w.line.shape[0] else []
         if v == S_WON and not line:
             v = S_UNKNOWN

@@ -1,0 +1,54 @@
+"""Prove one deal with the layered prover (`strategies.solver.layers`), resumably, printing progress.
+
+    python benchmarks/prove_deal.py --source pysol --deal 417 --checkpoint /tmp/proof-417 --gib 6
+
+Run it again with the same ``--checkpoint`` to continue a proof that was stopped
+or killed. Prints a line per finished layer (elapsed seconds, positions,
+largest layer, peak MiB) and the verdict with its figures at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, before benchmarks/strategies.py
+
+from sim.deals import make_deal  # noqa: E402
+from sim.game import Game  # noqa: E402
+from sim.rules import find_variant  # noqa: E402
+from strategies.solver.layers import ProofResult, prove  # noqa: E402
+from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, VERDICTS  # noqa: E402
+
+
+def main() -> None:
+    """Parse the arguments, run the proof, print the figures."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variant", default="bakers-dozen")
+    ap.add_argument("--deal", type=int, required=True)
+    ap.add_argument("--source", default="default", choices=("default", "pysol"))
+    ap.add_argument("--checkpoint", default=None, help="directory for the resumable state")
+    ap.add_argument("--gib", type=float, default=4.0, help="memory budget for the layer and seeds in memory")
+    ap.add_argument("--seconds", type=float, default=1e9, help="stop (resumably) after this long")
+    args = ap.parse_args()
+    rules = find_variant(args.variant)
+    game = Game(rules, make_deal(rules, args.deal, source=args.source).position)
+    t0 = time.perf_counter()
+
+    def show(r: ProofResult) -> None:
+        print(f"{time.perf_counter() - t0:9.0f} s  {r.positions:>14,} positions  {r.layers:>6} layers  "
+              f"largest {r.largest_layer:>12,}  peak {r.peak_bytes / 2**20:8.0f} MiB  {r.reason}", flush=True)
+
+    r = prove(game.state_array(), game.rule_params, F_SAFE | F_DEAD | F_LONE, args.gib * 2**30, args.seconds,
+              checkpoint=args.checkpoint, progress=show)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
+    print(f"verdict {VERDICTS[r.verdict]} {r.reason}: {r.positions:,} positions, {r.layers} layers, largest layer "
+          f"{r.largest_layer:,}, peak {r.peak_bytes / 2**20:.0f} MiB of keys, {rss:.0f} MiB resident, "
+          f"{r.seconds:.0f} s this run", flush=True)
+
+
+if __name__ == "__main__":
+    main()

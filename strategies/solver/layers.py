@@ -1,0 +1,451 @@
+"""The layered prover: an exhaustive search whose memory is the largest layer, not the whole space.
+
+`strategies.solver.search` keeps every position it has seen in one
+transposition table; a proof of loss that needs more positions than the table
+holds never ends. This prover uses the structure of the game instead. With
+in-suit foundations and no worrying back, a card home never comes back, so the
+foundation heights (h0, h1, h2, h3) never go down along a line: positions fall
+into *layers* by their foundation vector (`strategies.solver.codec.layer_of`),
+and every move either stays in its layer or goes to a layer with more cards
+home. Layers are expanded in order of cards home; a layer is complete once
+every position reachable inside it from its seeds has been expanded, and
+nothing can ever enter it again (every move into it comes from a layer with
+fewer cards home, all finished). So only the layer being expanded is held
+whole (positions in an array, a hash index over them), plus the *seeds* its
+positions send to later layers; a finished layer is freed.
+
+Positions are kept as the compact keys of `strategies.solver.codec` (24 bytes,
+decodable; a quiet tableau move changes one card's code, so most children get
+their key without being played); seeds waiting for a later layer are kept in chunks, sorted and
+without repeats, and go to disk (the checkpoint directory) when they outgrow
+half the memory budget, and at every checkpoint.
+
+Soundness. The prover explores the same graph as the search: positions after
+the safe moves home (`strategies.solver.safe`), dead positions cut
+(`strategies.solver.dead`), moves filtered as in `search._ordered_moves`.
+Every argument there is about the graph, not the order of the search: a
+winnable position has a generated child closer to a win, and every generated
+child of an expanded position is itself expanded (same layer: at once, through
+the layer's queue; later layer: through the seeds). So when every layer is
+finished without meeting a won position, the root is lost. The keys are exact
+(no hashing decides anything), so unlike the one-table search this proof has
+no chance of a false cut.
+
+Worrying back brings cards back from home, so the layers are re-entered: the
+prover refuses those rules (and alternate-colour foundations, where the
+foundations are not given by the cards home), and the solver falls back to the
+plain search there.
+
+A won position ends the proof with WON; the prover keeps no parents, so it has
+no line to give (`strategies.solver.strategy` then reports the deal unknown
+rather than claim an unreplayed win).
+
+Long proofs are jobs: with a checkpoint directory the prover saves, between
+layers and at most every ``checkpoint_seconds``, the seeds of every unfinished
+layer with its counters; `prove` with the same directory continues from there
+(after a kill as well: the directory always holds one complete checkpoint).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba as nb
+import numpy as np
+
+from sim.cards import DECK_SIZE
+from sim.engine import (
+    FOUNDATION,
+    P_FOUND,
+    P_MOVEBUF,
+    P_MOVES,
+    P_PILES,
+    P_SIZE,
+    P_WORRY,
+    apply_move,
+    cards_home,
+    fheight_at,
+    move_from,
+    move_to,
+    pile_base,
+)
+from sim.rng import nb_mix64
+from strategies.solver.codec import (
+    KEY_WORDS,
+    NO_CARD,
+    code_on,
+    decode,
+    encode,
+    layer_of,
+    layer_total,
+    root_below,
+    set_code,
+)
+from strategies.solver.dead import dead_work_size, is_dead
+from strategies.solver.safe import is_safe_home, play_safe_moves
+from strategies.solver.search import F_DEAD, F_ORDER, F_SAFE, S_LOST, S_UNKNOWN, S_WON, _ordered_moves
+
+# statuses of `_expand`
+X_DONE, X_GROW, X_FLUSH, X_WON, X_LIMIT, X_BAD = range(6)
+EMPTY = np.int64(-1)
+CHECKPOINT_META = "prover.json"
+"""The checkpoint's index file (the seeds are .npy files beside it)."""
+
+
+def layered_rules(prm: np.ndarray) -> bool:
+    """Whether the prover applies to the rules ``prm``: in-suit foundations without worrying back."""
+    return int(prm[P_FOUND]) == 0 and int(prm[P_WORRY]) == 0
+
+
+@nb.njit(cache=True, inline="always")
+def _slot(keys: np.ndarray, row: np.int64, mask: np.uint64) -> np.uint64:
+    h = nb_mix64(keys[row, 0] ^ nb_mix64(keys[row, 1] ^ nb_mix64(keys[row, 2])))
+    return h & mask
+
+
+@nb.njit(cache=True)
+def _insert(members: np.ndarray, count: np.int64, table: np.ndarray, keys: np.ndarray, row: np.int64) -> bool:
+    """Add ``keys[row]`` to the layer (``members[:count]``, indexed by ``table``) unless it is there.
+    Returns whether it was added (at ``members[count]``); the caller counts it."""
+    mask = np.uint64(table.shape[0] - 1)
+    slot = _slot(keys, row, mask)
+    while True:
+        i = table[slot]
+        if i == EMPTY:
+            break
+        if members[i, 0] == keys[row, 0] and members[i, 1] == keys[row, 1] and members[i, 2] == keys[row, 2]:
+            return False
+        slot = (slot + np.uint64(1)) & mask
+    table[slot] = count
+    for w in range(KEY_WORDS):
+        members[count, w] = keys[row, w]
+    return True
+
+
+@nb.njit(cache=True)
+def _reindex(members: np.ndarray, count: np.int64, table: np.ndarray) -> None:
+    """Rebuild the hash index ``table`` (all empty on entry) over ``members[:count]``."""
+    mask = np.uint64(table.shape[0] - 1)
+    for i in range(count):
+        slot = _slot(members, i, mask)
+        while table[slot] != EMPTY:
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = i
+
+
+@nb.njit(cache=True)
+def _add_seeds(members: np.ndarray, count: np.int64, table: np.ndarray, seeds: np.ndarray) -> np.int64:
+    """Add every seed not yet in the layer; returns the new count (the caller sized the arrays)."""
+    for j in range(seeds.shape[0]):
+        if _insert(members, count, table, seeds, j):
+            count += 1
+    return count
+
+
+@nb.njit(cache=True)
+def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags, layer, limit, dwork):  # noqa: ANN001, ANN201 (numba)
+    """Expand the layer's queue ``members[head:count]`` (growing as children of the layer join it).
+
+    Children in later layers go to ``up`` (keys) and ``up_layer``. Stops when the
+    queue is empty (`X_DONE`), when the arrays may lack room for one more
+    expansion (`X_GROW`: members or table, `X_FLUSH`: up), after ``limit``
+    expansions (`X_LIMIT`), on a won child (`X_WON`) or on a child no key
+    describes (`X_BAD`, a bug). Returns (status, count, head, up_count).
+    """
+    P = prm[P_PILES]
+    use_safe = (flags & F_SAFE) != 0
+    use_dead = (flags & F_DEAD) != 0
+    room = prm[P_MOVES] + 1
+    st = np.zeros(prm[P_SIZE], dtype=np.int8)
+    ch = np.zeros_like(st)
+    above = np.empty(52, dtype=np.int64)
+    tmp = np.empty(prm[P_MOVEBUF], dtype=np.int64)
+    scores = np.zeros(prm[P_MOVES], dtype=np.int64)
+    mbuf = np.zeros(prm[P_MOVES], dtype=np.int64)
+    abuf = np.zeros(DECK_SIZE + 1, dtype=np.int64)
+    rng = np.zeros(1, dtype=np.uint64)
+    key = np.zeros((1, KEY_WORDS), dtype=np.uint64)
+    done = 0
+    while head < count:
+        if count + room > members.shape[0] or 2 * (count + room) > table.shape[0]:
+            return X_GROW, count, head, up_count
+        if up_count + room > up.shape[0]:
+            return X_FLUSH, count, head, up_count
+        if done >= limit:
+            return X_LIMIT, count, head, up_count
+        decode(members, head, prm, rb, st, above)
+        row = head
+        head += 1
+        done += 1
+        if use_dead and is_dead(st, prm, dwork):
+            continue
+        n = _ordered_moves(st, prm, flags & ~F_ORDER, tmp, scores, mbuf, 0, rng, 0)
+        for i in range(n):
+            m = mbuf[i]
+            src = move_from(m)
+            dst = move_to(m)
+            if src < FOUNDATION and dst < FOUNDATION:
+                # a tableau move that uncovers no safe card: no safe move follows (the moved card was
+                # not safe where it lay, no foundation changed), so only the moved card's code changes
+                hs = np.int64(st[src])
+                bs = pile_base(prm, src)
+                c = np.int64(st[bs + hs - 1])
+                quiet = True
+                if use_safe and hs >= 2:
+                    u = np.int64(st[bs + hs - 2])
+                    if np.int64(st[fheight_at(P, u // 13)]) == u % 13 and is_safe_home(st, prm, u, False):
+                        quiet = False
+                if quiet:
+                    hd = np.int64(st[dst])
+                    below = np.int64(st[pile_base(prm, dst) + hd - 1]) if hd > 0 else NO_CARD
+                    code = code_on(rb, c, below)
+                    if code < 0:
+                        return X_BAD, count, head, up_count
+                    for w in range(KEY_WORDS):
+                        key[0, w] = members[row, w]
+                    set_code(key, 0, c, code)
+                    if _insert(members, count, table, key, 0):
+                        count += 1
+                    continue
+            ch[:] = st
+            apply_move(ch, prm, m)
+            if use_safe:
+                play_safe_moves(ch, prm, abuf, 0, False)
+            if cards_home(ch, prm) == DECK_SIZE:
+                return X_WON, count, head, up_count
+            if not encode(ch, prm, rb, key, 0):
+                return X_BAD, count, head, up_count
+            lay = layer_of(ch, prm)
+            if lay == layer:
+                if _insert(members, count, table, key, 0):
+                    count += 1
+            else:
+                for w in range(KEY_WORDS):
+                    up[up_count, w] = key[0, w]
+                up_layer[up_count] = lay
+                up_count += 1
+    return X_DONE, count, head, up_count
+
+
+def sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """The rows of ``keys`` (n x `KEY_WORDS` uint64) sorted, each once: a sorted run."""
+    if len(keys) <= 1:
+        return keys.copy()
+    order = np.lexsort(keys.T[::-1])
+    s = keys[order]
+    keep = np.ones(len(s), dtype=bool)
+    keep[1:] = np.any(s[1:] != s[:-1], axis=1)
+    return s[keep]
+
+
+@dataclass
+class ProofResult:
+    """What `prove` found: the verdict (`S_WON`, `S_LOST`, `S_UNKNOWN`) and what it cost."""
+
+    verdict: int
+    positions: int
+    """Positions expanded (in this run and the runs it resumed)."""
+    layers: int
+    """Layers finished."""
+    largest_layer: int
+    """The most positions one layer held."""
+    peak_bytes: int
+    """The most bytes the layer and the seeds in memory held at once."""
+    seconds: float
+    """Seconds of this run."""
+    reason: str = ""
+    """Why the verdict is unknown ("memory", "seconds", "rules"), or empty."""
+
+
+class _Seeds:
+    """The seeds of the unfinished layers: per layer, sorted runs in memory or in .npy files."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self.runs: dict[int, list[np.ndarray | str]] = {}
+        self.bytes = 0
+        self.serial = 0
+
+    def add(self, layer: int, keys: np.ndarray) -> None:
+        run = sorted_unique(keys)
+        self.runs.setdefault(layer, []).append(run)
+        self.bytes += run.nbytes
+
+    def next_layer(self) -> int | None:
+        return min(self.runs, key=lambda lay: (layer_total(lay), lay)) if self.runs else None
+
+    def take(self, layer: int) -> list[np.ndarray]:
+        out = []
+        for run in self.runs.pop(layer):
+            if isinstance(run, str):
+                out.append(np.load(self.directory / run))
+            else:
+                self.bytes -= run.nbytes
+                out.append(run)
+        return out
+
+    def spill(self) -> None:
+        """Write every run in memory to a file (needs a directory)."""
+        for layer, runs in self.runs.items():
+            for i, run in enumerate(runs):
+                if not isinstance(run, str):
+                    name = f"seeds-{layer}-{self.serial}.npy"
+                    self.serial += 1
+                    np.save(self.directory / name, run)
+                    self.bytes -= run.nbytes
+                    runs[i] = name
+
+    def files(self) -> set[str]:
+        return {r for runs in self.runs.values() for r in runs if isinstance(r, str)}
+
+
+def _checkpoint(directory: Path, seeds: _Seeds, root: np.ndarray, prm: np.ndarray, state: dict) -> None:
+    """Save a complete checkpoint: spill the seeds, write the index atomically, drop stale files."""
+    seeds.spill()
+    meta = dict(state, root=root.tolist(), rules=prm.tolist(), serial=seeds.serial,
+                runs={str(k): [r for r in v if isinstance(r, str)] for k, v in seeds.runs.items()})
+    tmp = directory / (CHECKPOINT_META + ".tmp")
+    tmp.write_text(json.dumps(meta))
+    os.replace(tmp, directory / CHECKPOINT_META)
+    keep = seeds.files()
+    for f in directory.glob("seeds-*.npy"):
+        if f.name not in keep:
+            f.unlink()
+
+
+def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_seconds: float,
+          checkpoint: str | os.PathLike | None = None, checkpoint_seconds: float = 60.0,
+          progress: Callable[[ProofResult], None] | None = None) -> ProofResult:
+    """Decide ``st0`` (rules ``prm``) by expanding every layer in order; see the module text.
+
+    ``flags`` are the search's switches (`F_SAFE`, `F_DEAD`, `F_LONE`; ordering
+    is irrelevant here). ``max_bytes`` bounds the layer and the seeds kept in
+    memory (seeds beyond half of it go to ``checkpoint`` when given; without a
+    directory the proof stops as unknown). ``max_seconds`` bounds this run.
+    With ``checkpoint`` an earlier run's state there is resumed (when it is for
+    the same position) and the state is saved as described above. ``progress``
+    is called with the figures so far after each layer.
+    """
+    t0 = time.perf_counter()
+    if not layered_rules(prm):
+        return ProofResult(S_UNKNOWN, 0, 0, 0, 0, 0.0, "rules")
+    directory = Path(checkpoint) if checkpoint is not None else None
+    root = st0.copy()
+    if flags & F_SAFE:
+        play_safe_moves(root, prm, np.zeros(DECK_SIZE + 1, dtype=np.int64), 0, False)
+    if cards_home(root, prm) == DECK_SIZE:
+        return ProofResult(S_WON, 0, 0, 0, 0, time.perf_counter() - t0)
+    rb = root_below(root, prm)
+    seeds = _Seeds(directory)
+    counters = {"positions": 0, "layers": 0, "largest_layer": 0}
+    meta_path = directory / CHECKPOINT_META if directory is not None else None
+    if meta_path is not None and meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        if np.array_equal(np.array(meta["root"], dtype=root.dtype), root) and meta["rules"] == prm.tolist():
+            counters = {k: int(meta[k]) for k in counters}
+            seeds.serial = int(meta["serial"])
+            seeds.runs = {int(k): list(v) for k, v in meta["runs"].items() if v}
+            if not seeds.runs:
+                return ProofResult(S_LOST, counters["positions"], counters["layers"], counters["largest_layer"], 0,
+                                   time.perf_counter() - t0)
+    if directory is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+    if not seeds.runs and counters["layers"] == 0:
+        if (flags & F_DEAD) and is_dead(root, prm, np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)):
+            return ProofResult(S_LOST, 0, 0, 0, 0, time.perf_counter() - t0)
+        key = np.zeros((1, KEY_WORDS), dtype=np.uint64)
+        encode(root, prm, rb, key, 0)
+        seeds.add(int(layer_of(root, prm)), key)
+    room = int(prm[P_MOVES]) + 1
+    up = np.zeros((max(1 << 16, 4 * room), KEY_WORDS), dtype=np.uint64)
+    up_layer = np.zeros(len(up), dtype=np.int64)
+    dwork = np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)
+    peak = 0
+    finished = 0  # layers finished in this run: a run out of time between layers has finished at least one
+    last_checkpoint = time.perf_counter()
+
+    def result(verdict: int, reason: str = "") -> ProofResult:
+        return ProofResult(verdict, counters["positions"], counters["layers"], counters["largest_layer"], peak,
+                           time.perf_counter() - t0, reason)
+
+    while True:
+        layer = seeds.next_layer()
+        if layer is None:
+            if directory is not None:
+                _checkpoint(directory, seeds, root, prm, counters)
+            return result(S_LOST)
+        if finished and time.perf_counter() - t0 > max_seconds:
+            if directory is not None:
+                _checkpoint(directory, seeds, root, prm, counters)
+            return result(S_UNKNOWN, "seconds")
+        if directory is not None and time.perf_counter() - last_checkpoint > checkpoint_seconds:
+            _checkpoint(directory, seeds, root, prm, counters)
+            last_checkpoint = time.perf_counter()
+        runs = seeds.take(layer)
+        n_seeds = sum(len(r) for r in runs)
+        cap = max(1024, 2 * n_seeds + room)
+        members = np.zeros((cap, KEY_WORDS), dtype=np.uint64)
+        table = np.full(_pow2(2 * cap), EMPTY, dtype=np.int64)
+        count = 0
+        for r in runs:
+            count = _add_seeds(members, count, table, r)
+        del runs
+        head = 0
+        while True:
+            status, count, head, up_count = _expand(members, count, head, table, up, up_layer, 0, rb, prm, flags,
+                                                    layer, 1 << 16, dwork)
+            if up_count:
+                _flush(seeds, up[:up_count], up_layer[:up_count])
+            peak = max(peak, members.nbytes + table.nbytes + up.nbytes + seeds.bytes)
+            if status == X_WON:
+                return result(S_WON)
+            if status == X_BAD:
+                raise RuntimeError("the prover met a position its keys cannot describe")
+            if status == X_GROW:
+                members = _grown(members, count)
+                table = np.full(_pow2(2 * len(members)), EMPTY, dtype=np.int64)
+                _reindex(members, count, table)
+            if seeds.bytes > max_bytes / 2 and directory is not None:
+                seeds.spill()
+            over = members.nbytes + table.nbytes + up.nbytes + seeds.bytes > max_bytes
+            late = time.perf_counter() - t0 > max_seconds
+            if status == X_DONE:
+                break
+            if over or late:
+                counters["positions"] += head
+                if directory is not None:
+                    # the layer goes back as seeds (its expanded positions are expanded again on resume)
+                    seeds.add(layer, members[:count])
+                    _checkpoint(directory, seeds, root, prm, counters)
+                return result(S_UNKNOWN, "memory" if over else "seconds")
+        counters["positions"] += count
+        counters["layers"] += 1
+        finished += 1
+        counters["largest_layer"] = max(counters["largest_layer"], count)
+        del members, table
+        if progress is not None:
+            progress(result(S_UNKNOWN, f"layer {layer} ({layer_total(layer)} home)"))
+
+
+def _flush(seeds: _Seeds, keys: np.ndarray, layers: np.ndarray) -> None:
+    order = np.argsort(layers, kind="stable")
+    ls = layers[order]
+    ks = keys[order]
+    cuts = np.flatnonzero(np.diff(ls)) + 1
+    for part_l, part_k in zip(np.split(ls, cuts), np.split(ks, cuts), strict=True):
+        seeds.add(int(part_l[0]), part_k)
+
+
+def _grown(members: np.ndarray, count: int) -> np.ndarray:
+    out = np.zeros((2 * len(members), KEY_WORDS), dtype=np.uint64)
+    out[:count] = members[:count]
+    return out
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(10, int(n - 1).bit_length())

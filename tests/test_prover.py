@@ -1,0 +1,160 @@
+"""The layered prover: exact keys, agreement with the plain search, budgets and resume."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from sim import engine as E
+from sim.game import Game, View
+from sim.position import Position
+from sim.rules import find_variant
+from strategies import DealInfo
+from strategies.play import play_compiled, play_python
+from strategies.solver.codec import KEY_WORDS, decode, encode, root_below
+from strategies.solver.hash import make_keys, position_key
+from strategies.solver.layers import layered_rules, prove, sorted_unique
+from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, S_LOST, S_UNKNOWN, S_WON, VERDICTS
+from tests.test_solver import late_positions, solver
+
+FLAGS = F_SAFE | F_DEAD | F_LONE
+LAYERED = tuple(find_variant(v) for v in ("bakers-dozen", "kings-into-empty", "other-suit", "good-measure",
+                                          "spanish-patience"))
+
+
+def _walk(rules, deal: int, steps: int, seed: int) -> list[np.ndarray]:  # noqa: ANN001
+    """States along a random walk from a deal (every one reachable from the deal)."""
+    rng = random.Random(seed)
+    g = Game.from_deal(rules, deal)
+    out = [g.state_array()]
+    for _ in range(steps):
+        codes = g.legal_codes()
+        if len(codes) == 0:
+            break
+        g.play_code(int(rng.choice(codes.tolist())))
+        out.append(g.state_array())
+    return out
+
+
+@pytest.mark.parametrize("rules", LAYERED, ids=lambda r: r.name)
+def test_keys_give_the_position_back_up_to_pile_order(rules) -> None:  # noqa: ANN001
+    prm = E.rule_params(rules)
+    keys = make_keys(int(prm[E.P_CAP]))
+    above = np.empty(52, dtype=np.int64)
+    for deal in range(1, 6):
+        walk = _walk(rules, deal, 200, deal)
+        rb = root_below(walk[0], prm)
+        out = np.zeros((len(walk), KEY_WORDS), dtype=np.uint64)
+        for i, st in enumerate(walk):
+            assert encode(st, prm, rb, out, i)
+            back = np.zeros_like(st)
+            decode(out, i, prm, rb, back, above)
+            assert position_key(back, prm, keys) == position_key(st, prm, keys)
+            assert E.cards_home(back, prm) == E.cards_home(st, prm)
+        # equal keys exactly for equal positions (up to pile order)
+        hashes = [position_key(st, prm, keys) for st in walk]
+        for i in range(len(walk)):
+            for j in range(i):
+                assert (hashes[i] == hashes[j]) == bool(np.array_equal(out[i], out[j]))
+
+
+def test_sorted_unique_runs() -> None:
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 4, size=(500, KEY_WORDS)).astype(np.uint64)
+    run = sorted_unique(keys)
+    assert len(run) == len({tuple(r) for r in keys.tolist()})
+    assert [tuple(r) for r in run.tolist()] == sorted({tuple(r) for r in keys.tolist()})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules", LAYERED, ids=lambda r: r.name)
+def test_prover_agrees_with_the_search(rules) -> None:  # noqa: ANN001
+    """On small positions (winnable and lost; few lost where empty piles refill) both decide, and alike."""
+    s = solver(nodes=2_000_000)
+    seen = {"won": 0, "lost": 0}
+    for st in late_positions(rules, range(1, 13), 8, seed=5, wander=10):
+        prm = E.rule_params(rules)
+        verdict, _, _, _ = s.solve_state(rules, st)
+        r = prove(st, prm, FLAGS, 2**28, 5.0)
+        if "unknown" in (verdict, VERDICTS[r.verdict]):
+            continue
+        assert VERDICTS[r.verdict] == verdict
+        seen[verdict] += 1
+    assert seen["won"] > 5 and seen["lost"] >= 1
+
+
+def test_prover_refuses_worrying_back() -> None:
+    rules = find_variant("spanish-patience").replace(name="spanish-worrying", worrying_back=True)
+    prm = E.rule_params(rules)
+    assert not layered_rules(prm)
+    r = prove(Game.from_deal(rules, 1).state_array(), prm, FLAGS, 2**28, 10.0)
+    assert (r.verdict, r.reason) == (S_UNKNOWN, "rules")
+
+
+def _lost_position(rules) -> np.ndarray:  # noqa: ANN001
+    """A lost position with a few layers to go through."""
+    s = solver(nodes=2_000_000)
+    for st in late_positions(rules, range(1, 30), 6, seed=11, wander=12):
+        if s.solve_state(rules, st)[0] == "lost" and prove(st, E.rule_params(rules), FLAGS, 2**28, 60).layers >= 3:
+            return st
+    raise AssertionError("no lost position with three layers")
+
+
+def test_budgets_stop_the_proof_and_a_checkpoint_resumes_it(tmp_path) -> None:  # noqa: ANN001
+    rules = LAYERED[0]
+    prm = E.rule_params(rules)
+    st = _lost_position(rules)
+    whole = prove(st, prm, FLAGS, 2**28, 60.0)
+    assert whole.verdict == S_LOST
+    # a run with no time stops as unknown, saving its state; later runs finish the proof
+    first = prove(st, prm, FLAGS, 2**28, 0.0, checkpoint=tmp_path, checkpoint_seconds=0.0)
+    assert (first.verdict, first.reason) == (S_UNKNOWN, "seconds")
+    assert (tmp_path / "prover.json").exists()
+    runs = 1
+    r = first
+    while r.verdict == S_UNKNOWN:
+        r = prove(st, prm, FLAGS, 2**28, 0.0 if runs < 3 else 60.0, checkpoint=tmp_path, checkpoint_seconds=0.0)
+        runs += 1
+    assert r.verdict == S_LOST
+    assert r.layers == whole.layers
+    # a finished proof is read back without work
+    again = prove(st, prm, FLAGS, 2**28, 0.0, checkpoint=tmp_path)
+    assert (again.verdict, again.positions) == (S_LOST, r.positions)
+
+
+def test_a_won_position_is_won() -> None:
+    rules = LAYERED[0]
+    st = late_positions(rules, range(1, 3), 1, seed=2, wander=1)[0]
+    assert prove(st, E.rule_params(rules), FLAGS, 2**28, 60.0).verdict == S_WON
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("switch", (F_SAFE, F_DEAD, F_LONE), ids=("safe", "dead", "lone"))
+def test_each_pruning_keeps_the_provers_verdicts(switch: int) -> None:
+    """Verdicts with every pruning and with one switched off agree (where both decide)."""
+    rules = LAYERED[0]
+    prm = E.rule_params(rules)
+    decided = 0
+    for st in late_positions(rules, range(1, 9), 6, seed=7, wander=8):
+        a = prove(st, prm, FLAGS, 2**28, 5.0).verdict
+        b = prove(st, prm, FLAGS & ~switch, 2**28, 5.0).verdict
+        if S_UNKNOWN not in (a, b):
+            assert a == b
+            decided += 1
+    assert decided > 10
+
+
+def test_the_solver_hands_what_its_search_leaves_unknown_to_the_prover() -> None:
+    rules = LAYERED[0]
+    st = _lost_position(rules)
+    tiny = {"nodes": 5, "restart_nodes": 0}
+    assert solver(**tiny).solve_state(rules, st)[0] == "unknown"
+    assert solver(prover_seconds=30.0, **tiny).solve_state(rules, st)[0] == "lost"
+    view = View(rules, st, E.rule_params(rules), True)
+    position = Position(view.piles, tuple(0 for _ in view.piles), view.foundations)
+    info = DealInfo(rules, 1, 0, "default")
+    for play in (play_python, play_compiled):
+        record = play(solver(prover_seconds=30.0, **tiny), Game(rules, position), info)
+        assert record.outcome == "lost" and record.moves == []
