@@ -28,7 +28,7 @@ from sim.deals import MAX_SEED
 from sim.errors import UserError
 from sim.rules import PARAMETERS, Rules, resolve_variant
 from studies.progress import Progress
-from studies.runner import DEFAULT_STORE, REJECTED, RunInterrupted, RunSpec, RunSummary, max_jobs, run
+from studies.runner import DEFAULT_STORE, MAX_CHUNK, REJECTED, RunInterrupted, RunSpec, RunSummary, max_jobs, run
 
 
 class SolveInputError(UserError):
@@ -81,7 +81,8 @@ def solver_spec(params: dict[str, Any]) -> str:
 
 
 def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default", *,
-                store: str | Path = DEFAULT_STORE, jobs: int | None = None, verify: bool = True, force: bool = False,
+                store: str | Path = DEFAULT_STORE, jobs: int | None = None, chunk: int | None = None, verify: bool = True,
+                force: bool = False,
                 progress: Progress | None = None, command: list[str] | None = None) -> tuple[list[dict[str, Any]], RunSummary]:
     """Solve deals first..last through the runner and its store; the rows (sorted by deal) and the run's summary.
 
@@ -91,7 +92,7 @@ def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, see
     not verify are replayed here, so every win in the rows has been checked when ``verify``.
     """
     spec = RunSpec(rules, solver_spec(params), last - first + 1, first, seed, source)
-    result = run(spec, store, jobs=jobs, force=force, progress=progress, command=command, verify=verify)
+    result = run(spec, store, jobs=jobs, chunk=chunk, force=force, progress=progress, command=command, verify=verify)
     return store_rows(rules, result, verify), result
 
 
@@ -182,6 +183,8 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
               help="Worker processes, at most 4 per core [default: every core].")
 @click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True,
               help="Results directory: every deal is stored as it is decided, and the same command resumes.")
+@click.option("--chunk", type=Bounded(int, 1, MAX_CHUNK), default=None,
+              help="Deals per task [default: adaptive, about 3 s of work each]; a kill loses at most the chunks in play.")
 @click.option("--force", is_flag=True, help="Solve again the deals the store already holds for these settings.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), default=None,
@@ -191,7 +194,7 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
               help="Which deals to print: all, or the undecided, lost and slowest (auto: all up to 100 deals).")
 def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, source: str, nodes: int | None,
           seconds: float | None, tt_mb: float | None, extra: tuple[str, ...], jobs: int | None, store_dir: str,
-          force: bool, quiet: bool, out: Path | None, verify: bool, show_rows: str) -> None:
+          chunk: int | None, force: bool, quiet: bool, out: Path | None, verify: bool, show_rows: str) -> None:
     """Decide deals with the solver (won / lost / unknown) and check every win with the referee.
 
     Every deal is stored as it is decided (--store); running the same command again
@@ -246,8 +249,8 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
                               f"tables; this machine has {memory_mib():,.0f} MiB: lower --tt-mb or --jobs")
 
     try:
-        rows, result = solve_deals(rules, params, first, last, seed, source, store=store_dir, jobs=jobs, verify=verify,
-                                   force=force, progress=make_progress(quiet), command=sys.argv)
+        rows, result = solve_deals(rules, params, first, last, seed, source, store=store_dir, jobs=jobs, chunk=chunk,
+                                   verify=verify, force=force, progress=make_progress(quiet), command=sys.argv)
     except RunInterrupted as exc:
         click.echo(f"bakers-dozen: {exc}; run the same command again to resume", err=True)
         sys.exit(EXIT_INTERRUPTED)
