@@ -98,23 +98,45 @@ def decide_set(rules: Rules, source: str, first: int, last: int, strategy: Solve
                    np.concatenate(seconds), np.concatenate(nodes), not_won)
 
 
-def goals_part(bd_deals: int, gm_deals: int) -> None:
-    """Issue 10's targets: unknown count, slowest deal, mean ms a deal, nodes/s and peak memory."""
+def goals_line(name: str, first: int, last: int, s: DealSet) -> str:
+    """One row of the goals table: the figures of deals first..last."""
+    return (f"{name:14} {f'{first}-{last}':>11} {s.won:6d} {s.lost:5d} {s.unknown:7d} {s.seconds.max():7.2f} "
+            f"{s.seconds.mean() * 1000:8.1f} {np.median(s.seconds) * 1000:9.2f} {s.nodes_per_second:11,.0f} "
+            f"{s.verified:5d}/{s.won:<5d} {peak_mib():8.0f}")
+
+
+def goals_part(cases: list[tuple[str, int, int]], every: int) -> None:
+    """Issue 10's targets: unknown count, slowest deal, mean ms a deal, nodes/s and peak memory.
+
+    With ``every`` > 0 a running line (deals first..so far) is printed after each ``every`` deals, so that
+    a run stopped part way still leaves figures."""
     strategy = SolverStrategy()
     p = strategy.params
     print(f"solver goals: {strategy.label} (nodes={p['nodes']:,}, seconds={p['seconds']}, tt_mb={p['tt_mb']}); one core")
     header = (f"{'variant':14} {'deals':>11} {'won':>6} {'lost':>5} {'unknown':>7} {'max s':>7} {'mean ms':>8} "
               f"{'median ms':>9} {'nodes/s':>11} {'referee':>11} {'peak MiB':>8}")
     print(header)
-    print("-" * len(header))
-    for name, n in (("bakers-dozen", bd_deals), ("good-measure", gm_deals)):
-        s = decide_set(find_variant(name), "default", 1, n, strategy, name)
-        print(f"{name:14} {f'1-{n}':>11} {s.won:6d} {s.lost:5d} {s.unknown:7d} {s.seconds.max():7.2f} "
-              f"{s.seconds.mean() * 1000:8.1f} {np.median(s.seconds) * 1000:9.2f} {s.nodes_per_second:11,.0f} "
-              f"{s.verified:5d}/{s.won:<5d} {peak_mib():8.0f}", flush=True)
-        unknown = [d for d, v in s.not_won if v == "unknown"]
+    print("-" * len(header), flush=True)
+    for name, first, last in cases:
+        rules = find_variant(name)
+        step = every if every > 0 else last - first + 1
+        parts: list[DealSet] = []
+        for a in range(first, last + 1, step):
+            parts.append(decide_set(rules, "default", a, min(a + step - 1, last), strategy, name))
+            s = merge(parts)
+            print(("" if a + step > last else "  so far: ") + goals_line(name, first, min(a + step - 1, last), s),
+                  flush=True)
+        unknown = [d for d, v in merge(parts).not_won if v == "unknown"]
         if unknown:
             print(f"{'':14} unknown: {unknown}", flush=True)
+
+
+def merge(parts: list[DealSet]) -> DealSet:
+    """The figures of consecutive deal sets together."""
+    return DealSet(sum(p.deals for p in parts), sum(p.won for p in parts), sum(p.lost for p in parts),
+                   sum(p.unknown for p in parts), sum(p.verified for p in parts),
+                   np.concatenate([p.seconds for p in parts]), np.concatenate([p.nodes for p in parts]),
+                   [x for p in parts for x in p.not_won])
 
 
 def solver_part(deals: int, bd_deals: int) -> None:
@@ -167,8 +189,9 @@ def sampling_part(deals: int, strategy_seed: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", choices=("goals", "solver", "sampling", "all"), default="goals")
-    ap.add_argument("--bd-goal-deals", type=int, default=10_000, help="bakers-dozen deals 1-N in part goals")
-    ap.add_argument("--gm-goal-deals", type=int, default=1_000, help="good-measure deals 1-N in part goals")
+    ap.add_argument("--goal", action="append", metavar="VARIANT:FIRST-LAST",
+                    help="a deal set of part goals (repeatable) [default: bakers-dozen:1-10000 and good-measure:1-1000]")
+    ap.add_argument("--every", type=int, default=0, help="part goals: print running figures after each N deals")
     ap.add_argument("--deals", type=int, default=200, help="deals per variant (other than bakers-dozen) in part solver")
     ap.add_argument("--bd-deals", type=int, default=1000, help="PySol bakers-dozen deals (and Spanish with worrying back)")
     ap.add_argument("--sampling-deals", type=int, default=1000, help="dick-1883 deals in part sampling")
@@ -176,7 +199,13 @@ def main() -> None:
     args = ap.parse_args()
     print(f"cpu count {os.cpu_count()}; {time.strftime('%Y-%m-%d %H:%M')}")
     if args.part in ("goals", "all"):
-        goals_part(args.bd_goal_deals, args.gm_goal_deals)
+        goals = args.goal or ["bakers-dozen:1-10000", "good-measure:1-1000"]
+        cases = []
+        for g in goals:
+            name, _, span = g.partition(":")
+            first, _, last = span.partition("-")
+            cases.append((name, int(first), int(last)))
+        goals_part(cases, args.every)
     if args.part in ("solver", "all"):
         solver_part(args.deals, args.bd_deals)
     if args.part in ("sampling", "all"):
