@@ -10,16 +10,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
 from bakers_dozen.solve import solve_deals
-from sim.engine import OUTCOMES
 from sim.rules import find_variant
-from strategies.batch import play_batch
-from strategies.solver.strategy import SolverStrategy
 from studies.runner import RunInterrupted
 from studies.store import Store
 
@@ -58,6 +54,7 @@ def _stored_deals(store: Path) -> list[int]:
     return sorted(deals)
 
 
+@pytest.mark.slow
 def test_an_interrupted_solve_of_20000_deals_resumes_with_nothing_solved_twice_and_nothing_lost(tmp_path):
     store, n = tmp_path / "s", 20_000
     with pytest.raises(RunInterrupted) as stopped:
@@ -68,14 +65,14 @@ def test_an_interrupted_solve_of_20000_deals_resumes_with_nothing_solved_twice_a
     assert (result.reused, result.played) == (saved, n - saved)  # the saved chunks are not solved again
     assert _stored_deals(store) == list(range(1, n + 1))  # each deal in exactly one chunk file
     assert [r["deal"] for r in rows] == list(range(1, n + 1))
-    whole = play_batch(BD, SolverStrategy(**CHEAP), np.arange(1, n + 1, dtype=np.int64))
-    assert [r["verdict"] for r in rows] == [OUTCOMES[int(o)] for o in whole.outcome]  # as one uninterrupted run
-    assert [r["nodes"] for r in rows] == whole.nodes.tolist()
+    whole, _ = solve_deals(BD, CHEAP, 1, n, store=tmp_path / "whole", jobs=2)
+    same = ["deal", "verdict", "nodes", "moves", "verified"]
+    assert [[r[c] for c in same] for r in rows] == [[r[c] for c in same] for r in whole]  # as one uninterrupted run
     assert all(r["verified"] for r in rows if r["verdict"] == "won")
 
 
 def test_wins_stored_without_the_referee_are_checked_when_read_with_it(tmp_path, monkeypatch):
-    rows, _ = solve_deals(BD, {}, 62, 65, source="pysol", store=tmp_path, jobs=1, verify=False)
+    rows, _ = solve_deals(BD, {}, 62, 65, source="pysol", store=tmp_path, jobs=2, verify=False)
     assert [r["verified"] for r in rows] == [None] * 4
     checked: list[int] = []
     import bakers_dozen.solve as S
@@ -83,14 +80,14 @@ def test_wins_stored_without_the_referee_are_checked_when_read_with_it(tmp_path,
     real = S._replayed
     monkeypatch.setattr(S, "_replayed", lambda rules, result, deal, codes: checked.append(deal) or real(rules, result,
                                                                                                        deal, codes))
-    rows, result = solve_deals(BD, {}, 62, 65, source="pysol", store=tmp_path, jobs=1)
+    rows, result = solve_deals(BD, {}, 62, 65, source="pysol", store=tmp_path, jobs=2)
     assert result.played == 0 and checked == [62, 63, 65]
     assert [r["verified"] for r in rows] == [True, True, None, True]
 
 
 def test_the_solver_parameters_are_part_of_the_run_key(tmp_path):
-    _, cheap = solve_deals(BD, CHEAP, 1, 50, store=tmp_path, jobs=1)
-    _, full = solve_deals(BD, {}, 1, 50, store=tmp_path, jobs=1)
+    _, cheap = solve_deals(BD, CHEAP, 1, 50, store=tmp_path, jobs=2)
+    _, full = solve_deals(BD, {}, 1, 50, store=tmp_path, jobs=2)
     assert cheap.key != full.key and full.reused == 0
     assert len(Store(tmp_path).keys()) == 2
 
