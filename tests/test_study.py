@@ -28,7 +28,7 @@ def test_the_default_study_has_the_solver_on_every_preset_with_a_node_budget():
 
 @pytest.fixture(scope="module")
 def solved(tmp_path_factory):
-    """The study's solver runs on a few deals (one of them with a budget that leaves deals unknown), and their report."""
+    """The study's solver runs on a few deals of every preset, and their report."""
     store = tmp_path_factory.mktemp("store") / "results"
     runs = [r for r in default_study(solver_deals=DEALS) if r.strategy == SOLVER]
     summaries = [run(spec, store, jobs=2) for spec in runs]
@@ -43,6 +43,7 @@ def _rows(text: str, variant: str) -> list[str]:
             and "solver" in line]
 
 
+@pytest.mark.slow
 def test_report_md_and_html_carry_the_solvers_win_rate_for_every_preset(solved):
     store, summaries, html, md = solved
     cells = {re.sub(r"<[^>]+>", "|", row) for row in re.findall(r"<tr>.*?</tr>", html, flags=re.S)}
@@ -53,6 +54,7 @@ def test_report_md_and_html_carry_the_solvers_win_rate_for_every_preset(solved):
         assert any(s.variant in H.unescape(c) and "solver" in c and figure in c for c in cells), s.variant
 
 
+@pytest.mark.slow
 def test_unknown_verdicts_are_counted_in_the_store_and_the_report(solved):
     store, summaries, _, md = solved
     frame = read_store(store, strategy="solver", columns=["variant", "outcome"])
