@@ -47,9 +47,9 @@ class InterruptAfter:
 
 
 def _stored_deals(store: Path) -> list[int]:
-    """Every deal number in every chunk file of ``store``, as any Parquet reader sees them."""
+    """Every deal number in every chunk file of ``store``, as any Parquet reader sees them (skipping ``.`` names)."""
     deals: list[int] = []
-    for path in sorted(store.rglob("*.parquet")):
+    for path in sorted(p for p in store.rglob("*.parquet") if not p.name.startswith(".")):
         deals.extend(pq.read_table(path, columns=["deal"]).column("deal").to_pylist())
     return sorted(deals)
 
