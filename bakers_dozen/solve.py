@@ -2,34 +2,33 @@
 
 Prints one row per deal (verdict, nodes, seconds, moves, referee check) and a
 summary: decided fraction, wins with a 95% Wilson interval, time and nodes per
-deal; writes the rows to a CSV or Parquet file; shows a progress bar on a
-terminal. One job solves deal by deal in this process; more run parallel chunks
-with joblib. Each chunk is one compiled batch (`strategies.batch.play_batch`)
-with the solver strategy, which also handles PySol's numbering through preset
-states.
+deal; writes the rows to a CSV or Parquet file.
+
+The deals run through the runner (`studies.runner.run`) like any strategy: the
+solver with the given parameters is the run's strategy (its parameters are in
+the run key), chunks go to worker processes and into the store as they finish,
+so a killed or interrupted solve loses only the chunks in flight and the same
+command resumes; the rows are then read back from the store. PySol's numbering
+comes from the runner's deal sources.
 """
 
 from __future__ import annotations
 
-import math
 import sys
-import time
 import tomllib
-from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 import numpy as np
 
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
+from bakers_dozen.simulate import EXIT_FAULT, EXIT_INTERRUPTED, FAULTS
 from sim.deals import MAX_SEED
 from sim.errors import UserError
 from sim.rules import PARAMETERS, Rules, resolve_variant
-from studies.runner import max_jobs
-
-if TYPE_CHECKING:
-    from studies.progress import Progress
+from studies.progress import Progress
+from studies.runner import DEFAULT_STORE, MAX_CHUNK, REJECTED, RunInterrupted, RunSpec, RunSummary, max_jobs, run
 
 
 class SolveInputError(UserError):
@@ -76,72 +75,57 @@ def apply_overrides(rules: Rules, items: tuple[str, ...]) -> Rules:
     return rules.replace(**changes) if changes else rules
 
 
-_SOLVERS: dict[str, Any] = {}
-"""The solver of each parameter set in this process (a worker's, or the main process's with one job)."""
+def solver_spec(params: dict[str, Any]) -> str:
+    """The strategy spec (``solver:key=value,...``) the runner loads for these solver parameters."""
+    return "solver" + (":" + ",".join(f"{k}={v}" for k, v in sorted(params.items())) if params else "")
 
 
-def _solve_chunk(rules: Rules, params: dict[str, Any], numbers: np.ndarray, seed: int, source: str,
-                 verify: bool) -> list[dict[str, Any]]:
-    """Solve one chunk in this process; one row per deal."""
-    from sim.deals import make_deal
-    from sim.engine import OUTCOMES
-    from sim.referee import replay_codes
-    from strategies.batch import play_batch
-    from strategies.solver.strategy import SolverStrategy
+def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default", *,
+                store: str | Path = DEFAULT_STORE, jobs: int | None = None, chunk: int | None = None, verify: bool = True,
+                force: bool = False,
+                progress: Progress | None = None, command: list[str] | None = None) -> tuple[list[dict[str, Any]], RunSummary]:
+    """Solve deals first..last through the runner and its store; the rows (sorted by deal) and the run's summary.
 
-    strategy = _SOLVERS.get(repr(sorted(params.items())))
-    if strategy is None:  # one per process and parameters: its tables are allocated once, not per chunk
-        strategy = _SOLVERS[repr(sorted(params.items()))] = SolverStrategy(**params)
-    result = play_batch(rules, strategy, numbers, seed=seed, source=source)
+    The runner plays the deals the store does not hold yet (a killed run resumes; ``force``
+    replays) and, with ``verify``, replays every win with the referee in the worker before
+    storing it (a rejected win is stored as an error). Wins stored by an earlier run that did
+    not verify are replayed here, so every win in the rows has been checked when ``verify``.
+    """
+    spec = RunSpec(rules, solver_spec(params), last - first + 1, first, seed, source)
+    result = run(spec, store, jobs=jobs, chunk=chunk, force=force, progress=progress, command=command, verify=verify)
+    return store_rows(rules, result, verify), result
+
+
+def store_rows(rules: Rules, result: RunSummary, verify: bool) -> list[dict[str, Any]]:
+    """The solve rows (`COLUMNS`) of a finished run, read from its store."""
+    from studies.store import Store, read_store
+
+    last = result.first + result.deals - 1
+    recheck = verify and not all(m.get("parameters", {}).get("verify") is True
+                                 for m in Store.open(result.store, create=False).read_manifests(result.key)[0])
+    columns = ["deal", "outcome", "nodes", "micros", "moves", "error"] + (["win_moves"] if recheck else [])
+    frame = read_store(result.store, key=result.key, deals=(result.first, last), columns=columns)
     rows = []
-    for i, number in enumerate(numbers.tolist()):
-        verdict = OUTCOMES[int(result.outcome[i])]
+    for r in frame.itertuples(index=False):
         verified: bool | None = None
-        if verdict == "won" and verify:
-            codes = result.win_moves[result.win_offsets[i] : result.win_offsets[i + 1]].tolist()
-            v = replay_codes(rules, make_deal(rules, number, seed, source).position, codes)
-            verified = v.legal and v.won
+        if verify and r.outcome == "won":
+            verified = _replayed(rules, result, int(r.deal), r.win_moves) if recheck else True
+        elif verify and r.outcome == "error" and str(r.error).startswith(REJECTED):
+            verified = False
         rows.append({
-            "variant": rules.name, "source": source, "seed": seed, "deal": number, "verdict": verdict,
-            "nodes": int(result.nodes[i]), "seconds": float(result.micros[i]) / 1e6, "moves": int(result.moves[i]),
-            "verified": verified, "rules_fingerprint": rules.fingerprint, "strategy": strategy.identity,
+            "variant": rules.name, "source": result.source, "seed": result.seed, "deal": int(r.deal),
+            "verdict": str(r.outcome), "nodes": int(r.nodes), "seconds": int(r.micros) / 1e6, "moves": int(r.moves),
+            "verified": verified, "rules_fingerprint": rules.fingerprint, "strategy": result.strategy_identity,
         })
     return rows
 
 
-def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
-                jobs: int = 1, verify: bool = True, progress: Progress | None = None) -> list[dict[str, Any]]:
-    """Solve deals first..last; rows sorted by deal number.
+def _replayed(rules: Rules, result: RunSummary, deal: int, codes: Any) -> bool:
+    """Whether the referee wins deal ``deal`` with the stored move ``codes``."""
+    from studies.store import check_win
 
-    One job solves in this process, deal by deal (no worker pool to start: the soonest answer for a
-    few deals); more jobs solve parallel chunks in joblib's workers. ``progress`` (`studies.progress`)
-    advances as deals are decided; its clock keeps running during a long deal, since the compiled
-    loops release the GIL.
-    """
-    numbers = np.arange(first, last + 1, dtype=np.int64)
-    jobs = max(1, jobs)
-    size = 1 if jobs == 1 else max(1, min(50, math.ceil(len(numbers) / (jobs * 4))))
-    chunks = [numbers[k : k + size] for k in range(0, len(numbers), size)]
-    rows: list[dict[str, Any]] = []
-    if jobs == 1:
-        results: Iterable[list[dict[str, Any]]] = (_solve_chunk(rules, params, c, seed, source, verify) for c in chunks)
-    else:
-        from joblib import Parallel, delayed
-
-        results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(_solve_chunk)(rules, params, c, seed, source, verify) for c in chunks)
-    if progress is not None:
-        progress.start(len(numbers), 0, 0, f"{rules.name} / solver")
-    try:
-        for part in results:
-            rows.extend(part)
-            if progress is not None:
-                progress.advance(len(part), sum(r["verdict"] == "won" for r in part))
-    finally:
-        if progress is not None:
-            progress.stop()
-    rows.sort(key=lambda r: r["deal"])
-    return rows
+    v = check_win(rules, {"deal": deal, "seed": result.seed, "source": result.source, "win_moves": list(codes)})
+    return bool(v.legal and v.won)
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -195,17 +179,36 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
 @click.option("--tt-mb", type=Bounded(float, 0.01, memory_mib), default=None,
               help="Transposition table MiB per worker; all workers' tables together must fit in memory.")
 @click.option("--param", "extra", multiple=True, metavar="KEY=VALUE", help="Any other solver parameter (repeatable).")
-@click.option("--jobs", "-j", type=Bounded(int, 1, max_jobs), default=1, show_default=True,
-              help="Worker processes, at most 4 per core.")
+@click.option("--jobs", "-j", type=Bounded(int, 1, max_jobs), default=None,
+              help="Worker processes, at most 4 per core [default: every core].")
+@click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True,
+              help="Results directory: every deal is stored as it is decided, and the same command resumes.")
+@click.option("--chunk", type=Bounded(int, 1, MAX_CHUNK), default=None,
+              help="Deals per task [default: adaptive, about 3 s of work each]; a kill loses at most the chunks in play.")
+@click.option("--force", is_flag=True, help="Solve again the deals the store already holds for these settings.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), default=None,
               help="Write the rows to FILE.csv or FILE.parquet.")
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Replay every win with the referee.")
 @click.option("--rows", "show_rows", type=click.Choice(["auto", "all", "notable"]), default="auto", show_default=True,
               help="Which deals to print: all, or the undecided, lost and slowest (auto: all up to 100 deals).")
 def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, source: str, nodes: int | None,
-          seconds: float | None, tt_mb: float | None, extra: tuple[str, ...], jobs: int, out: Path | None,
-          verify: bool, show_rows: str) -> None:
-    """Decide deals with the solver (won / lost / unknown) and check every win with the referee."""
+          seconds: float | None, tt_mb: float | None, extra: tuple[str, ...], jobs: int | None, store_dir: str,
+          chunk: int | None, force: bool, quiet: bool, out: Path | None, verify: bool, show_rows: str) -> None:
+    """Decide deals with the solver (won / lost / unknown) and check every win with the referee.
+
+    Every deal is stored as it is decided (--store); running the same command again
+    reuses them, so a killed or interrupted solve resumes where it stopped.
+
+    \b
+    Exit codes:
+      0    done
+      1    a win failed the referee's check, or a fault stopped the run (disk full,
+           worker processes kept dying; what finished is saved)
+      2    bad input, or the store cannot be used
+      130  interrupted (Ctrl-C); what finished is saved and the same command resumes
+    """
+    from joblib import cpu_count
     from rich.table import Table
 
     from bakers_dozen.options import console
@@ -239,14 +242,21 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         strategy = SolverStrategy(**params)
     except StrategyError as exc:
         raise SolveInputError(str(exc)) from None
-    params = dict(strategy.params)
-    if params["tt_mb"] * jobs > memory_mib():
-        raise SolveInputError(f"--tt-mb {params['tt_mb']:g} with --jobs {jobs} needs {params['tt_mb'] * jobs:,.0f} MiB of "
+    workers = jobs or cpu_count()
+    tables = strategy.params["tt_mb"] * workers
+    if tables > memory_mib():
+        raise SolveInputError(f"--tt-mb {strategy.params['tt_mb']:g} with {workers} job(s) needs {tables:,.0f} MiB of "
                               f"tables; this machine has {memory_mib():,.0f} MiB: lower --tt-mb or --jobs")
 
-    start = time.perf_counter()
-    rows = solve_deals(rules, params, first, last, seed, source, jobs, verify, progress=make_progress())
-    wall = time.perf_counter() - start
+    try:
+        rows, result = solve_deals(rules, params, first, last, seed, source, store=store_dir, jobs=jobs, chunk=chunk,
+                                   verify=verify, force=force, progress=make_progress(quiet), command=sys.argv)
+    except RunInterrupted as exc:
+        click.echo(f"bakers-dozen: {exc}; run the same command again to resume", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except FAULTS as exc:
+        click.echo(f"bakers-dozen: error: {exc}", err=True)
+        sys.exit(EXIT_FAULT)
     s = summary(rows)
 
     where = f"deals {first}-{last}, source {source}" + (f", seed {seed}" if source == "default" else "")
@@ -272,11 +282,13 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         f"decided: {s['decided']:.2%}  won: {s['win_rate']:.2%} (95% Wilson {s['win_low']:.2%} - {s['win_high']:.2%})"
         + (f"; winnable fraction between {s['win_rate']:.2%} and {(s['won'] + s['unknown']) / s['deals']:.2%}"
            if s["unknown"] else ""),
-        f"referee: {s['verified']} of {s['won']} wins replayed and won" + (f", {s['verify_failed']} FAILED" if s["verify_failed"] else "")
+        f"referee: {s['verified']} of {s['won']} wins replayed and won"
+        + (f"; {s['verify_failed']} FAILED" if s["verify_failed"] else "")
         if verify else "referee: not run (--no-verify)",
         f"time per deal: mean {s['mean_seconds'] * 1000:.1f} ms, median {s['median_seconds'] * 1000:.1f} ms, "
         f"max {s['max_seconds']:.2f} s; {s['mean_nodes']:,.0f} nodes per deal, {s['nodes_per_second']:,.0f} nodes/s; "
-        f"wall {wall:.1f} s with {jobs} job(s)",
+        f"wall {result.seconds:.1f} s with {result.jobs} job(s)",
+        f"store: {result.store} (key {result.key}); solved now {result.played:,}, reused {result.reused:,}",
     ]
     if rules.face_down:
         lines.append("clairvoyant: the solver sees face-down cards; its win rate is an upper bound for honest play")

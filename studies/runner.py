@@ -100,6 +100,8 @@ STALL_FACTOR, STALL_SLACK = 2.0, 10.0
 """A chunk of n deals counts as stuck after n x deal_timeout x STALL_FACTOR + STALL_SLACK seconds of
 play (numba compiling excluded): far past what deals that honour the limit can take."""
 WATCH_INTERVAL = 0.25
+REJECTED = "the referee rejected the claimed win"
+"""How the ``error`` text of a win the referee rejected (stored as outcome ``error``) begins."""
 
 
 class RunnerError(UserError):
@@ -334,7 +336,7 @@ def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, term
             reason = f"its moves cannot be replayed ({type(exc).__name__}: {exc})"
         if reason is not None:
             outcome[i], termination[i] = ERROR, T_ILLEGAL
-            errors[i] = f"the referee rejected the claimed win: {reason}"
+            errors[i] = f"{REJECTED}: {reason}"
 
 
 def _counts(table: pa.Table) -> tuple[np.ndarray, int]:

@@ -292,7 +292,8 @@ def test_solver_is_labelled_clairvoyant_and_registered():
 
 def test_solve_command_prints_verdicts_and_writes_a_file(tmp_path):
     out = tmp_path / "verdicts.csv"
-    r = CliRunner().invoke(main, ["solve", "--deals", "62-65", "--source", "pysol", "--out", str(out)])
+    r = CliRunner().invoke(main, ["solve", "--deals", "62-65", "--source", "pysol", "--out", str(out),
+                                  "--store", str(tmp_path / "s")])
     assert r.exit_code == 0, r.output
     assert "lost" in r.output and "decided: 100.00%" in r.output and "referee: 3 of 3 wins" in r.output
     import pandas as pd
@@ -303,7 +304,7 @@ def test_solve_command_prints_verdicts_and_writes_a_file(tmp_path):
     assert frame.loc[frame.verdict == "won", "verified"].all()
     pq = tmp_path / "v.parquet"
     r = CliRunner().invoke(main, ["solve", "--variant", "spanish-patience", "--set", "worrying_back=true", "--deals", "1-4",
-                                  "--jobs", "2", "--out", str(pq), "--nodes", "200000"])
+                                  "--jobs", "2", "--out", str(pq), "--nodes", "200000", "--store", str(tmp_path / "s")])
     assert r.exit_code == 0, r.output
     frame = pd.read_parquet(pq)
     assert len(frame) == 4 and frame["verified"].all()
@@ -328,10 +329,10 @@ def test_solve_bad_input_exits_2_with_one_line(args, message):
 
 
 @pytest.mark.slow
-def test_pysol_deals_1_to_1000():
+def test_pysol_deals_1_to_1000(tmp_path):
     """The published cross-check: 997 winnable, 2 not winnable (64, 477), 1 left (417). Each win verified."""
-    rows = __import__("bakers_dozen.solve", fromlist=["solve_deals"]).solve_deals(
-        BD, dict(SolverStrategy().params), 1, 1000, source="pysol", jobs=2)
+    rows, _ = __import__("bakers_dozen.solve", fromlist=["solve_deals"]).solve_deals(
+        BD, {}, 1, 1000, source="pysol", jobs=2, store=tmp_path)
     verdicts = {r["deal"]: r["verdict"] for r in rows}
     assert [d for d, v in verdicts.items() if v == "lost"] == [64, 477]
     assert sum(v == "won" for v in verdicts.values()) >= 997

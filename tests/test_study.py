@@ -1,0 +1,69 @@
+"""The default study plays the solver on every preset, and its report carries the solver's figure (won, win
+rate with its interval, unknown) for each of them, in report.md and report.html alike."""
+
+from __future__ import annotations
+
+import html as H
+import re
+
+import pytest
+
+from reports.build import build
+from sim.rules import VARIANTS
+from strategies import load_strategy
+from studies.runner import run
+from studies.store import read_store
+from studies.study import SOLVER, SOLVER_DEALS, default_study
+
+DEALS = 30
+
+
+def test_the_default_study_has_the_solver_on_every_preset_with_a_node_budget():
+    runs = default_study()
+    solver = [r for r in runs if r.strategy == SOLVER]
+    assert sorted(r.rules.name for r in solver) == sorted(v.name for v in VARIANTS)
+    assert all(r.deals == SOLVER_DEALS and r.first == 1 and r.seed == 0 for r in solver)
+    strategy = load_strategy(SOLVER)  # verdicts must not depend on the machine's speed: the node budget binds first
+    assert strategy.params["nodes"] / 1e6 < strategy.params["seconds"]  # under a million nodes a second
+    assert len(runs) - len(solver) == len(default_study(solver_deals=1)) - len(solver)  # the other runs are as before
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+    """The study's solver runs on a few deals of every preset, and their report."""
+    store = tmp_path_factory.mktemp("store") / "results"
+    runs = [r for r in default_study(solver_deals=DEALS) if r.strategy == SOLVER]
+    summaries = [run(spec, store, jobs=2) for spec in runs]
+    out = tmp_path_factory.mktemp("report")
+    html, md, _ = build(store, out, title="study")
+    return store, summaries, html.read_text(), md.read_text()
+
+
+def _rows(text: str, variant: str) -> list[str]:
+    """The Markdown table rows that name ``variant`` and the solver."""
+    return [line for line in text.splitlines() if line.startswith("|") and f"| {variant} |" in line.replace("\\", "")
+            and "solver" in line]
+
+
+@pytest.mark.slow
+def test_report_md_and_html_carry_the_solvers_win_rate_for_every_preset(solved):
+    store, summaries, html, md = solved
+    cells = {re.sub(r"<[^>]+>", "|", row) for row in re.findall(r"<tr>.*?</tr>", html, flags=re.S)}
+    for s in summaries:
+        figure = f"{s.win_rate:.2%}"
+        rows = _rows(md, s.variant)
+        assert any(figure in r for r in rows), (s.variant, figure, rows)
+        assert any(s.variant in H.unescape(c) and "solver" in c and figure in c for c in cells), s.variant
+
+
+@pytest.mark.slow
+def test_unknown_verdicts_are_counted_in_the_store_and_the_report(solved):
+    store, summaries, _, md = solved
+    frame = read_store(store, strategy="solver", columns=["variant", "outcome"])
+    for s in summaries:
+        mine = frame[frame["variant"] == s.variant]
+        assert len(mine) == DEALS  # no row dropped, whatever its verdict
+        unknown = int((mine["outcome"] == "unknown").sum())
+        assert s.outcomes["unknown"] == unknown
+        assert s.wins == int((mine["outcome"] == "won").sum())
+        assert any(f"| {unknown} |" in r for r in _rows(md, s.variant)), s.variant
