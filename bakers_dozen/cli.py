@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from bakers_dozen.analyse import analyse
 from bakers_dozen.check import check_strategy
 from bakers_dozen.games import deal, play, strategies, variants
 from bakers_dozen.record import verify
@@ -74,5 +75,6 @@ def main() -> None:
     """Simulate Baker's Dozen and its family: deals, strategies, win rates."""
 
 
-for _command in (variants, deal, strategies, play, verify, simulate, compare, tournament, report, demo, solve, check_strategy):
+for _command in (variants, deal, strategies, play, verify, simulate, compare, tournament, report, demo, solve, check_strategy,
+                 analyse):
     main.add_command(_command)
