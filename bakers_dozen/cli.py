@@ -16,6 +16,7 @@ from bakers_dozen.analyse import analyse
 from bakers_dozen.check import check_strategy
 from bakers_dozen.games import deal, play, strategies, variants
 from bakers_dozen.record import verify
+from bakers_dozen.replay import replay
 from bakers_dozen.report import compare, demo, report, tournament
 from bakers_dozen.simulate import simulate
 from bakers_dozen.solve import solve
@@ -76,5 +77,5 @@ def main() -> None:
 
 
 for _command in (variants, deal, strategies, play, verify, simulate, compare, tournament, report, demo, solve, check_strategy,
-                 analyse):
+                 analyse, replay):
     main.add_command(_command)
