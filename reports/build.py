@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from reports import charts
+from reports.losses import loss_sections
 from reports.output import check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Report, Section, to_html, to_markdown
 from reports.tables import ReportError, summary, tournament, variant_comparison
@@ -298,6 +299,7 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     sections.extend(_tournaments(rows, s, chart_dir, repro))
     rules = {k: run_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
     sections.extend(_sweeps(s, rules, chart_dir, repro))
+    sections.extend(loss_sections(store_path, s, rules, chart_dir, repro))
     return Report(title or "bakers-dozen report", intro, sections)
 
 
