@@ -90,7 +90,7 @@ def replay_page(rules: Rules, start: Position, moves: Sequence[str | Move], titl
     for k, mv in enumerate(moves):
         try:
             texts.append(game.play(mv).text(numbered))
-        except ValueError as exc:
+        except UserError as exc:  # an illegal or unreadable move: the same error, saying which move
             raise type(exc)(f"move {k + 1}: {exc}") from None
         pictures.append(game.svg(reveal))
     verdicts: list[str] = []

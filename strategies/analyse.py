@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim.errors import UserError
 from sim.game import Game
 from sim.notation import Move
 from sim.position import Position
@@ -90,7 +91,7 @@ def analyse_game(rules: Rules, start: Position, moves: Sequence[str | Move],
     for k, mv in enumerate(moves):
         try:
             played.append(game.play(mv))
-        except ValueError as exc:
+        except UserError as exc:  # an illegal or unreadable move: the same error, saying which move
             raise type(exc)(f"move {k + 1}: {exc}") from None
         states.append(game.state_array())
     numbered = rules.foundation != "suit"
