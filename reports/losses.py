@@ -166,6 +166,6 @@ def _kinds_chart(labels: list[str], counts: list[list[int]], title: str) -> Figu
         left = [a + b for a, b in zip(left, widths, strict=True)]
     ax.set_yticks(y, [charts.label(lab) for lab in labels])
     ax.set_xlabel("losing moves found")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(charts.label(title, charts.MAX_TITLE_CHARS), fontsize=10)
     return fig
