@@ -11,8 +11,9 @@ the middle, red or black. A face-down card is drawn as a back, unless the
 picture ``reveal``s it: it is then drawn face up on a grey ground, so a
 clairvoyant picture still says which cards the player could not see. An
 empty foundation or pile is a dashed outline. Each card carries
-``class="card"`` (``"card back"`` for a back) and ``data-card="9H"``, so pages
-and tests can find it.
+the class ``card`` (with ``back`` for a back, ``red`` or ``black``, and
+``down`` for a revealed face-down card) and ``data-card="9H"``, so pages and
+tests can find it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,17 @@ STEP_UP, STEP_DOWN = 22, 10
 LABEL_H = 16
 """Height of the row of place names (F1..F4, 1..N) above the cards."""
 RANK_TEXT = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-RED, BLACK, BACK, TABLE, HIDDEN_GROUND = "#c0392b", "#1a1a1a", "#2d5ea8", "#2e7d4f", "#d9d9d9"
+TABLE = "#2e7d4f"
+STYLE = ("<style>"
+         ".bd-table .card rect{fill:#fff;stroke:#333;stroke-width:1}.bd-table .card.down rect{fill:#d9d9d9}"
+         ".bd-table .card text{font-size:15px;font-weight:bold}.bd-table .card .bd-s{font-size:26px;font-weight:normal;text-anchor:middle}"
+         ".bd-table .card.red text{fill:#c0392b}.bd-table .card.black text{fill:#1a1a1a}"
+         ".bd-table .card.back rect{fill:#2d5ea8;stroke:#fff}.bd-table .card.back .bd-i{fill:none;stroke:#9fc0ef}"
+         ".bd-table .slot.empty{fill:none;stroke:#cfe8d5;stroke-width:1.5;stroke-dasharray:4 3}"
+         ".bd-table .bd-l{font-size:11px;fill:#e8f5e9;text-anchor:middle}"
+         "</style>")
+"""The look of the cards, once per picture: the cards themselves carry only classes, so a page of many
+positions (the replay) stays small. Every rule is scoped to ``.bd-table``, the picture's class."""
 
 
 def position_svg(position: Position, reveal: bool = False, caption: str | None = None) -> str:
@@ -45,13 +56,13 @@ def table_svg(piles: Sequence[Sequence[int]], face_down: Sequence[int], foundati
     """The SVG text of a table given as lists: piles bottom to top (a negative card is one the
     viewer cannot see, as in `sim.game.View`), face-down counts per pile, and the four foundations."""
     n = len(piles)
-    pile_h = [_pile_height(pile, down) for pile, down in zip(piles, face_down, strict=True)]
+    pile_h = [_pile_height(pile, 0 if reveal else down) for pile, down in zip(piles, face_down, strict=True)]
     width = GAP + max(n, 4) * (CARD_W + GAP)
     top = GAP + (LABEL_H + 4 if caption else 0)
     piles_y = top + LABEL_H + CARD_H + GAP + LABEL_H
     height = piles_y + max(pile_h, default=CARD_H) + GAP
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="table" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif">',
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="bd-table" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif">', STYLE,
            f'<rect width="{width}" height="{height}" rx="6" fill="{TABLE}"/>']
     if caption:
         out.append(f'<text x="{GAP}" y="{GAP + LABEL_H - 3}" font-size="13" fill="#fff">{escape(caption)}</text>')
@@ -67,46 +78,40 @@ def table_svg(piles: Sequence[Sequence[int]], face_down: Sequence[int], foundati
         y = piles_y
         for i, c in enumerate(pile):
             hidden = i < down
-            if c < 0 or (hidden and not reveal):
-                out.append(_back(x, y))
-            else:
-                out.append(_card(c, x, y, hidden))
-            y += STEP_DOWN if hidden else STEP_UP
+            back = c < 0 or (hidden and not reveal)
+            out.append(_back(x, y) if back else _card(c, x, y, hidden))
+            y += STEP_DOWN if back else STEP_UP
     out.append("</svg>")
     return "\n".join(out)
 
 
 def _pile_height(pile: Sequence[int], down: int) -> int:
-    """Pixels from the top of a pile's first card to the bottom of its last."""
+    """Pixels from the top of a pile's first card to the bottom of its last, ``down`` of them drawn as backs."""
     if not pile:
         return CARD_H
     return sum(STEP_DOWN if i < down else STEP_UP for i in range(len(pile) - 1)) + CARD_H
 
 
 def _label(x: int, y: int, text: str) -> str:
-    return f'<text x="{x + CARD_W // 2}" y="{y}" font-size="11" fill="#e8f5e9" text-anchor="middle">{text}</text>'
+    return f'<text class="bd-l" x="{x + CARD_W // 2}" y="{y}">{text}</text>'
 
 
 def _empty(x: int, y: int) -> str:
-    return (f'<rect class="slot empty" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="5" fill="none" '
-            'stroke="#cfe8d5" stroke-width="1.5" stroke-dasharray="4 3"/>')
+    return f'<rect class="slot empty" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="5"/>'
 
 
 def _back(x: int, y: int) -> str:
-    return (f'<g class="card back"><rect x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="5" fill="{BACK}" '
-            f'stroke="#fff" stroke-width="1"/><rect x="{x + 4}" y="{y + 4}" width="{CARD_W - 8}" height="{CARD_H - 8}" '
-            'rx="3" fill="none" stroke="#9fc0ef" stroke-width="1"/></g>')
+    return (f'<g class="card back" transform="translate({x},{y})"><rect width="{CARD_W}" height="{CARD_H}" rx="5"/>'
+            f'<rect class="bd-i" x="4" y="4" width="{CARD_W - 8}" height="{CARD_H - 8}" rx="3"/></g>')
 
 
 def _card(c: int, x: int, y: int, hidden: bool) -> str:
     """A face-up card; ``hidden`` (a revealed face-down card) on a grey ground."""
     if not 0 <= c < DECK_SIZE:
         raise ValueError(f"card code {c!r} is outside 0..51")
-    colour = RED if is_red(c) else BLACK
+    colour = "red" if is_red(c) else "black"
     rank, suit = RANK_TEXT[rank_of(c)], SUIT_SYMBOLS[suit_of(c)]
-    ground = HIDDEN_GROUND if hidden else "#fff"
-    return (f'<g class="card" data-card="{card_str(c)}"><rect x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="5" '
-            f'fill="{ground}" stroke="#333" stroke-width="1"/>'
-            f'<text x="{x + 4}" y="{y + 16}" font-size="15" font-weight="bold" fill="{colour}">{rank}{suit}</text>'
-            f'<text x="{x + CARD_W // 2}" y="{y + CARD_H - 14}" font-size="26" fill="{colour}" '
-            f'text-anchor="middle">{suit}</text></g>')
+    down = " down" if hidden else ""
+    return (f'<g class="card {colour}{down}" data-card="{card_str(c)}" transform="translate({x},{y})">'
+            f'<rect width="{CARD_W}" height="{CARD_H}" rx="5"/><text x="4" y="16">{rank}{suit}</text>'
+            f'<text class="bd-s" x="{CARD_W // 2}" y="{CARD_H - 14}">{suit}</text></g>')

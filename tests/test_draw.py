@@ -20,8 +20,9 @@ SVG = "{http://www.w3.org/2000/svg}"
 def cards(svg: str) -> tuple[list[str], int, int]:
     """(the face-up cards drawn, the number of backs, the number of empty outlines) of a picture, read as XML."""
     root = ET.fromstring(svg)
-    faces = [g.get("data-card") for g in root.iter(f"{SVG}g") if g.get("class") == "card"]
-    backs = sum(1 for g in root.iter(f"{SVG}g") if g.get("class") == "card back")
+    groups = [(g.get("class", "").split(), g) for g in root.iter(f"{SVG}g")]
+    faces = [g.get("data-card") for cls, g in groups if "card" in cls and "back" not in cls]
+    backs = sum(1 for cls, _ in groups if cls == ["card", "back"])
     empty = sum(1 for r in root.iter(f"{SVG}rect") if r.get("class") == "slot empty")
     return faces, backs, empty
 

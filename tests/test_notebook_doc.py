@@ -32,7 +32,7 @@ def test_the_api_draws_and_refuses_in_one_line():
     from bakers_dozen import api
     from sim.errors import UserError
 
-    assert api.draw(api.deal("bakers-dozen", 1))._repr_svg_().count('class="card"') == 52
+    assert api.draw(api.deal("bakers-dozen", 1))._repr_svg_().count('data-card=') == 52
     with pytest.raises(UserError, match="variant"):
         api.deal("no-such-variant", 1)
     with pytest.raises(UserError):
