@@ -107,11 +107,12 @@ def loss_sections(store_path: Path, s: pd.DataFrame, rules: dict[str, Rules | No
                   repro: Callable[[list[str]], list[str]], strategies: tuple[str, ...] = LOSS_STRATEGIES,
                   sample: int = SAMPLE) -> list[Section]:
     """The report section "Where strategies lose" over the runs of ``strategies`` in the report's summary ``s``
-    (one row per run: key, variant, strategy, first_deal, last_deal), reading their lost deals from the store;
-    no section if there is no such run."""
+    (one row per run: key, variant, strategy (its label), strategy_identity, first_deal, last_deal), reading
+    their lost deals from the store; no section if there is no such run."""
     from studies.store import read_store
 
-    runs = s[s["strategy"].astype(str).isin(strategies)]
+    names = s["strategy_identity"].astype(str).str.partition("@")[0]  # the name, whatever the parameters
+    runs = s[names.isin(strategies)]
     runs = runs[[rules.get(k) is not None for k in runs["key"]]]
     if runs.empty:
         return []
