@@ -38,7 +38,7 @@ class Analysis:
     """The verdicts of a game's positions and where it was lost.
 
     ``verdicts[i]`` is the position before move i (``verdicts[-1]`` the final one);
-    ``how[i]`` says where it came from: ``solved`` (a search), ``line`` (the game followed
+    ``how[i]`` says where it came from: ``searched`` (a search of its own), ``line`` (the game followed
     a winning line found earlier), ``end`` (all cards home), ``inferred`` (monotonicity) or
     ``open`` (undecided).
     ``losing_move`` is the 0-based index of the move that turned a won position into a
@@ -151,7 +151,7 @@ class _Bisection:
         self.solves += 1
         self.nodes += nodes
         self.seconds += seconds
-        self.how[i] = "solved"
+        self.how[i] = "searched"
         if verdict == WON:
             self.lines[i] = line
             j = i
