@@ -40,6 +40,8 @@ VERBS = {
     "demo": "bakers_dozen.report:demo",
     "solve": "bakers_dozen.solve:solve",
     "check-strategy": "bakers_dozen.check:check_strategy",
+    "analyse": "bakers_dozen.analyse:analyse",
+    "replay": "bakers_dozen.replay:replay",
 }
 """Each verb and where its click command lives (``module:attribute``), imported when the verb is used."""
 

@@ -33,11 +33,15 @@ def variants() -> None:
 @click.command()
 @variant_option
 @deal_options
-@click.option("--reveal", is_flag=True, help="Show face-down cards as <4C> instead of ??.")
-def deal(variant: str, number: int | None, seed: int, source: str, layout_file: Any, reveal: bool) -> None:
+@click.option("--reveal", is_flag=True, help="Show face-down cards as <4C> instead of ?? (in --svg: face up on grey).")
+@click.option("--svg", "svg_file", type=click.File("w", encoding="utf-8"), default=None,
+              help="Also draw the deal as an SVG picture into FILE.")
+def deal(variant: str, number: int | None, seed: int, source: str, layout_file: Any, reveal: bool, svg_file: Any) -> None:
     """Print a deal: one pile per line, bottom to top."""
     rules, game = start(variant, number, seed, source, layout_file)
     where = f"deal {number}, seed {seed}, source {source}" if number is not None else "typed layout"
+    if svg_file is not None:
+        svg_file.write(game.svg(reveal=reveal, caption=f"{rules.name}, {where}") + "\n")
     click.echo(f"# {rules.name} ({rules.fingerprint}), {where}")
     click.echo(game.start.to_text(reveal=reveal), nl=False)
 

@@ -27,6 +27,7 @@ import pandas as pd
 from reports import charts, front
 from reports.formats import count, deal_ranges, interval, p_clause, p_value, pct, segments, signed_interval
 from reports.groups import Group, find_groups, ungrouped
+from reports.losses import loss_sections
 from reports.output import check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Report, Section, to_html, to_markdown
 from reports.tables import ReportError, summary, tournament, variant_comparison
@@ -56,7 +57,7 @@ def run_manifests(store_path: Path, key: str) -> list[dict[str, Any]]:
         warnings.warn(DamagedFileWarning(f"{line}; {done} (the run's rows are unaffected)"), stacklevel=2)
     if not good and not bad:
         warnings.warn(DamagedFileWarning(
-            f"run {key} has no manifest in {store_path / key / 'manifests'}; the report's command for the run shows ? "
+            f"run {key} has no manifest in {store_path / key / '_manifests'}; the report's command for the run shows ? "
             "for what it would say (the run's rows are unaffected)"), stacklevel=2)
     return good
 
@@ -289,6 +290,7 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     sections.extend(_tournaments(rows, s, [g for g in groups if g.kind == "tournament"], paint, commands))
     rules = {k: run_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
     sections.extend(_sweeps(s, rules, ranges, paint, lambda keys_: commands(keys_, None)))
+    sections.extend(loss_sections(store_path, s, rules, paint, lambda keys_: commands(keys_, None)))
     if unused:
         sections.append(Section(NOT_USED, paragraphs=["What the report could not use as a whole, and what it did:",
                                                       *unused]))

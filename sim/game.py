@@ -15,6 +15,7 @@ import numpy as np
 from sim import engine as E
 from sim.cards import DECK_SIZE, KING, card_str, rank_of
 from sim.deals import Deal, make_deal
+from sim.draw import position_svg, table_svg
 from sim.errors import UserError
 from sim.notation import ANY_FOUNDATION, Move, parse_move
 from sim.position import LayoutError, Position
@@ -73,6 +74,15 @@ class View:
         """The exposed card of pile p, or -1 if it is empty (always face up)."""
         h = self._b[p]
         return self._b[self._base(p) + h - 1] if h else -1
+
+    def svg(self, caption: str | None = None) -> str:
+        """This view drawn (`sim.draw`): unseen cards as backs; a clairvoyant view shows them on grey."""
+        downs = [self.face_down(p) for p in range(self.n_piles)]
+        return table_svg(self.piles, downs, self.foundations, reveal=self.clairvoyant, caption=caption)
+
+    def _repr_svg_(self) -> str:
+        """The picture a notebook shows for a view."""
+        return self.svg()
 
     def _base(self, p: int) -> int:
         return self._o.pile(p, self._cap)
@@ -339,6 +349,14 @@ class Game:
 
     def __str__(self) -> str:
         return self.position().to_text(reveal=False)
+
+    def svg(self, reveal: bool = False, caption: str | None = None) -> str:
+        """The current position drawn (`sim.draw`): face-down cards as backs, or face up on grey with ``reveal``."""
+        return position_svg(self.position(), reveal, caption)
+
+    def _repr_svg_(self) -> str:
+        """The picture a notebook shows for a game: the table as the player sees it."""
+        return self.svg()
 
     def replay(self, moves: Iterable[Move | str]) -> None:
         """Play a sequence of moves, stopping at the first illegal one (which raises)."""

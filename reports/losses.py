@@ -1,0 +1,172 @@
+"""Where strategies lose: on a sample of winnable deals a run lost, the move that lost each and its kind.
+
+For each run of a chosen strategy (by default the heuristic and lookahead
+players) the lowest-numbered lost deals are played again (the store keeps no
+moves of a loss; the strategy, its parameters and seeds are in the rows, and a
+replay that does not end as stored is left out and counted). Each game goes to
+`strategies.analyse.analyse_game`: a deal the solver proves lost from the start
+is unwinnable, not the strategy's fault; in the others the losing move is the
+one after which a won position was lost. Its kind says what a strategy author
+could fix:
+
+- ``home``: a card played to a foundation (too early);
+- ``from home``: a card taken back from a foundation;
+- ``into an empty pile``;
+- ``buried a needed card``: onto a pile whose exposed card the winning line from
+  the position before moves within its first `NEEDED_WITHIN` moves;
+- ``onto a pile``: any other move onto a pile.
+
+The section holds a table and a chart per strategy and variant. On variants
+with face-down cards the solver sees them, so "winnable" there is clairvoyant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from reports import charts  # first: it chooses matplotlib's file backend
+from reports.render import Chart, Section
+from sim.game import Game
+from sim.notation import Move
+from sim.rules import Rules
+
+LOSS_STRATEGIES = ("heuristic", "lookahead")
+"""The strategies whose losses the default report analyses."""
+SAMPLE = 12
+"""Lost deals analysed per run (the lowest-numbered ones)."""
+BUDGET = {"nodes": 200_000, "seconds": 2.0}
+"""The solver's budget per position searched."""
+NEEDED_WITHIN = 6
+"""A covered card is "needed" when the winning line moves it within this many moves."""
+RUN_COLUMNS = ["deal", "seed", "source", "strategy", "strategy_params", "strategy_seed", "outcome", "cards_home"]
+"""What `analyse_losses` reads of a run's rows."""
+KINDS = ("home", "from home", "into an empty pile", "buried a needed card", "onto a pile")
+COLOURS = ("#59a14f", "#edc948", "#76b7b2", "#e15759", "#4e79a7")
+
+
+def move_kind(game: Game, move: Move, line: list[Move]) -> str:
+    """The kind (one of `KINDS`) of ``move`` played from ``game``'s position, given a winning ``line`` from there."""
+    if move.from_foundation:
+        return "from home"
+    if move.to_foundation:
+        return "home"
+    view = game.view(peeks=True)
+    covered = view.top(move.dst)
+    if covered < 0:
+        return "into an empty pile"
+    if any(m.card == covered for m in line[:NEEDED_WITHIN]):
+        return "buried a needed card"
+    return "onto a pile"
+
+
+def analyse_losses(rules: Rules, run: pd.DataFrame, sample: int = SAMPLE,
+                   budget: dict[str, float] | None = None) -> pd.DataFrame:
+    """One row per analysed lost deal of one run (rows of one key): deal, moves, the verdicts at the start and
+    at the end, the losing move (1-based) and its share of the game, its kind, and whether the replay matched
+    the store."""
+    from strategies import available
+    from strategies.analyse import analyse_game
+    from strategies.base import DealInfo
+    from strategies.play import play_python
+    from strategies.solver.strategy import SolverStrategy
+
+    first = run.iloc[0]
+    cls = available()[str(first["strategy"])]
+    solver = SolverStrategy(**(budget or BUDGET))
+    out = []
+    lost = run[run["outcome"] == "lost"].sort_values("deal").head(sample)
+    for row in lost.itertuples():
+        strategy = cls(**json.loads(str(row.strategy_params)))
+        seed, source, number = int(row.seed), str(row.source), int(row.deal)
+        game = Game.from_deal(rules, number, seed, source)
+        record = play_python(strategy, game, DealInfo(rules, number, seed, source), int(row.strategy_seed))
+        entry: dict[str, Any] = {"deal": number, "moves": len(record.moves), "start": None, "end": None, "losing_move": None,
+                                 "at": None, "kind": None, "replayed": record.cards_home == int(row.cards_home)}
+        if entry["replayed"]:
+            a = analyse_game(rules, game.start, record.moves, solver)
+            entry["start"], entry["end"] = a.verdicts[0], a.verdicts[-1]
+            if a.losing_move is not None:
+                k = a.losing_move
+                before = Game(rules, game.start)
+                for mv in record.moves[:k]:
+                    before.play_legal(mv)
+                line = [before.parse(t) for t in a.alternative_line]
+                entry.update(losing_move=k + 1, at=(k + 1) / len(record.moves),
+                             kind=move_kind(before, record.moves[k], line))
+        out.append(entry)
+    return pd.DataFrame(out, columns=["deal", "moves", "start", "end", "losing_move", "at", "kind", "replayed"])
+
+
+def loss_sections(store_path: Path, s: pd.DataFrame, rules: dict[str, Rules | None], paint: charts.Painter,
+                  repro: Callable[[list[str]], list[str]], strategies: tuple[str, ...] = LOSS_STRATEGIES,
+                  sample: int = SAMPLE) -> list[Section]:
+    """The report section "Where strategies lose" over the runs of ``strategies`` in the report's summary ``s``
+    (one row per run: key, variant, strategy (its label), strategy_identity, first_deal, last_deal), reading
+    their lost deals from the store; no section if there is no such run."""
+    from studies.store import read_store
+
+    names = s["strategy_identity"].astype(str).str.partition("@")[0]  # the name, whatever the parameters
+    runs = s[names.isin(strategies)]
+    runs = runs[[rules.get(k) is not None for k in runs["key"]]]
+    if runs.empty:
+        return []
+    table, counts, labels = [], [], []
+    for r in runs.itertuples():
+        run = read_store(store_path, key=str(r.key), deals=(int(r.first_deal), int(r.last_deal)), columns=RUN_COLUMNS)
+        found = analyse_losses(rules[r.key], run, sample)  # type: ignore[arg-type]
+        losing = found.dropna(subset=["kind"])
+        label = f"{r.variant} / {r.strategy}"
+        labels.append(label)
+        counts.append([int((losing["kind"] == k).sum()) for k in KINDS])
+        seen = " (clairvoyant)" if rules[r.key].face_down else ""  # type: ignore[union-attr]
+        table.append({
+            "variant": str(r.variant) + seen, "strategy": str(r.strategy), "lost deals analysed": len(found),
+            "unwinnable": int((found["start"] == "lost").sum()),
+            "still won at the end": int((found["end"] == "won").sum()),
+            "losing move found": len(losing),
+            "median losing move": f"{losing['losing_move'].median():.0f} of {losing['moves'].median():.0f}"
+            if len(losing) else "–",
+            **{k: int((losing["kind"] == k).sum()) for k in KINDS},
+            "not replayed": int((~found["replayed"]).sum()),
+        })
+    paragraphs = [
+        f"For each run of {', '.join(strategies)}, the {sample} lowest-numbered lost deals are played again and "
+        "analysed by the solver (`bakers-dozen analyse`). A deal lost from the start is unwinnable; one still won at "
+        "the end was given up (the strategy resigned, or ran out of moves allowed, in a winnable position); in the "
+        "others the losing move turned a won position into a lost one. Its kind: home (a card played to a "
+        "foundation), from home, into an empty pile, buried a needed card (covered a card that the winning line "
+        f"moves within {NEEDED_WITHIN} moves) or onto a pile. On variants with face-down cards the solver sees them: "
+        "those verdicts are clairvoyant.",
+        f"Solver budget per position: {BUDGET['nodes']:,} nodes, {BUDGET['seconds']:g} s; positions left unknown "
+        "give no losing move.",
+    ]
+    section = Section("Where strategies lose", paragraphs=paragraphs, tables=[("Losing moves by kind", pd.DataFrame(table))])
+    title = f"Kinds of losing moves ({sample} lost deals per run)"
+    section.charts.append(Chart(title, paint(_kinds_chart, "losses", labels, counts, title),
+                                f"{len(runs)} runs; the {sample} lowest-numbered lost deals of each.",
+                                repro(list(runs["key"]))))
+    return [section]
+
+
+def _kinds_chart(labels: list[str], counts: list[list[int]], title: str) -> Figure:
+    """Stacked bars: per run, how many losing moves of each kind."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8.5, 0.45 * len(labels) + 1.8))
+    y = list(range(len(labels)))[::-1]
+    left = [0] * len(labels)
+    for i, (kind, colour) in enumerate(zip(KINDS, COLOURS, strict=True)):
+        widths = [c[i] for c in counts]
+        ax.barh(y, widths, left=left, color=colour, height=0.6, label=kind)
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    ax.set_yticks(y, [charts.label(lab) for lab in labels])
+    ax.set_xlabel("losing moves found")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(charts.label(title, charts.MAX_TITLE_CHARS), fontsize=10)
+    return fig
