@@ -29,7 +29,8 @@ from reports.formats import count, deal_ranges, interval, p_clause, p_value, pct
 from reports.groups import Group, find_groups, ungrouped
 from reports.losses import loss_sections
 from reports.output import check_report_dir, contained, safe_name, staged_report
-from reports.render import Chart, Report, Section, to_html, to_markdown
+from reports.render import Chart, Links, Report, Section, to_html, to_markdown
+from reports.replays import REPLAY_DIR, Replays, upset_replays
 from reports.tables import ReportError, summary, tournament, variant_comparison
 from sim.deals import SOURCES
 from sim.rules import PARAMETERS, VARIANTS, Rules, find_variant, rules_from_mapping, variant_names
@@ -287,10 +288,11 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     if diffs is not None:
         sections.append(diffs)
     sections.extend(later)
-    sections.extend(_tournaments(rows, s, [g for g in groups if g.kind == "tournament"], paint, commands))
     rules = {k: run_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
+    replays = Replays(store_path, rules, work / REPLAY_DIR, earlier.parent / REPLAY_DIR if earlier is not None else None)
+    sections.extend(_tournaments(rows, s, [g for g in groups if g.kind == "tournament"], paint, commands, replays))
     sections.extend(_sweeps(s, rules, ranges, paint, lambda keys_: commands(keys_, None)))
-    sections.extend(loss_sections(store_path, s, rules, paint, lambda keys_: commands(keys_, None)))
+    sections.extend(loss_sections(replays, s, paint, lambda keys_: commands(keys_, None)))
     if unused:
         sections.append(Section(NOT_USED, paragraphs=["What the report could not use as a whole, and what it did:",
                                                       *unused]))
@@ -392,7 +394,8 @@ def _repeats(groups: list[Group], grp: Group, s: pd.DataFrame) -> bool:
     return any(o is not grp and set(ident.loc[o.keys]) & mine for o in groups)
 
 
-def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint: charts.Painter, commands: Any) -> list[Section]:
+def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint: charts.Painter, commands: Any,
+                 replays: Replays) -> list[Section]:
     sections = []
     for n, grp in enumerate(groups):
         g = s.set_index("key").loc[grp.keys].reset_index()
@@ -416,6 +419,11 @@ def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint
         opts = ["--source", source] if source != "default" else []
         dis = t.disagreements.assign(inspect=[shlex.join([*play, "--deal", str(d), "--seed", str(seed), *opts])
                                               for d in t.disagreements["deal"]])
+        known = replays.rules.get(keys[0])
+        if known is not None and len(dis):
+            pages = upset_replays(replays.store_path, known, r[["key", "strategy"]], _group_rows(rows, grp),
+                                  [int(d) for d in dis["deal"]], replays.out_dir, replays.earlier)
+            dis = dis.assign(replays=[Links(tuple(pages.get(int(d), ()))) for d in dis["deal"]])
         paragraphs = [
             f"{len(keys)} strategies played the same {count(t.deals)} deals of {variant} (deals {where}, seed {seed}, "
             f"source {source}), in one command; every figure of this section is on exactly these deals. "

@@ -22,16 +22,16 @@ with face-down cards the solver sees them, so "winnable" there is clairvoyant.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from reports import charts  # first: it chooses matplotlib's file backend
+from reports.output import contained, safe_name
 from reports.render import Chart, Section
+from reports.replays import REPLAY_COLUMNS, Replays, replay_row
 from sim.game import Game
 from sim.notation import Move
 from sim.rules import Rules
@@ -44,9 +44,9 @@ BUDGET = {"nodes": 200_000, "seconds": 2.0}
 """The solver's budget per position searched."""
 NEEDED_WITHIN = 6
 """A covered card is "needed" when the winning line moves it within this many moves."""
-RUN_COLUMNS = ["deal", "seed", "source", "strategy", "strategy_params", "strategy_seed", "outcome", "cards_home"]
-"""What `analyse_losses` reads of a run's rows."""
 KINDS = ("home", "from home", "into an empty pile", "buried a needed card", "onto a pile")
+LOSS_COLUMNS = ["deal", "moves", "start", "end", "losing_move", "at", "kind", "replayed"]
+"""One analysed lost deal: see `analyse_losses`."""
 COLOURS = ("#59a14f", "#edc948", "#76b7b2", "#e15759", "#4e79a7")
 
 
@@ -70,22 +70,15 @@ def analyse_losses(rules: Rules, run: pd.DataFrame, sample: int = SAMPLE,
     """One row per analysed lost deal of one run (rows of one key): deal, moves, the verdicts at the start and
     at the end, the losing move (1-based) and its share of the game, its kind, and whether the replay matched
     the store."""
-    from strategies import available
     from strategies.analyse import analyse_game
-    from strategies.base import DealInfo
-    from strategies.play import play_python
     from strategies.solver.strategy import SolverStrategy
 
-    first = run.iloc[0]
-    cls = available()[str(first["strategy"])]
     solver = SolverStrategy(**(budget or BUDGET))
     out = []
     lost = run[run["outcome"] == "lost"].sort_values("deal").head(sample)
     for row in lost.itertuples():
-        strategy = cls(**json.loads(str(row.strategy_params)))
-        seed, source, number = int(row.seed), str(row.source), int(row.deal)
-        game = Game.from_deal(rules, number, seed, source)
-        record = play_python(strategy, game, DealInfo(rules, number, seed, source), int(row.strategy_seed))
+        game, record = replay_row(rules, row)
+        number = int(row.deal)
         entry: dict[str, Any] = {"deal": number, "moves": len(record.moves), "start": None, "end": None, "losing_move": None,
                                  "at": None, "kind": None, "replayed": record.cards_home == int(row.cards_home)}
         if entry["replayed"]:
@@ -100,31 +93,29 @@ def analyse_losses(rules: Rules, run: pd.DataFrame, sample: int = SAMPLE,
                 entry.update(losing_move=k + 1, at=(k + 1) / len(record.moves),
                              kind=move_kind(before, record.moves[k], line))
         out.append(entry)
-    return pd.DataFrame(out, columns=["deal", "moves", "start", "end", "losing_move", "at", "kind", "replayed"])
+    return pd.DataFrame(out, columns=LOSS_COLUMNS)
 
 
-def loss_sections(store_path: Path, s: pd.DataFrame, rules: dict[str, Rules | None], paint: charts.Painter,
+def loss_sections(place: Replays, s: pd.DataFrame, paint: charts.Painter,
                   repro: Callable[[list[str]], list[str]], strategies: tuple[str, ...] = LOSS_STRATEGIES,
                   sample: int = SAMPLE) -> list[Section]:
     """The report section "Where strategies lose" over the runs of ``strategies`` in the report's summary ``s``
     (one row per run: key, variant, strategy (its label), strategy_identity, first_deal, last_deal), reading
-    their lost deals from the store; no section if there is no such run."""
-    from studies.store import read_store
-
+    their lost deals from the store; no section if there is no such run. A run's analysis is kept in the
+    report's replay folder and reused by the next build (the same run key plays the same games)."""
     names = s["strategy_identity"].astype(str).str.partition("@")[0]  # the name, whatever the parameters
     runs = s[names.isin(strategies)]
-    runs = runs[[rules.get(k) is not None for k in runs["key"]]]
+    runs = runs[[place.rules.get(k) is not None for k in runs["key"]]]
     if runs.empty:
         return []
     table, counts, labels = [], [], []
     for r in runs.itertuples():
-        run = read_store(store_path, key=str(r.key), deals=(int(r.first_deal), int(r.last_deal)), columns=RUN_COLUMNS)
-        found = analyse_losses(rules[r.key], run, sample)  # type: ignore[arg-type]
+        found = _run_losses(place, str(r.key), (int(r.first_deal), int(r.last_deal)), sample)
         losing = found.dropna(subset=["kind"])
         label = f"{r.variant} / {r.strategy}"
         labels.append(label)
         counts.append([int((losing["kind"] == k).sum()) for k in KINDS])
-        seen = " (clairvoyant)" if rules[r.key].face_down else ""  # type: ignore[union-attr]
+        seen = " (clairvoyant)" if place.rules[r.key].face_down else ""  # type: ignore[union-attr]
         table.append({
             "variant": str(r.variant) + seen, "strategy": str(r.strategy), "lost deals analysed": len(found),
             "unwinnable": int((found["start"] == "lost").sum()),
@@ -152,6 +143,22 @@ def loss_sections(store_path: Path, s: pd.DataFrame, rules: dict[str, Rules | No
                                 f"{len(runs)} runs; the {sample} lowest-numbered lost deals of each.",
                                 repro(list(runs["key"]))))
     return [section]
+
+
+def _run_losses(place: Replays, key: str, deals: tuple[int, int], sample: int) -> pd.DataFrame:
+    """`analyse_losses` of one run, read from the previous build's analysis when it covers the same deals."""
+    from studies.store import read_store
+
+    name = f"losses-{safe_name(key, set())}-{deals[0]}-{deals[1]}-{sample}.json"
+    if place.earlier is not None and (place.earlier / name).is_file():
+        found = pd.read_json(place.earlier / name, orient="records", dtype=False)
+        found = found.reindex(columns=LOSS_COLUMNS)
+    else:
+        run = read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS)
+        found = analyse_losses(place.rules[key], run, sample)  # type: ignore[arg-type]
+    place.out_dir.mkdir(parents=True, exist_ok=True)
+    found.to_json(contained(place.out_dir, place.out_dir / name), orient="records")
+    return found
 
 
 def _kinds_chart(labels: list[str], counts: list[list[int]], title: str) -> Figure:

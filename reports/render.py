@@ -41,6 +41,16 @@ class Section:
     """Background colours (CSS, '' for none) of a table's cells, by the table's caption; HTML only."""
 
 
+@dataclass(frozen=True)
+class Links:
+    """A table cell of links to files the report wrote beside itself: (text, path) pairs."""
+
+    items: tuple[tuple[str, Path], ...]
+
+    def __str__(self) -> str:
+        return ", ".join(text for text, _ in self.items)
+
+
 @dataclass
 class Report:
     title: str
@@ -80,12 +90,23 @@ def _md_fence(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text}\n{fence}"
 
 
-def _md_table(df: pd.DataFrame) -> str:
+def _md_table(df: pd.DataFrame, out_dir: Path) -> str:
     cols = [md_escape(str(c)) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+
+    def cell(v: object) -> str:
+        if isinstance(v, Links):
+            return ", ".join(f"[{md_escape(t)}]({_href(p, out_dir)})" for t, p in v.items)
+        return md_escape(str(v))
+
     for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(md_escape(str(v)) for v in row) + " |")
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
     return "\n".join(lines)
+
+
+def _href(path: Path, out_dir: Path) -> str:
+    """A link to a file of the report, relative to the report."""
+    return quote(path.relative_to(out_dir).as_posix())
 
 
 def to_markdown(report: Report, out_dir: Path) -> Path:
@@ -95,7 +116,7 @@ def to_markdown(report: Report, out_dir: Path) -> Path:
         parts.append(f"## {md_escape(s.heading)}")
         parts.extend(map(_md_paragraph, s.paragraphs))
         for caption, df in s.tables:
-            parts.append(f"**{md_escape(caption)}**\n\n{_md_table(df)}")
+            parts.append(f"**{md_escape(caption)}**\n\n{_md_table(df, out_dir)}")
         for c in s.charts:
             rel = quote(c.paths["svg"].relative_to(out_dir).as_posix())
             commands = _md_fence("\n".join(c.reproduce), "sh")
@@ -123,13 +144,16 @@ pre{background:#f3f3f3;padding:.5em;overflow-x:auto;white-space:pre-wrap}
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
 
 
-def _html_table(caption: str, df: pd.DataFrame, colours: pd.DataFrame | None = None) -> str:
+def _html_table(caption: str, df: pd.DataFrame, out_dir: Path, colours: pd.DataFrame | None = None) -> str:
     """A table in a box that scrolls sideways when it is wider than the window (nothing is cut off)."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
 
     def cell(i: int, j: int, v: object) -> str:
         hue = "" if colours is None else str(colours.iat[i, j])
         style = f" style='background:{hue}'" if _COLOUR.fullmatch(hue) else ""
+        if isinstance(v, Links):
+            return f"<td{style}>" + ", ".join(f"<a href='{html.escape(_href(p, out_dir))}'>{html.escape(t)}</a>"
+                                              for t, p in v.items) + "</td>"
         return f"<td{style}>{html.escape(str(v))}</td>"
 
     body = "".join("<tr>" + "".join(cell(i, j, v) for j, v in enumerate(row)) + "</tr>"
@@ -161,7 +185,7 @@ def to_html(report: Report, out_dir: Path) -> Path:
     for s in report.sections:
         parts.append(f"<h2>{html.escape(s.heading)}</h2>")
         parts.extend(_para_html(p) for p in s.paragraphs)
-        parts.extend(_html_table(caption, df, s.colours.get(caption)) for caption, df in s.tables)
+        parts.extend(_html_table(caption, df, out_dir, s.colours.get(caption)) for caption, df in s.tables)
         for c in s.charts:
             commands = html.escape("\n".join(c.reproduce))
             parts.append(f"<figure>{_inline_svg(c.paths['svg'])}<figcaption>{html.escape(c.facts)} Reproduce:"

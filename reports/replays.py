@@ -1,0 +1,111 @@
+"""Replay pages of stored games: a run's deal played again exactly as the store recorded it, drawn step by step.
+
+The store keeps outcomes, not the moves of lost games, so a game is replayed by
+playing its strategy again (same parameters, seeds and deal: the play is
+deterministic) and is used only when it ends with the cards home that the store
+holds. Reports link the deals they list (a tournament's upsets) to these pages.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reports.output import contained, safe_name
+from sim.game import Game
+from sim.rules import Rules
+
+
+@dataclass(frozen=True)
+class Replays:
+    """Where a report writes the replay pages of the games it lists, and what it needs to play them again."""
+
+    store_path: Path
+    rules: dict[str, Rules | None]
+    out_dir: Path
+    earlier: Path | None
+
+
+REPLAY_DIR = "replays"
+"""The report's folder of replay pages."""
+
+
+REPLAY_COLUMNS = ["deal", "seed", "source", "strategy", "strategy_params", "strategy_seed", "outcome", "cards_home"]
+"""What a replay reads of a run's row."""
+MAX_REPLAY_MOVES = 600
+"""Games longer than this get no page: each position is drawn, so a page grows by about 11 KB a move."""
+ANALYSIS_BUDGET = {"nodes": 200_000, "seconds": 2.0}
+"""The solver's budget per position when a replayed loss is analysed for its losing move."""
+
+
+def replay_row(rules: Rules, row: Any) -> tuple[Game, Any]:
+    """The game of one stored row (`REPLAY_COLUMNS`) played again: the dealt game and the strategy's record."""
+    from strategies import available
+    from strategies.base import DealInfo
+    from strategies.play import play_python
+
+    strategy = available()[str(row.strategy)](**json.loads(str(row.strategy_params)))
+    seed, source, number = int(row.seed), str(row.source), int(row.deal)
+    game = Game.from_deal(rules, number, seed, source)
+    record = play_python(strategy, game, DealInfo(rules, number, seed, source), int(row.strategy_seed))
+    return game, record
+
+
+def write_replay(rules: Rules, key: str, row: Any, label: str, out_dir: Path, earlier: Path | None = None) -> Path | None:
+    """The replay page of one stored row of run ``key`` in ``out_dir`` (copied from ``earlier`` when a page of the same game is
+    there), analysed for its losing move when it was lost; None when the game cannot be shown faithfully (the
+    replay does not end as stored, or it is longer than `MAX_REPLAY_MOVES`)."""
+    from reports.replay import replay_page
+    from strategies.analyse import analyse_game
+    from strategies.solver.strategy import SolverStrategy
+
+    name = safe_name(f"{key}-deal-{int(row.deal)}", set()) + ".html"
+    path = contained(out_dir, out_dir / name)
+    if earlier is not None and (earlier / name).is_file() and not (earlier / name).is_symlink():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(earlier / name, path)
+        return path
+    game, record = replay_row(rules, row)
+    if record.cards_home != int(row.cards_home) or len(record.moves) > MAX_REPLAY_MOVES:
+        return None
+    analysis = None
+    if str(row.outcome) == "lost":
+        analysis = analyse_game(rules, game.start, record.moves, SolverStrategy(**ANALYSIS_BUDGET)).to_json()
+    title = f"{rules.name}, deal {int(row.deal)}: {label} ({row.outcome}, {record.cards_home} cards home)"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(replay_page(rules, game.start, record.moves, title, analysis), encoding="utf-8")
+    return path
+
+
+def upset_replays(store_path: Path, rules: Rules, ranked: pd.DataFrame, outcomes: pd.DataFrame, deals: list[int],
+                  out_dir: Path, earlier: Path | None = None) -> dict[int, list[tuple[str, Path]]]:
+    """For each of ``deals``, the replay pages of the highest-ranked strategy that lost it and of the
+    highest-ranked that won it, as (what, page) pairs.
+
+    ``ranked`` has one row per run in ranking order (``key``, ``strategy``); ``outcomes`` the
+    group's rows (``key``, ``deal``, ``outcome``). A game that cannot be shown is left out.
+    """
+    from studies.store import read_store
+
+    pages: dict[int, list[tuple[str, Path]]] = {}
+    for deal in deals:
+        on_deal = outcomes[outcomes["deal"] == deal]
+        won = dict(zip(on_deal["key"].astype(str), on_deal["outcome"].astype(str) == "won", strict=True))
+        picks = []
+        for wanted, what in ((False, "lost"), (True, "won")):
+            top = next((r for r in ranked.itertuples() if won.get(str(r.key), not wanted) == wanted), None)
+            if top is not None:
+                picks.append((str(top.key), f"{top.strategy} ({what})"))
+        for key, label in picks:
+            row = read_store(store_path, key=key, deals=(deal, deal), columns=REPLAY_COLUMNS)
+            if row.empty:
+                continue
+            page = write_replay(rules, key, next(row.itertuples()), label, out_dir, earlier)
+            if page is not None:
+                pages.setdefault(deal, []).append((label, page))
+    return pages
