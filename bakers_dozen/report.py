@@ -110,17 +110,37 @@ def _print(report: Any, headings: Sequence[str]) -> None:
         shown = False
         for caption, df in section.tables:
             if wanted(caption) or wanted(section.heading):
-                table = Table(title=Text(f"{section.heading}: {caption}"), title_justify="left")
-                for col in df.columns:  # fold, never cut, a cell too wide for an 80-column terminal
-                    table.add_column(Text(str(col)), justify="left" if df[col].dtype == object else "right", overflow="fold")
-                for row in df.itertuples(index=False):
-                    # Text: names like "x[face_down=1]" are not markup
-                    table.add_row(*(Text(_cell(col, v)) for col, v in zip(df.columns, row, strict=True)))
-                screen.print(table)
+                screen.print(_terminal_table(Text(f"{section.heading}: {caption}"), df, screen.width))
                 shown = True
         if shown:
             for p in section.paragraphs:
                 screen.print(Text(p))
+
+
+def _terminal_table(title: Text, df: Any, width: int) -> Table:
+    """``df`` as a rich table: one row per line when that fits ``width`` columns, else one block of
+    ``column  value`` lines per row (a wide table squeezed into 80 columns breaks every word).
+    Cells fold rather than end in '...'; they are `Text`, so names like "x[face_down=1]" are not markup."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    cells = [[Text(_cell(col, v)) for col, v in zip(df.columns, row, strict=True)] for row in df.itertuples(index=False)]
+    table = Table(title=title, title_justify="left")
+    for col in df.columns:
+        table.add_column(Text(str(col)), justify="left" if df[col].dtype == object else "right", overflow="fold")
+    for row in cells:
+        table.add_row(*row)
+    probe = Console(width=10 * width)
+    if Measurement.get(probe, probe.options, table).maximum <= width:
+        return table
+    blocks = Table(title=title, title_justify="left", show_header=False)
+    blocks.add_column(overflow="fold")
+    blocks.add_column(overflow="fold")
+    for row in cells:
+        for col, cell in zip(df.columns, row, strict=True):
+            blocks.add_row(Text(str(col), style="bold" if col == df.columns[0] else ""), cell)
+        blocks.add_section()
+    return blocks
 
 
 NUMBER_COLUMNS = ("deal", "first", "last", "seed")

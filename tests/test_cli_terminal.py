@@ -7,6 +7,10 @@ bar must instead fold or be narrow enough, so nothing a user reads is cut.
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -19,6 +23,7 @@ from studies.progress import RichProgress
 from studies.runner import DEFAULT_STORE
 
 WIDTH = 80
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _fits(text: str) -> None:
@@ -37,6 +42,7 @@ def _run80(*args: str) -> str:
 
 @pytest.mark.parametrize("args", [("variants",), ("strategies",), ("solve", "--deals", "62-65", "--source", "pysol")])
 def test_listing_and_solving_fit_80_columns(args):
+    """The verbs' tables fold long cells rather than cutting them."""
     out = _run80(*args)
     _fits(out)
     assert out.count("\n") > 5
@@ -49,6 +55,7 @@ def test_solve_prints_counts_with_separators():
 
 
 def test_compare_and_tournament_tables_fit_80_columns(tmp_path):
+    """Tables too wide for 80 columns are printed as one block per row, nothing cut."""
     store, common = str(tmp_path / "s"), ["-j", "1", "-q", "--deals", "40"]
     out = _run80("compare", "--variants", "bakers-dozen,dick-1883,spanish-patience", "-s", "random:home_first=true",
                  "--store", store, "--out", str(tmp_path / "c"), *common)
@@ -83,12 +90,15 @@ def test_verbs_share_one_store_and_keep_their_own_report_folders():
     assert outs == [DEFAULT_OUT, COMPARE_OUT, TOURNAMENT_OUT] and len(set(outs)) == 3
 
 
-def test_report_of_a_store_goes_beside_it_by_default(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    r = CliRunner().invoke(main, ["compare", "--variants", "bakers-dozen", "-s", "greedy", "--deals", "5", "-j", "1", "-q"])
-    assert r.exit_code == 0, r.output
+def test_default_folders_in_the_current_directory(tmp_path):
+    """compare with its defaults, then report of the default store: each in its own folder of the current
+    directory (run as a user would, in a process started there)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    for args in (["compare", "--variants", "bakers-dozen", "-s", "greedy", "--deals", "5", "-j", "1", "-q"],
+                 ["report", DEFAULT_STORE]):
+        r = subprocess.run([sys.executable, "-m", "bakers_dozen", *args], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / DEFAULT_STORE).is_dir() and (tmp_path / COMPARE_OUT / "report.html").is_file()
-    r = CliRunner().invoke(main, ["report", DEFAULT_STORE])
-    assert r.exit_code == 0, r.output
     assert (tmp_path / f"{DEFAULT_STORE}-report" / "report.html").is_file()
     assert not (tmp_path / DEFAULT_OUT).exists()
