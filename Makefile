@@ -1,6 +1,6 @@
 # The two commands of the README:
 #   make run   set up the environment and run the main job (default comparison)
-#   make test  set up the environment and run the test suite
+#   make test  set up the environment and run the whole test suite (slow checks included) on every core
 # Both are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
 
 PYTHON ?= python3
@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/bakers-dozen demo
 
+# -n auto: one pytest-xdist worker per core; --dist loadfile keeps a file's tests (and its shared fixtures) on one worker.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check sim strategies studies reports bakers_dozen tests benchmarks

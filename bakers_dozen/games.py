@@ -8,9 +8,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
 
-from bakers_dozen.options import console, deal_options, start, variant_option
+from bakers_dozen.options import console, deal_options, start, table, variant_option
 from bakers_dozen.record import game_record_json
 from sim.deals import MAX_SEED, check_strategy_seed
 from sim.rules import VARIANTS
@@ -22,12 +21,11 @@ if TYPE_CHECKING:
 @click.command()
 def variants() -> None:
     """List the preset variants."""
-    table = Table(title="Variants (bakers-dozen is the default)")
-    for col in ("name", "aliases", "fingerprint", "description"):
-        table.add_column(col)
+    out = table("Variants (bakers-dozen is the default)",
+                dict.fromkeys(("name", "aliases", "fingerprint", "description"), "left"))
     for v in VARIANTS:
-        table.add_row(v.name, ", ".join(v.aliases), v.rules.fingerprint, v.rules.description)
-    console().print(table)
+        out.add_row(v.name, ", ".join(v.aliases), v.rules.fingerprint, v.rules.description)
+    console().print(out)
 
 
 @click.command()
@@ -51,13 +49,12 @@ def strategies() -> None:
     """List the strategies and their parameters."""
     from strategies import available, broken_plugins
 
-    table = Table(title="Strategies (name:key=value,... to set parameters)")
-    for col in ("name", "version", "parameters (default; allowed)", "description"):
-        table.add_column(col)
+    out = table("Strategies (name:key=value,... to set parameters)",
+                dict.fromkeys(("name", "version", "parameters (default; allowed)", "description"), "left"))
     for name, cls in available().items():
         params = "\n".join(f"{k}={p.default}: {p.doc} ({p.allowed})" for k, p in cls.PARAMETERS.items()) or "-"
-        table.add_row(name + (" (clairvoyant)" if cls.peeks else ""), cls.version, params, cls.description)
-    console().print(table)
+        out.add_row(name + (" (clairvoyant)" if cls.peeks else ""), cls.version, params, cls.description)
+    console().print(out)
     for problem in broken_plugins():
         click.echo(f"bakers-dozen: warning: {problem}", err=True)
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
+from rich.table import Table
 
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
 from sim.position import LayoutError, parse_position
@@ -20,9 +22,26 @@ MAX_LAYOUT_CHARS = 1 << 20
 """A layout is 52 cards on a few lines; far longer text is refused before it is parsed."""
 
 
+PIPE_WIDTH = 180
+"""Columns of rich output written to a file or pipe, unless ``COLUMNS`` says otherwise."""
+
+
 def console() -> Console:
-    """Rich output; wide enough for the tables when printing to a file or pipe."""
-    return Console() if sys.stdout.isatty() else Console(width=180)
+    """Rich output: as wide as the terminal (the verbs' tables fit 80 columns); on a file or pipe
+    ``COLUMNS`` wide when that is set, else `PIPE_WIDTH`, so nothing is wrapped there."""
+    if sys.stdout.isatty():
+        return Console()
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
+
+
+def table(title: str, columns: dict[str, str]) -> Table:
+    """A rich table that never cuts a cell: on a narrow terminal (80 columns) long words fold
+    onto the next line instead of ending in '...'. ``columns``: name -> justify ("left"/"right")."""
+    out = Table(title=title, title_justify="left")
+    for name, justify in columns.items():
+        out.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    return out
 
 
 # --- shared options -----------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 from rich.table import Table
 from rich.text import Text
 
@@ -27,6 +28,9 @@ from studies.runner import DEFAULT_STORE, RunSpec, RunSummary, max_jobs
 from studies.study import default_study, run_study
 
 DEFAULT_OUT = "bakers-dozen-report"
+"""Where `demo` writes its report; `compare` and `tournament` have their own folders, so none overwrites another."""
+COMPARE_OUT = "bakers-dozen-compare"
+TOURNAMENT_OUT = "bakers-dozen-tournament"
 
 
 class StudyInputError(UserError):
@@ -37,9 +41,15 @@ JOBS = Bounded(int, 1, max_jobs)
 RUN_DEALS = Bounded(int, 1, MAX_RUN_DEALS)
 
 
-def _common(f: Callable[..., Any]) -> Callable[..., Any]:
+def _common(out: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options compare and tournament share; ``out`` is the verb's own default report folder."""
+    def options(f: Callable[..., Any]) -> Callable[..., Any]:
+        return _study_options(click.option("--out", "out_dir", default=out, show_default=True, help="Folder for the report.")(f))
+    return options
+
+
+def _study_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")(f)
-    f = click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")(f)
     f = click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True, help="Results directory.")(f)
     f = click.option("--jobs", "-j", type=JOBS, default=None,
                      help="Worker processes, at most 4 per core [default: every core].")(f)
@@ -103,16 +113,48 @@ def _print(report: Any, headings: Sequence[str]) -> None:
         shown = False
         for caption, df in section.tables:
             if wanted(caption) or wanted(section.heading):
-                table = Table(title=Text(f"{section.heading}: {caption}"), title_justify="left")
-                for col in df.columns:
-                    table.add_column(Text(str(col)), justify="left" if df[col].dtype == object else "right")
-                for row in df.itertuples(index=False):
-                    table.add_row(*(Text(str(v)) for v in row))  # Text: names like "x[face_down=1]" are not markup
-                screen.print(table)
+                screen.print(_terminal_table(Text(f"{section.heading}: {caption}"), df, screen.width))
                 shown = True
         if shown:
             for p in section.paragraphs:
                 screen.print(Text(p))
+
+
+def _terminal_table(title: Text, df: Any, width: int) -> Table:
+    """``df`` as a rich table: one row per line when that fits ``width`` columns, else one block of
+    ``column  value`` lines per row (a wide table squeezed into 80 columns breaks every word).
+    Cells fold rather than end in '...'; they are `Text`, so names like "x[face_down=1]" are not markup."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    cells = [[Text(_cell(col, v)) for col, v in zip(df.columns, row, strict=True)] for row in df.itertuples(index=False)]
+    table = Table(title=title, title_justify="left")
+    for col in df.columns:
+        table.add_column(Text(str(col)), justify="left" if df[col].dtype == object else "right", overflow="fold")
+    for row in cells:
+        table.add_row(*row)
+    probe = Console(width=10 * width)
+    if Measurement.get(probe, probe.options, table).maximum <= width:
+        return table
+    blocks = Table(title=title, title_justify="left", show_header=False)
+    blocks.add_column(overflow="fold")
+    blocks.add_column(overflow="fold")
+    for row in cells:
+        for col, cell in zip(df.columns, row, strict=True):
+            blocks.add_row(Text(str(col), style="bold" if col == df.columns[0] else ""), cell)
+        blocks.add_section()
+    return blocks
+
+
+NUMBER_COLUMNS = ("deal", "first", "last", "seed")
+"""Columns that hold numbers naming a deal or a seed: printed as typed on the command line, without separators."""
+
+
+def _cell(column: object, value: object) -> str:
+    """A table cell as the terminal shows it: counts with thousands separators ("27,139"), like the report."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool) and str(column) not in NUMBER_COLUMNS:
+        return f"{int(value):,}"
+    return str(value)
 
 
 def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_dir: str, quiet: bool, title: str,
@@ -157,7 +199,7 @@ def _variants(names: str) -> list[Any]:
               help="Comma-separated presets or .toml files; the first is the baseline.")
 @click.option("--strategy", "-s", "strategy_spec", default="heuristic", show_default=True, help="The strategy that plays them.")
 @click.option("--deals", "-n", type=RUN_DEALS, default=20_000, show_default=True, help="Deals per variant.")
-@_common
+@_common(COMPARE_OUT)
 def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
             store_dir: str, out_dir: str, quiet: bool) -> None:
     """Play one strategy under several variants on the same deals and compare them."""
@@ -172,7 +214,7 @@ def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int
 @click.option("--strategies", default="greedy,heuristic:preset=builder,heuristic:preset=balanced,heuristic", show_default=True,
               help="Strategies separated by ';' (or ',' when no strategy has parameters).")
 @click.option("--deals", "-n", type=RUN_DEALS, default=10_000, show_default=True, help="Deals each.")
-@_common
+@_common(TOURNAMENT_OUT)
 def tournament(variant: str, strategies: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
                store_dir: str, out_dir: str, quiet: bool) -> None:
     """Every strategy plays the same deals; rank them with paired tests."""
@@ -203,15 +245,18 @@ def _split_strategies(text: str) -> list[str]:
 
 @click.command()
 @click.argument("store_dir", type=click.Path(file_okay=False))
-@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")
+@click.option("--out", "out_dir", default=None,
+              help="Folder for the report [default: the store's name + '-report', e.g. bakers-dozen-store-report].")
 @click.option("--allow-mixed", is_flag=True, help="Report a variant name stored under several rule fingerprints anyway.")
-def report(store_dir: str, out_dir: str, allow_mixed: bool) -> None:
+def report(store_dir: str, out_dir: str | None, allow_mixed: bool) -> None:
     """Write the HTML and Markdown report of everything in a results store."""
     from reports.build import build
     from reports.tables import ReportError
 
     if not Path(store_dir).is_dir():
         raise ReportError(f"{store_dir} is not a directory; give a results store made by simulate, compare or demo")
+    if out_dir is None:  # its own folder, beside none of demo's, compare's or tournament's
+        out_dir = (Path(store_dir).resolve().name or "store") + "-report"
     with _damage_on_stderr():
         html, md, rep = build(store_dir, out_dir, allow_mixed=allow_mixed)
     _print(rep, ["Win rates"])
@@ -224,7 +269,7 @@ def report(store_dir: str, out_dir: str, allow_mixed: bool) -> None:
 @click.option("--slow-deals", type=RUN_DEALS, default=1_000, show_default=True,
               help="Deals per run of the slow rollout player.")
 @click.option("--jobs", "-j", type=JOBS, default=None, help="Worker processes, at most 4 per core [default: every core].")
-@click.option("--store", "store_dir", default="bakers-dozen-store", show_default=True, help="Results directory.")
+@click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True, help="Results directory.")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def demo(deals: int, slow_deals: int, jobs: int | None, store_dir: str, out_dir: str, quiet: bool) -> None:

@@ -267,23 +267,23 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         slowest = sorted(rows, key=lambda r: -r["seconds"])[:10]
         keep = {r["deal"] for r in rows if r["verdict"] != "won" or r["verified"] is False} | {r["deal"] for r in slowest}
         shown = [r for r in rows if r["deal"] in keep]
-        title += f" (undecided, lost and 10 slowest of {len(rows)})"
+        title += f" (undecided, lost and 10 slowest of {len(rows):,})"
     table = Table(title=title)
-    for col in ("deal", "verdict", "nodes", "seconds", "moves", "referee"):
-        table.add_column(col, justify="left" if col in ("verdict", "referee") else "right")
+    for col in ("deal", "verdict", "nodes", "seconds", "moves", "referee"):  # fold, never cut, on 80 columns
+        table.add_column(col, justify="left" if col in ("verdict", "referee") else "right", overflow="fold")
     for r in shown:
         check = "-" if r["verified"] is None else ("ok" if r["verified"] else "FAILED")
         table.add_row(str(r["deal"]), r["verdict"], f"{r['nodes']:,}", f"{r['seconds']:.3f}", str(r["moves"]), check)
     screen = console()
     screen.print(table)
     lines = [
-        f"deals: {s['deals']}  won: {s['won']}  lost: {s['lost']}  unknown: {s['unknown']}"
-        + (f"  error: {s['error']}" if s["error"] else ""),
+        f"deals: {s['deals']:,}  won: {s['won']:,}  lost: {s['lost']:,}  unknown: {s['unknown']:,}"
+        + (f"  error: {s['error']:,}" if s["error"] else ""),
         f"decided: {s['decided']:.2%}  won: {s['win_rate']:.2%} (95% Wilson {s['win_low']:.2%} - {s['win_high']:.2%})"
         + (f"; winnable fraction between {s['win_rate']:.2%} and {(s['won'] + s['unknown']) / s['deals']:.2%}"
            if s["unknown"] else ""),
-        f"referee: {s['verified']} of {s['won']} wins replayed and won"
-        + (f"; {s['verify_failed']} FAILED" if s["verify_failed"] else "")
+        f"referee: {s['verified']:,} of {s['won']:,} wins replayed and won"
+        + (f"; {s['verify_failed']:,} FAILED" if s["verify_failed"] else "")
         if verify else "referee: not run (--no-verify)",
         f"time per deal: mean {s['mean_seconds'] * 1000:.1f} ms, median {s['median_seconds'] * 1000:.1f} ms, "
         f"max {s['max_seconds']:.2f} s; {s['mean_nodes']:,.0f} nodes per deal, {s['nodes_per_second']:,.0f} nodes/s; "
@@ -296,6 +296,6 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         screen.print(line, highlight=False)
     if out is not None:
         write_rows(rows, out)
-        screen.print(f"wrote {len(rows)} rows to {out}", highlight=False)
+        screen.print(f"wrote {len(rows):,} rows to {out}", highlight=False)
     if s["verify_failed"]:
         sys.exit(1)

@@ -39,6 +39,10 @@ class NullProgress:
         pass
 
 
+BAR_WIDTH = 10
+"""Characters of the bar itself; the figures beside it carry the detail."""
+
+
 class RichProgress:
     """A rich progress bar on standard error.
 
@@ -58,17 +62,20 @@ class RichProgress:
 
     def start(self, total: int, done: int, wins: int, label: str) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.text import Text
 
         self._total, self._done, self._wins, self._played = total, done, wins, 0
         self._start = time.monotonic()
+        # The label on a line of its own and a short bar: the row fits an 80-column terminal even at
+        # 100,000,000 deals and a million deals/s (rich would otherwise cut the fields at the end).
+        self.console.print(Text(f"{label}: {total:,} deals" + (f" ({done:,} in the store)" if done else "")))
         self._progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=BAR_WIDTH),
             TextColumn("{task.fields[count]}"),
             TextColumn("[cyan]{task.fields[rate]}"),
             TimeElapsedColumn(),
             TextColumn("ETA {task.fields[eta]}"),
-            TextColumn("win rate [bold]{task.fields[win_rate]}"),
+            TextColumn("win [bold]{task.fields[win_rate]}"),
             console=self.console,
             transient=False,
             refresh_per_second=4,
@@ -86,10 +93,10 @@ class RichProgress:
         else:
             eta = "-:--:--"
         return {
-            "count": f"{self._done:,}/{self._total:,} deals",
-            "rate": f"{rate:,.0f} deals/s" if rate else "- deals/s",
+            "count": f"{self._done:,}/{self._total:,}",
+            "rate": f"{rate:,.0f}/s" if rate else "-/s",
             "eta": eta,
-            "win_rate": f"{self._wins / self._done:.3%}" if self._done else "-",
+            "win_rate": f"{self._wins / self._done:.2%}" if self._done else "-",
         }
 
     def advance(self, deals: int, wins: int) -> None:

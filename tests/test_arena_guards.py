@@ -231,8 +231,9 @@ SLOW_PLAYER = textwrap.dedent("""
 def test_a_real_ctrl_c_stops_the_run_as_keyboard_interrupt(swallow):
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     code = f"SWALLOW = {swallow}\n" + SLOW_PLAYER
+    # SIGINT at its default, as from a shell: pytest-xdist workers ignore it, and a child would inherit that
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
