@@ -25,12 +25,12 @@ import numpy as np
 import pandas as pd
 
 from reports import charts, front
-from reports.formats import count, deal_ranges, interval, p_clause, p_value, pct, segments, signed_interval
+from reports.formats import count, deal_ranges, interval, p_clause, p_value, pct, runs_text, segments, signed_interval
 from reports.groups import Group, find_groups, ungrouped
 from reports.losses import loss_sections
-from reports.output import check_report_dir, contained, safe_name, staged_report
+from reports.output import REPLAY_DIR, check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Links, Report, Section, to_html, to_markdown
-from reports.replays import REPLAY_DIR, Replays, upset_replays
+from reports.replays import Replays, upset_replays
 from reports.tables import ReportError, summary, tournament, variant_comparison
 from sim.deals import SOURCES
 from sim.rules import PARAMETERS, VARIANTS, Rules, find_variant, rules_from_mapping, variant_names
@@ -253,13 +253,14 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
     by_key = s.set_index("key")
     deals_of = {k: g.to_numpy(dtype=np.int64) for k, g in rows.groupby("key", sort=False, observed=True)["deal"]}
-    ranges = {k: deal_ranges(deals_of[k]) for k in s["key"]}
+    runs_of = {k: segments(deals_of[k]) for k in s["key"]}
+    ranges = {k: runs_text(runs_of[k]) for k in s["key"]}
     files = VariantFiles(work, shown)
 
     def commands(keys_: list[str], deals: np.ndarray | None) -> list[str]:
         out = []
         for k in keys_:
-            for a, b in segments(deals_of[k] if deals is None else deals):
+            for a, b in runs_of[k] if deals is None else segments(deals):
                 out.append(reproduce_command(manifests[k], a, b, files, store_path, str(by_key.loc[k, "rules_fingerprint"])))
         return list(dict.fromkeys(out))
 

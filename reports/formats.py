@@ -50,13 +50,17 @@ def p_clause(p: float) -> str:
 
 def deal_ranges(deals: Iterable[int]) -> str:
     """Deal numbers as their runs of consecutive numbers: [1, 2, 3, 7] -> "1–3, 7"."""
-    runs = segments(deals)
+    return runs_text(segments(deals))
+
+
+def runs_text(runs: list[tuple[int, int]]) -> str:
+    """(first, last) runs of deal numbers (`segments`) as text: [(1, 3), (7, 7)] -> "1–3, 7"."""
     return ", ".join(count(a) if a == b else f"{count(a)}–{count(b)}" for a, b in runs) if runs else "none"
 
 
 def segments(deals: Iterable[int]) -> list[tuple[int, int]]:
     """Deal numbers as (first, last) runs of consecutive numbers."""
-    d = np.unique(np.fromiter(deals, dtype=np.int64))
+    d = np.unique(np.asarray(deals if hasattr(deals, "__array__") else list(deals), dtype=np.int64))
     if d.size == 0:
         return []
     breaks = np.flatnonzero(np.diff(d) != 1)

@@ -30,7 +30,9 @@ from pathlib import Path
 
 from sim.errors import UserError
 
-REPORT_ITEMS = ("report.html", "report.md", "charts", "variants")
+REPLAY_DIR = "replays"
+"""The report's folder of replay pages (and of the analyses the next build reuses)."""
+REPORT_ITEMS = ("report.html", "report.md", "charts", "variants", REPLAY_DIR)
 """What a report puts in its folder; nothing else there is touched."""
 
 MAX_NAME_CHARS = 80

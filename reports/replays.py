@@ -31,14 +31,13 @@ class Replays:
     earlier: Path | None
 
 
-REPLAY_DIR = "replays"
-"""The report's folder of replay pages."""
-
 
 REPLAY_COLUMNS = ["deal", "seed", "source", "strategy", "strategy_params", "strategy_seed", "outcome", "cards_home"]
 """What a replay reads of a run's row."""
-MAX_REPLAY_MOVES = 600
+MAX_REPLAY_MOVES = 300
 """Games longer than this get no page: each position is drawn, so a page grows by about 11 KB a move."""
+REPLAYED_UPSETS = 5
+"""How many of a tournament's listed deals get replay pages (the report stays a few megabytes)."""
 ANALYSIS_BUDGET = {"nodes": 200_000, "seconds": 2.0}
 """The solver's budget per position when a replayed loss is analysed for its losing move."""
 
@@ -84,8 +83,8 @@ def write_replay(rules: Rules, key: str, row: Any, label: str, out_dir: Path, ea
 
 def upset_replays(store_path: Path, rules: Rules, ranked: pd.DataFrame, outcomes: pd.DataFrame, deals: list[int],
                   out_dir: Path, earlier: Path | None = None) -> dict[int, list[tuple[str, Path]]]:
-    """For each of ``deals``, the replay pages of the highest-ranked strategy that lost it and of the
-    highest-ranked that won it, as (what, page) pairs.
+    """For the first `REPLAYED_UPSETS` of ``deals``, the replay page of the highest-ranked strategy that lost
+    the deal, its losing move marked by the solver, as (what, page) pairs.
 
     ``ranked`` has one row per run in ranking order (``key``, ``strategy``); ``outcomes`` the
     group's rows (``key``, ``deal``, ``outcome``). A game that cannot be shown is left out.
@@ -93,19 +92,15 @@ def upset_replays(store_path: Path, rules: Rules, ranked: pd.DataFrame, outcomes
     from studies.store import read_store
 
     pages: dict[int, list[tuple[str, Path]]] = {}
-    for deal in deals:
+    for deal in deals[:REPLAYED_UPSETS]:
         on_deal = outcomes[outcomes["deal"] == deal]
         won = dict(zip(on_deal["key"].astype(str), on_deal["outcome"].astype(str) == "won", strict=True))
-        picks = []
-        for wanted, what in ((False, "lost"), (True, "won")):
-            top = next((r for r in ranked.itertuples() if won.get(str(r.key), not wanted) == wanted), None)
-            if top is not None:
-                picks.append((str(top.key), f"{top.strategy} ({what})"))
-        for key, label in picks:
-            row = read_store(store_path, key=key, deals=(deal, deal), columns=REPLAY_COLUMNS)
-            if row.empty:
-                continue
-            page = write_replay(rules, key, next(row.itertuples()), label, out_dir, earlier)
-            if page is not None:
-                pages.setdefault(deal, []).append((label, page))
+        top = next((r for r in ranked.itertuples() if not won.get(str(r.key), True)), None)
+        if top is None:
+            continue
+        row = read_store(store_path, key=str(top.key), deals=(deal, deal), columns=REPLAY_COLUMNS)
+        label = f"{top.strategy} (lost)"
+        page = None if row.empty else write_replay(rules, str(top.key), next(row.itertuples()), label, out_dir, earlier)
+        if page is not None:
+            pages[deal] = [(label, page)]
     return pages
