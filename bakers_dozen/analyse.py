@@ -15,23 +15,10 @@ import click
 
 from bakers_dozen.limits import MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from bakers_dozen.options import deal_options, start, variant_option
-from bakers_dozen.record import MAX_RECORD_CHARS, RecordError, _record_rules, _record_start, load_record
-from sim.position import Position
-from sim.rules import Rules
+from bakers_dozen.record import read_game
 
 MOVES_PER_LINE = 10
 """How many moves of a winning line the text output shows."""
-
-
-def read_game(record_file: Any) -> tuple[dict[str, Any], Rules, Position]:
-    """A `play --json` record file: the record, its rules and its start position (refused in one line if unreadable)."""
-    try:
-        text = record_file.read(MAX_RECORD_CHARS + 1)
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{record_file.name} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
-    record = load_record(text, record_file.name)
-    rules = _record_rules(record)
-    return record, rules, _record_start(record, rules)
 
 
 def split_moves(text: str) -> list[str]:

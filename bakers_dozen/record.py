@@ -235,6 +235,17 @@ def _play_mismatches(record: dict[str, Any], rules: Rules, verdict: Any) -> list
     return out
 
 
+def read_game(record_file: Any) -> tuple[dict[str, Any], Rules, Position]:
+    """A `play --json` record file: the record, its rules and its start position (refused in one line if unreadable)."""
+    try:
+        text = record_file.read(MAX_RECORD_CHARS + 1)
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{record_file.name} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    record = load_record(text, record_file.name)
+    rules = _record_rules(record)
+    return record, rules, _record_start(record, rules)
+
+
 @click.command()
 @click.argument("record_file", type=click.File("r", encoding="utf-8"))
 def verify(record_file: Any) -> None:
@@ -247,13 +258,7 @@ def verify(record_file: Any) -> None:
     """
     from sim.referee import replay
 
-    try:
-        text = record_file.read(MAX_RECORD_CHARS + 1)
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{record_file.name} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
-    record = load_record(text, record_file.name)
-    rules = _record_rules(record)
-    start = _record_start(record, rules)
+    record, rules, start = read_game(record_file)
     false = _start_mismatches(record, rules, start)
     try:
         verdict = replay(rules, start, record["moves"])

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from bakers_dozen.analyse import read_game
 from bakers_dozen.limits import MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded
+from bakers_dozen.record import read_game
 from reports.output import check_output_file, write_file_atomically
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -32,6 +34,20 @@ EXIT_FAULT = 1
 EXIT_INTERRUPTED = 130
 FAULTS = (StoreFullError, WorkersDiedError)
 """Errors that stop a run part way with its finished chunks saved: exit `EXIT_FAULT`, not 2."""
+
+
+@contextmanager
+def run_exits() -> Iterator[None]:
+    """Say how a run that stopped part way ended, and exit: interrupted (resume with the same command, exit
+    `EXIT_INTERRUPTED`) or a fault such as a full disk (exit `EXIT_FAULT`); the store keeps every finished chunk."""
+    try:
+        yield
+    except RunInterrupted as exc:
+        click.echo(f"bakers-dozen: {exc}; run the same command again to resume", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except FAULTS as exc:
+        click.echo(f"bakers-dozen: error: {exc}", err=True)
+        sys.exit(EXIT_FAULT)
 
 
 class Whole(click.ParamType):
@@ -128,15 +144,9 @@ def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int
         raise RunnerError("--scheduler is for --backend dask; add --backend dask or drop --scheduler")
     rules = resolve_variant(variant)
     spec = RunSpec(rules, strategy_spec, deals, first, seed, source, strategy_seed, tier)
-    try:
+    with run_exits():
         summary = run(spec, store_dir, jobs=jobs, chunk=chunk, backend=backend, scheduler=scheduler, force=force,
                       progress=make_progress(quiet), command=sys.argv, deal_timeout=deal_timeout, verify=verify)
-    except RunInterrupted as exc:
-        click.echo(f"bakers-dozen: {exc}; run the same command again to resume", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except FAULTS as exc:
-        click.echo(f"bakers-dozen: error: {exc}", err=True)
-        sys.exit(EXIT_FAULT)
     if as_json:
         click.echo(json.dumps(summary.to_json()))
     else:

@@ -23,12 +23,12 @@ import click
 import numpy as np
 
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
-from bakers_dozen.simulate import EXIT_FAULT, EXIT_INTERRUPTED, FAULTS
+from bakers_dozen.simulate import run_exits
 from sim.deals import MAX_SEED
 from sim.errors import UserError
 from sim.rules import PARAMETERS, Rules, resolve_variant
 from studies.progress import Progress
-from studies.runner import DEFAULT_STORE, MAX_CHUNK, REJECTED, RunInterrupted, RunSpec, RunSummary, max_jobs, run
+from studies.runner import DEFAULT_STORE, MAX_CHUNK, REJECTED, RunSpec, RunSummary, max_jobs, run
 
 
 class SolveInputError(UserError):
@@ -248,15 +248,9 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         raise SolveInputError(f"--tt-mb {strategy.params['tt_mb']:g} with {workers} job(s) needs {tables:,.0f} MiB of "
                               f"tables; this machine has {memory_mib():,.0f} MiB: lower --tt-mb or --jobs")
 
-    try:
+    with run_exits():
         rows, result = solve_deals(rules, params, first, last, seed, source, store=store_dir, jobs=jobs, chunk=chunk,
                                    verify=verify, force=force, progress=make_progress(quiet), command=sys.argv)
-    except RunInterrupted as exc:
-        click.echo(f"bakers-dozen: {exc}; run the same command again to resume", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except FAULTS as exc:
-        click.echo(f"bakers-dozen: error: {exc}", err=True)
-        sys.exit(EXIT_FAULT)
     s = summary(rows)
 
     where = f"deals {first}-{last}, source {source}" + (f", seed {seed}" if source == "default" else "")
