@@ -868,7 +868,9 @@ def run(
                                  verify=verify)
             manifest_path = st.write_manifest(key, manifest)
             chunker = Chunker(todo, n_jobs, compiled, chunk)
-            writer = st if backend != "dask" else None  # dask workers may not see this disk: the main process writes
+            # Workers write their chunks themselves, through an absolute path: a reused worker process keeps the
+            # working folder it started in. Dask workers may not see this disk: there the main process writes.
+            writer = Store(st.path.absolute()) if backend != "dask" else None
             watchdog = None
             if deal_timeout is not None and backend == "loky":
                 st.tasks_dir(key, create=True)

@@ -355,3 +355,18 @@ def test_main_process_memory_stays_flat(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600, check=True)
     deals, rss_kib = map(int, out.stdout.split())
     assert deals == 2_000_000 and rss_kib < 500 * 1024
+
+
+def test_a_relative_store_is_the_callers_folder_even_for_workers_started_elsewhere(tmp_path, monkeypatch):
+    """Worker processes are kept between runs and keep the folder they started in; a relative store path
+    must still mean the caller's folder at the time of the run (a notebook or test that changes folder)."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    monkeypatch.chdir(first)
+    assert R._executor(1).submit(os.getcwd).result() == str(first)  # the kept pool's worker starts here
+    monkeypatch.chdir(second)
+    summary = run(RunSpec(find_variant("bakers-dozen"), "greedy", 40), "s", jobs=1)
+    assert summary.played == 40
+    assert len(read_store(second / "s", strategy="greedy")) == 40
+    assert not (first / "s").exists()
