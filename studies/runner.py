@@ -49,6 +49,7 @@ claimed win it rejects is stored as outcome ``error`` with the referee's reason.
 from __future__ import annotations
 
 import atexit
+import copy
 import json
 import math
 import os
@@ -870,7 +871,10 @@ def run(
             chunker = Chunker(todo, n_jobs, compiled, chunk)
             # Workers write their chunks themselves, through an absolute path: a reused worker process keeps the
             # working folder it started in. Dask workers may not see this disk: there the main process writes.
-            writer = Store(st.path.absolute()) if backend != "dask" else None
+            writer = None
+            if backend != "dask":
+                writer = copy.copy(st)
+                writer.path = st.path.absolute()
             watchdog = None
             if deal_timeout is not None and backend == "loky":
                 st.tasks_dir(key, create=True)
