@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import numba as nb
@@ -78,7 +79,9 @@ def test_a_second_process_loads_the_loop_from_the_cache(kind: str, tmp_path: Pat
     if kind == "plugin":  # a policy no process has compiled: the first process must compile, the second not
         (tmp_path / "cachepkg").mkdir()
         (tmp_path / "cachepkg" / "__init__.py").write_text("")
-        (tmp_path / "cachepkg" / "plug.py").write_text(PLUGIN.format(tag=tmp_path.name))
+        # a tag no earlier session used: the loop's cache file is named by the module's text, and tmp_path's
+        # name repeats from one pytest session to the next on the same machine
+        (tmp_path / "cachepkg" / "plug.py").write_text(PLUGIN.format(tag=uuid.uuid4().hex))
         spec = "cachepkg.plug:HomeOrFirst"
     else:  # the machine's cache may be warm already: then both load
         spec = "greedy"
