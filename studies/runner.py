@@ -37,9 +37,12 @@ and start, in ``<key>/.tasks/``; numba compiling does not count), kills a worker
 whose chunk runs far past its deals' limit (`stall_limit`), and replays that
 chunk in smaller pieces until the stuck deal is alone, which it then records as
 a timeout without playing it again (on dask only the limit inside the worker
-applies). Play always happens in worker processes (even with one job), so
-Ctrl-C stops a run at once whatever the strategy does; workers ignore SIGINT
-and die with the main process.
+applies). Play happens in worker processes (even with one job), so Ctrl-C
+stops a run at once whatever the strategy does; workers ignore SIGINT and die
+with the main process. The one exception is a run small enough for one worker
+and one chunk of a built-in strategy with no deal time limit (`plays_in_process`:
+e.g. ``solve`` of one deal): it plays in a thread of the main process, which
+answers sooner than starting a worker and loading the compiled code there.
 
 Wins are replayed by the independent referee before they are stored when
 ``verify`` is on (by default for plug-in strategies, not for built-ins): a
@@ -374,10 +377,15 @@ def play_chunk(task: ChunkTask) -> ChunkResult:
     return ChunkResult(task.first, task.last, counts, home, time.perf_counter() - start, table)
 
 
+_WARMED: set[tuple[Rules, str, bool]] = set()
+"""(rules, strategy spec, compiled) that `warm_up` has readied in this process: a worker needs it once."""
+
+
 def _preload(task: ChunkTask) -> None:
     """Load the chunk's strategy and compiled loop before its note starts the watchdog's clock: loading
-    numba's cache is not playing (compiling is reported as such by numba's events; loading has none). A
-    failure here is left for the chunk itself to meet and report."""
+    numba's cache is not playing (compiling is reported as such by numba's events; loading has none).
+    Once per process and run settings (later chunks find them loaded). A failure here is left for the
+    chunk itself to meet and report."""
     try:
         warm_up(task.rules, task.strategy, task.tier != "python")
     except Exception:  # noqa: BLE001, S110 - reported by chunk_table, which meets it again
@@ -643,9 +651,12 @@ def warm_up(rules: Rules, strategy: str, compiled: bool) -> None:
     failure here shows again, and is reported, in the chunk that meets it."""
     from strategies.batch import prepare
 
+    if (rules, strategy, compiled) in _WARMED:
+        return
     loaded = _strategy(strategy)
     if compiled:
         prepare(rules, loaded)
+    _WARMED.add((rules, strategy, compiled))
 
 
 def _warm(spec: RunSpec, compiled: bool, jobs: int) -> None:
@@ -671,10 +682,14 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
             watchdog: _Watchdog | None = None) -> Iterator[ChunkResult]:
     """Run ``tasks`` (pulled lazily, as workers free up); yield results as they finish, in any order.
 
-    loky: always in worker processes, even for one job, so that the main process stays free to
+    loky: in worker processes, even for one job, so that the main process stays free to
     take Ctrl-C and to watch for stuck chunks (``watchdog``); whatever ends this generator early
-    (Ctrl-C, a failure, the caller stopping) kills the workers at once.
+    (Ctrl-C, a failure, the caller stopping) kills the workers at once. ``here`` (`plays_in_process`):
+    one at a time in a thread of this process (`_stream_here`).
     """
+    if backend == "here":
+        yield from _stream_here(tasks)
+        return
     if backend == "dask":
         from joblib import Parallel, delayed, parallel_config
 
@@ -704,6 +719,58 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
         _POOL.pop(jobs, None)
         executor.shutdown(wait=True, kill_workers=True)
         raise
+
+
+def plays_in_process(spec: RunSpec, strategy: Any, compiled: bool, jobs: int | None, chunk: int | None,
+                     backend: str, deal_timeout: float | None) -> bool:
+    """Whether ``spec`` plays in this process, with no worker pool: a loky run of a built-in strategy,
+    with no deal time limit, whose deals fit in one smallest adaptive chunk (`CHUNK_BOUNDS`), so that
+    the pool would have had one worker and one chunk anyway (e.g. ``solve`` or ``simulate`` of one deal).
+    Starting a worker and loading the strategy's compiled code there again costs more than such a run.
+
+    Why no watchdog is needed: every built-in ends each deal on its own (the game loops stop after
+    `sim.engine.NO_PROGRESS_LIMIT` moves without progress, the searches within their node and seconds
+    budgets), and with no deal time limit there is no limit to enforce. Plug-ins, which may not end,
+    and runs with a limit go to workers. Ctrl-C still stops such a run at once (`_stream_here`).
+    """
+    if backend != "loky" or deal_timeout is not None:
+        return False
+    from joblib import cpu_count
+
+    from strategies import is_builtin
+
+    if spec.deals > CHUNK_BOUNDS[compiled][0] or not is_builtin(strategy):
+        return False
+    return min(jobs or cpu_count(), _useful_jobs(_whole(spec, chunk), chunk, compiled)) == 1
+
+
+def _whole(spec: RunSpec, chunk: int | None) -> list[tuple[int, int]]:
+    """The deal ranges of ``spec`` as `run` plans them on an empty store (fixed chunks, or one adaptive range)."""
+    return plan_chunks(spec.first, spec.last, [], chunk) if chunk else [(spec.first, spec.last)]
+
+
+def _stream_here(tasks: Iterable[ChunkTask]) -> Iterator[ChunkResult]:
+    """Play ``tasks`` one by one in this process, each in a daemon thread that the main thread waits for
+    in short steps, so that Ctrl-C interrupts the wait at once (the compiled loops release the GIL, and a
+    Python-tier strategy never sees the interrupt, as in a worker). An abandoned chunk cannot land in the
+    store afterwards: the run lets go of its key as it stops, and a chunk is written only while its run
+    holds the key (`studies.store.Store.write_chunk`); the thread dies with the process."""
+    for task in tasks:
+        box: list[ChunkResult | BaseException] = []
+
+        def play(task: ChunkTask = task, box: list[ChunkResult | BaseException] = box) -> None:
+            try:
+                box.append(play_chunk(task))
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+                box.append(exc)
+
+        thread = threading.Thread(target=play, name=f"bakers-dozen chunk {task.first}", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(WATCH_INTERVAL)
+        if isinstance(box[0], BaseException):
+            raise box[0]
+        yield box[0]
 
 
 class _Watchdog:
@@ -825,10 +892,11 @@ def run(
     started = time.time()
     deal_timeout = check_deal_timeout(deal_timeout)
     strategy, compiled = _check(spec, jobs, chunk, backend)
-    if backend == "loky":  # the same count as below unless the store holds part of the run already
+    here = plays_in_process(spec, strategy, compiled, jobs, chunk, backend, deal_timeout)
+    if backend == "loky" and not here:  # the same count as below unless the store holds part of the run already
         from joblib import cpu_count
 
-        _warm(spec, compiled, min(jobs or cpu_count(), _useful_jobs([(spec.first, spec.last)], chunk, compiled)))
+        _warm(spec, compiled, min(jobs or cpu_count(), _useful_jobs(_whole(spec, chunk), chunk, compiled)))
     verify = not is_builtin(strategy) if verify is None else bool(verify)
     st = store if isinstance(store, Store) else Store.open(store, create=True)
     labels = run_labels(spec, strategy)
@@ -866,7 +934,7 @@ def run(
             n_jobs = summary.jobs = min(n_jobs, _useful_jobs(todo, chunk, compiled))
             manifest = _manifest(spec, labels, strategy, started, run_id, command, jobs=n_jobs, chunk=chunk or "adaptive",
                                  backend=backend, scheduler=scheduler, force=force, deal_timeout=deal_timeout,
-                                 verify=verify)
+                                 verify=verify, in_process=here)
             manifest_path = st.write_manifest(key, manifest)
             chunker = Chunker(todo, n_jobs, compiled, chunk)
             # Workers write their chunks themselves, through an absolute path: a reused worker process keeps the
@@ -894,8 +962,8 @@ def run(
                 progress.note(f"[yellow]{escape(line)}")
             t0 = time.perf_counter()
             try:
-                _play_all(chunker, make_task, st, key, n_jobs, backend, client, played, written, progress, retries,
-                          summary, watchdog)
+                _play_all(chunker, make_task, st, key, n_jobs, "here" if here else backend, client, played, written,
+                          progress, retries, summary, watchdog)
             except StoreError as exc:
                 progress.stop()
                 saved = _saved(st, key, spec.first, spec.last)

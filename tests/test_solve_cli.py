@@ -112,3 +112,28 @@ def test_kill_9_of_a_solve_then_the_same_command_finishes_it(tmp_path):
     assert _stored_deals(store) == list(range(1, 20_001))
     frame = pd.read_csv(out)
     assert frame["deal"].tolist() == list(range(1, 20_001))
+
+
+def test_a_solve_of_a_few_deals_plays_in_this_process_with_the_rows_a_worker_gives(tmp_path, monkeypatch):
+    import studies.runner as R
+    from studies.store import read_store
+
+    def in_process(result) -> bool:
+        return Store(result.store).read_manifests(result.key)[0][-1]["parameters"]["in_process"]
+
+    here_rows, here = solve_deals(BD, {}, 10, 13, store=tmp_path / "here")
+    assert in_process(here)
+    with monkeypatch.context() as m:
+        m.setattr(R, "plays_in_process", lambda *args: False)
+        pool_rows, pool = solve_deals(BD, {}, 10, 13, store=tmp_path / "pool")
+    assert not in_process(pool) and here.key == pool.key
+    same = ["deal", "verdict", "nodes", "moves", "verified", "strategy"]
+    assert [[r[c] for c in same] for r in here_rows] == [[r[c] for c in same] for r in pool_rows]
+    columns = ["deal", "outcome", "termination", "cards_home", "moves", "nodes", "win_moves", "error"]
+    a = read_store(tmp_path / "here", columns=columns).drop(columns="key")
+    b = read_store(tmp_path / "pool", columns=columns).drop(columns="key")
+    pd.testing.assert_frame_equal(a, b)
+    rows, resumed = solve_deals(BD, {}, 10, 14, store=tmp_path / "here")  # resumes: only deal 14 is solved
+    assert (resumed.reused, resumed.played) == (4, 1) and in_process(resumed)
+    assert [r["deal"] for r in rows] == [10, 11, 12, 13, 14]
+    assert [[r[c] for c in same] for r in rows[:4]] == [[r[c] for c in same] for r in here_rows]

@@ -1,0 +1,48 @@
+"""Which runs play in the main process (`studies.runner.plays_in_process`), and a worker readies its strategy once."""
+
+from __future__ import annotations
+
+import pytest
+
+import studies.runner as R
+from sim.rules import Rules
+from strategies import load_strategy
+
+
+@pytest.mark.parametrize(("deals", "jobs", "chunk", "backend", "timeout", "here"), [
+    (1, None, None, "loky", None, True),
+    (100, None, None, "loky", None, True),  # one smallest compiled chunk
+    (101, None, None, "loky", None, False),
+    (3, None, 1, "loky", None, False),  # three chunks could play at once
+    (3, 1, 1, "loky", None, True),  # ... but one job plays them one by one anyway
+    (1, None, None, "dask", None, False),
+    (1, None, None, "loky", 5.0, False),  # a deal time limit needs the watchdog
+])
+def test_small_runs_of_built_ins_play_in_process(deals, jobs, chunk, backend, timeout, here):
+    spec = R.RunSpec(Rules(), "greedy", deals)
+    assert R.plays_in_process(spec, load_strategy("greedy"), True, jobs, chunk, backend, timeout) is here
+
+
+def test_a_python_tier_run_plays_in_process_up_to_its_smallest_chunk():
+    greedy = load_strategy("greedy")
+    assert R.plays_in_process(R.RunSpec(Rules(), "greedy", 5, tier="python"), greedy, False, None, None, "loky", None)
+    assert not R.plays_in_process(R.RunSpec(Rules(), "greedy", 6, tier="python"), greedy, False, None, None, "loky", None)
+
+
+def test_a_plug_in_never_plays_in_process():
+    class Plugin(type(load_strategy("greedy"))):
+        pass
+
+    assert not R.plays_in_process(R.RunSpec(Rules(), "x", 1), Plugin(), True, None, None, "loky", None)
+
+
+def test_a_worker_readies_a_strategy_once_not_per_chunk(monkeypatch):
+    import strategies.batch as B
+
+    calls: list[str] = []
+    monkeypatch.setattr(B, "prepare", lambda rules, strategy: calls.append(strategy.name))
+    monkeypatch.setattr(R, "_WARMED", set())
+    for _ in range(3):
+        R.warm_up(Rules(), "greedy", True)
+    R.warm_up(Rules(), "heuristic", True)
+    assert calls == ["greedy", "heuristic"]
