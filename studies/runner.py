@@ -39,10 +39,10 @@ chunk in smaller pieces until the stuck deal is alone, which it then records as
 a timeout without playing it again (on dask only the limit inside the worker
 applies). Play happens in worker processes (even with one job), so Ctrl-C
 stops a run at once whatever the strategy does; workers ignore SIGINT and die
-with the main process. The one exception is a run small enough for one worker
-and one chunk of a built-in strategy with no deal time limit (`plays_in_process`:
-e.g. ``solve`` of one deal): it plays in a thread of the main process, which
-answers sooner than starting a worker and loading the compiled code there.
+with the main process. The exception is a run that would have one worker, of a
+built-in strategy with no deal time limit (`plays_in_process`: ``--jobs 1``, or
+``solve`` of one deal): it plays its chunks in a thread of the main process,
+which answers sooner than starting a worker and loading the compiled code there.
 
 Wins are replayed by the independent referee before they are stored when
 ``verify`` is on (by default for plug-in strategies, not for built-ins): a
@@ -723,15 +723,16 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
 
 def plays_in_process(spec: RunSpec, strategy: Any, compiled: bool, jobs: int | None, chunk: int | None,
                      backend: str, deal_timeout: float | None) -> bool:
-    """Whether ``spec`` plays in this process, with no worker pool: a loky run of a built-in strategy,
-    with no deal time limit, whose deals fit in one smallest adaptive chunk (`CHUNK_BOUNDS`), so that
-    the pool would have had one worker and one chunk anyway (e.g. ``solve`` or ``simulate`` of one deal).
-    Starting a worker and loading the strategy's compiled code there again costs more than such a run.
+    """Whether ``spec`` plays in this process, with no worker pool: a loky run of a built-in strategy, with
+    no deal time limit, that would have one worker (one job asked for, one core, or deals that fit in one
+    smallest adaptive chunk (`CHUNK_BOUNDS`), e.g. ``solve`` of one deal). Such a pool would play the
+    chunks one after another all the same; starting its worker and loading the strategy's compiled code
+    there again only delays the answer (about a second on a 2-core machine).
 
-    Why no watchdog is needed: every built-in ends each deal on its own (the game loops stop after
-    `sim.engine.NO_PROGRESS_LIMIT` moves without progress, the searches within their node and seconds
-    budgets), and with no deal time limit there is no limit to enforce. Plug-ins, which may not end,
-    and runs with a limit go to workers. Ctrl-C still stops such a run at once (`_stream_here`).
+    Why no watchdog is needed: there is one only with a deal time limit, and every built-in ends each
+    deal on its own (the game loops stop after `sim.engine.NO_PROGRESS_LIMIT` moves without progress,
+    the searches within their node and seconds budgets). Plug-ins, which may hang or crash their
+    process, and runs with a limit go to workers. Ctrl-C still stops such a run at once (`_stream_here`).
     """
     if backend != "loky" or deal_timeout is not None:
         return False
@@ -739,9 +740,7 @@ def plays_in_process(spec: RunSpec, strategy: Any, compiled: bool, jobs: int | N
 
     from strategies import is_builtin
 
-    if spec.deals > CHUNK_BOUNDS[compiled][0] or not is_builtin(strategy):
-        return False
-    return min(jobs or cpu_count(), _useful_jobs(_whole(spec, chunk), chunk, compiled)) == 1
+    return is_builtin(strategy) and min(jobs or cpu_count(), _useful_jobs(_whole(spec, chunk), chunk, compiled)) == 1
 
 
 def _whole(spec: RunSpec, chunk: int | None) -> list[tuple[int, int]]:

@@ -15,15 +15,23 @@ from strategies import load_strategy
     (101, None, None, "loky", None, False),
     (3, None, 1, "loky", None, False),  # three chunks could play at once
     (3, 1, 1, "loky", None, True),  # ... but one job plays them one by one anyway
+    (10**6, 1, None, "loky", None, True),
+    (10**6, 2, None, "loky", None, False),
     (1, None, None, "dask", None, False),
     (1, None, None, "loky", 5.0, False),  # a deal time limit needs the watchdog
 ])
-def test_small_runs_of_built_ins_play_in_process(deals, jobs, chunk, backend, timeout, here):
+def test_runs_of_built_ins_with_one_worker_play_in_process(deals, jobs, chunk, backend, timeout, here, monkeypatch):
+    import joblib
+
+    monkeypatch.setattr(joblib, "cpu_count", lambda: 2)
     spec = R.RunSpec(Rules(), "greedy", deals)
     assert R.plays_in_process(spec, load_strategy("greedy"), True, jobs, chunk, backend, timeout) is here
 
 
-def test_a_python_tier_run_plays_in_process_up_to_its_smallest_chunk():
+def test_a_python_tier_run_plays_in_process_up_to_its_smallest_chunk(monkeypatch):
+    import joblib
+
+    monkeypatch.setattr(joblib, "cpu_count", lambda: 2)
     greedy = load_strategy("greedy")
     assert R.plays_in_process(R.RunSpec(Rules(), "greedy", 5, tier="python"), greedy, False, None, None, "loky", None)
     assert not R.plays_in_process(R.RunSpec(Rules(), "greedy", 6, tier="python"), greedy, False, None, None, "loky", None)
