@@ -140,16 +140,17 @@ def _digest(module_name: str) -> str:
     return h.hexdigest()[:20]
 
 
-def _write_once(path: Path, text: str) -> None:
-    """Create ``path`` with ``text`` unless it exists; atomic, so racing processes never see half a file
-    (and a file once written keeps its timestamp, which numba's cache checks)."""
+def _write_once(path: Path, text: Callable[[], str]) -> None:
+    """Create ``path`` with ``text()`` unless it exists (the text is made only then: it parses the engine's
+    source); atomic, so racing processes never see half a file (and a file once written keeps its
+    timestamp, which numba's cache checks)."""
     if path.exists():
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".py")
     try:
         with os.fdopen(fd, "w") as out:
-            out.write(text)
+            out.write(text())
         os.chmod(tmp, 0o644)  # like any source file (mkstemp makes it private)
         try:
             os.link(tmp, path)  # fails if another process got there first: keep its file
@@ -207,7 +208,7 @@ def loops_for(function: Any) -> Loops:
         stem = f"loop_{name}_{key}"
         path = loop_folder() / f"{stem}.py"
         try:
-            _write_once(path, _source(module_name, name))
+            _write_once(path, functools.partial(_source, module_name, name))
             generated = _load(path, f"_bakers_dozen_{stem}")
             loops = Loops(generated.play_game, generated.play_deals)
         except (OSError, ImportError):  # a folder that cannot be written, a policy module not importable by name
