@@ -54,3 +54,24 @@ def test_a_worker_readies_a_strategy_once_not_per_chunk(monkeypatch):
         R.warm_up(Rules(), "greedy", True)
     R.warm_up(Rules(), "heuristic", True)
     assert calls == ["greedy", "heuristic"]
+
+
+def test_a_run_with_one_worker_starts_no_pool_and_stores_its_rows(tmp_path, monkeypatch):
+    from studies.store import read_store
+
+    def no_pool(jobs):
+        raise AssertionError("a worker pool was started")
+
+    monkeypatch.setattr(R, "_executor", no_pool)
+    s = R.run(R.RunSpec(Rules(), "greedy", 1000), tmp_path, jobs=1, chunk=300)
+    assert s.played == 1000 and s.chunks_played == 4
+    assert read_store(tmp_path)["deal"].tolist() == list(range(1, 1001))
+
+
+def test_a_failure_in_the_playing_thread_reaches_the_caller(tmp_path, monkeypatch):
+    def broken(task):
+        raise RuntimeError("a bug in a built-in")
+
+    monkeypatch.setattr(R, "chunk_table", broken)
+    with pytest.raises(RuntimeError, match="a bug in a built-in"):
+        R.run(R.RunSpec(Rules(), "greedy", 10), tmp_path, jobs=1)
