@@ -875,7 +875,8 @@ def run(
 
     ``jobs``: worker processes (default: every core; with ``dask``, every thread of the
     cluster; at most `max_jobs` with loky, the cluster's threads with dask; never more than
-    there are chunks to play). ``chunk``: deals per task (default: adaptive, see `Chunker`).
+    there are chunks to play; a run that would have one worker plays in this process when
+    `plays_in_process` allows). ``chunk``: deals per task (default: adaptive, see `Chunker`).
     ``deal_timeout``: seconds a deal may take before it ends as ``unknown`` / ``timeout``
     (None: no limit). ``verify``: replay every win with the referee before storing it
     (None: on for plug-in strategies, off for built-ins).
