@@ -893,7 +893,9 @@ def run(
     deal_timeout = check_deal_timeout(deal_timeout)
     strategy, compiled = _check(spec, jobs, chunk, backend)
     here = plays_in_process(spec, strategy, compiled, jobs, chunk, backend, deal_timeout)
-    if backend == "loky" and not here:  # the same count as below unless the store holds part of the run already
+    if here:  # the chunks play here: with the strategy just loaded (as a worker keeps its own between chunks)
+        _STRATEGIES.setdefault(spec.strategy, strategy)
+    elif backend == "loky":  # the same count as below unless the store holds part of the run already
         from joblib import cpu_count
 
         _warm(spec, compiled, min(jobs or cpu_count(), _useful_jobs(_whole(spec, chunk), chunk, compiled)))
