@@ -37,9 +37,9 @@ and start, in ``<key>/.tasks/``; numba compiling does not count), kills a worker
 whose chunk runs far past its deals' limit (`stall_limit`), and replays that
 chunk in smaller pieces until the stuck deal is alone, which it then records as
 a timeout without playing it again (on dask only the limit inside the worker
-applies). Play happens in worker processes (even with one job), so Ctrl-C
-stops a run at once whatever the strategy does; workers ignore SIGINT and die
-with the main process. The exception is a run that would have one worker, of a
+applies). Play happens in worker processes, so Ctrl-C stops a run at once
+whatever the strategy does; workers ignore SIGINT and die with the main
+process. The exception is a run that would have one worker, of a
 built-in strategy with no deal time limit (`plays_in_process`: ``--jobs 1``, or
 ``solve`` of one deal): it plays its chunks in a thread of the main process,
 which answers sooner than starting a worker and loading the compiled code there.
@@ -682,7 +682,7 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
             watchdog: _Watchdog | None = None) -> Iterator[ChunkResult]:
     """Run ``tasks`` (pulled lazily, as workers free up); yield results as they finish, in any order.
 
-    loky: in worker processes, even for one job, so that the main process stays free to
+    loky: in worker processes, so that the main process stays free to
     take Ctrl-C and to watch for stuck chunks (``watchdog``); whatever ends this generator early
     (Ctrl-C, a failure, the caller stopping) kills the workers at once. ``here`` (`plays_in_process`):
     one at a time in a thread of this process (`_stream_here`).
