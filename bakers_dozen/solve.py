@@ -6,9 +6,11 @@ deal; writes the rows to a CSV or Parquet file.
 
 The deals run through the runner (`studies.runner.run`) like any strategy: the
 solver with the given parameters is the run's strategy (its parameters are in
-the run key), chunks go to worker processes and into the store as they finish,
-so a killed or interrupted solve loses only the chunks in flight and the same
-command resumes; the rows are then read back from the store. PySol's numbering
+the run key), chunks go to worker processes (a solve of a few deals, or with
+``--jobs 1``, plays in this process: `studies.runner.plays_in_process`) and into
+the store as they finish, so a killed or interrupted solve loses only the chunks
+in flight and the same command resumes; the rows are then read back from the
+store (with pyarrow: pandas would cost a one-deal solve a third of a second). PySol's numbering
 comes from the runner's deal sources.
 """
 
