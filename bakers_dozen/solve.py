@@ -10,7 +10,7 @@ the run key), chunks go to worker processes (a solve of a few deals, or with
 ``--jobs 1``, plays in this process: `studies.runner.plays_in_process`) and into
 the store as they finish, so a killed or interrupted solve loses only the chunks
 in flight and the same command resumes; the rows are then read back from the
-store (with pyarrow: pandas would cost a one-deal solve a third of a second). PySol's numbering
+store. PySol's numbering
 comes from the runner's deal sources.
 """
 
@@ -100,46 +100,26 @@ def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, see
 
 def store_rows(rules: Rules, result: RunSummary, verify: bool) -> list[dict[str, Any]]:
     """The solve rows (`COLUMNS`) of a finished run, read from its store."""
-    from studies.store import Store
+    from studies.store import Store, read_store
 
-    store = Store.open(result.store, create=False)
+    last = result.first + result.deals - 1
     recheck = verify and not all(m.get("parameters", {}).get("verify") is True
-                                 for m in store.read_manifests(result.key)[0])
+                                 for m in Store.open(result.store, create=False).read_manifests(result.key)[0])
     columns = ["deal", "outcome", "nodes", "micros", "moves", "error"] + (["win_moves"] if recheck else [])
+    frame = read_store(result.store, key=result.key, deals=(result.first, last), columns=columns)
     rows = []
-    for r in _run_rows(store, result, columns):
+    for r in frame.itertuples(index=False):
         verified: bool | None = None
-        if verify and r["outcome"] == "won":
-            verified = _replayed(rules, result, r["deal"], r["win_moves"]) if recheck else True
-        elif verify and r["outcome"] == "error" and str(r["error"]).startswith(REJECTED):
+        if verify and r.outcome == "won":
+            verified = _replayed(rules, result, int(r.deal), r.win_moves) if recheck else True
+        elif verify and r.outcome == "error" and str(r.error).startswith(REJECTED):
             verified = False
         rows.append({
-            "variant": rules.name, "source": result.source, "seed": result.seed, "deal": r["deal"],
-            "verdict": str(r["outcome"]), "nodes": r["nodes"], "seconds": r["micros"] / 1e6, "moves": r["moves"],
+            "variant": rules.name, "source": result.source, "seed": result.seed, "deal": int(r.deal),
+            "verdict": str(r.outcome), "nodes": int(r.nodes), "seconds": int(r.micros) / 1e6, "moves": int(r.moves),
             "verified": verified, "rules_fingerprint": rules.fingerprint, "strategy": result.strategy_identity,
         })
     return rows
-
-
-def _run_rows(store: Any, result: RunSummary, columns: list[str]) -> list[dict[str, Any]]:
-    """The ``columns`` of every deal of the finished run ``result``, by deal, read with pyarrow from its chunk
-    files (no pandas: a solve of one deal should answer at once). The run has just checked or written every
-    one of these files, so each deal is in one; an older toolkit's overlapping files give a deal once."""
-    import pyarrow as pa
-
-    from studies.store import load_chunk_file
-
-    last = result.first + result.deals - 1
-    seen: dict[int, dict[str, Any]] = {}
-    for chunk in store.chunk_files(result.key, result.first, last):
-        table = load_chunk_file(chunk, columns)
-        d = table.column("deal").to_numpy()
-        table = table.filter(pa.array((d >= result.first) & (d <= last)))
-        for row in table.select(columns).to_pylist():
-            seen.setdefault(row["deal"], row)
-    if len(seen) != result.deals:  # a bug guard: the runner stores every deal it reports
-        raise AssertionError(f"internal error: the store holds {len(seen)} of the run's {result.deals} deals")
-    return [seen[d] for d in sorted(seen)]
 
 
 def _replayed(rules: Rules, result: RunSummary, deal: int, codes: Any) -> bool:
