@@ -98,6 +98,26 @@ def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, see
     return store_rows(rules, result, verify), result
 
 
+def retry_unknown(rules: Rules, rows: list[dict[str, Any]], params: dict[str, Any], seed: int = 0,
+                  source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], int]:
+    """Solve again, with ``params`` (a bigger budget), only the deals ``rows`` leave unknown.
+
+    Each run of consecutive unknown deals is a run of its own under the bigger budget's run key
+    (`solve_deals` with ``options``: store, jobs, verify, ...), so it resumes like any solve;
+    the decided rows stay. Returns the rows with the retried ones in place, and how many were retried."""
+    unknown = [r["deal"] for r in rows if r["verdict"] == "unknown"]
+    retried: dict[int, dict[str, Any]] = {}
+    i = 0
+    while i < len(unknown):
+        j = i
+        while j + 1 < len(unknown) and unknown[j + 1] == unknown[j] + 1:
+            j += 1
+        again, _ = solve_deals(rules, params, unknown[i], unknown[j], seed, source, **options)
+        retried.update((r["deal"], r) for r in again)
+        i = j + 1
+    return [retried.get(r["deal"], r) for r in rows], len(unknown)
+
+
 def store_rows(rules: Rules, result: RunSummary, verify: bool) -> list[dict[str, Any]]:
     """The solve rows (`COLUMNS`) of a finished run, read from its store."""
     from studies.store import Store, read_store
@@ -188,6 +208,8 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
 @click.option("--chunk", type=Bounded(int, 1, MAX_CHUNK), default=None,
               help="Deals per task [default: adaptive, about 3 s of work each]; a kill loses at most the chunks in play.")
 @click.option("--force", is_flag=True, help="Solve again the deals the store already holds for these settings.")
+@click.option("--retry-unknown", "retry", is_flag=True,
+              help="Solve first with the default budget, then only the deals it leaves unknown with --nodes/--seconds.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), default=None,
               help="Write the rows to FILE.csv or FILE.parquet.")
@@ -196,7 +218,7 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
               help="Which deals to print: all, or the undecided, lost and slowest (auto: all up to 100 deals).")
 def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, source: str, nodes: int | None,
           seconds: float | None, tt_mb: float | None, extra: tuple[str, ...], jobs: int | None, store_dir: str,
-          chunk: int | None, force: bool, quiet: bool, out: Path | None, verify: bool, show_rows: str) -> None:
+          chunk: int | None, force: bool, retry: bool, quiet: bool, out: Path | None, verify: bool, show_rows: str) -> None:
     """Decide deals with the solver (won / lost / unknown) and check every win with the referee.
 
     Every deal is stored as it is decided (--store); running the same command again
@@ -250,9 +272,15 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         raise SolveInputError(f"--tt-mb {strategy.params['tt_mb']:g} with {workers} job(s) needs {tables:,.0f} MiB of "
                               f"tables; this machine has {memory_mib():,.0f} MiB: lower --tt-mb or --jobs")
 
+    base = {k: v for k, v in params.items() if k not in ("nodes", "seconds")} if retry else params
+    if retry and base == params:
+        raise SolveInputError("--retry-unknown needs --nodes or --seconds: the bigger budget for the unknown deals")
     with run_exits():
-        rows, result = solve_deals(rules, params, first, last, seed, source, store=store_dir, jobs=jobs, chunk=chunk,
-                                   verify=verify, force=force, progress=make_progress(quiet), command=sys.argv)
+        options = {"store": store_dir, "jobs": jobs, "chunk": chunk, "verify": verify, "force": force,
+                   "progress": make_progress(quiet), "command": sys.argv}
+        rows, result = solve_deals(rules, base, first, last, seed, source, **options)
+        if retry:
+            rows, retried = retry_unknown(rules, rows, params, seed, source, **options)
     s = summary(rows)
 
     where = f"deals {first}-{last}, source {source}" + (f", seed {seed}" if source == "default" else "")
@@ -286,6 +314,8 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         f"wall {result.seconds:.1f} s with {result.jobs} job(s)",
         f"store: {result.store} (key {result.key}); solved now {result.played:,}, reused {result.reused:,}",
     ]
+    if retry:
+        lines.append(f"retried: the {retried:,} deal(s) the default budget left unknown, with {strategy.label}")
     if rules.face_down:
         lines.append("clairvoyant: the solver sees face-down cards; its win rate is an upper bound for honest play")
     for line in lines:

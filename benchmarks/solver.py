@@ -10,6 +10,12 @@ Part ``solver``: per variant, the same figures on a fixed deal set (PySol
 deals 1-1000 for bakers-dozen, the toolkit's deals 1-N for the others, and
 Spanish Patience with worrying back).
 
+Part ``nodes``: node counts, which the machine's load does not change: the
+solver without its time limit on each ``--goal`` deal set (``--source`` picks
+the numbering), total nodes expanded, won / lost / unknown and the deals not
+won. A change that must not change the search (a refactoring) must leave the
+total the same.
+
 Part ``sampling``: win rates on dick-1883 deals 1-N of the sampling player next
 to the clairvoyant solver and the heuristic players, with 95% Wilson
 intervals.
@@ -105,12 +111,12 @@ def goals_line(name: str, first: int, last: int, s: DealSet) -> str:
             f"{s.verified:5d}/{s.won:<5d} {peak_mib():8.0f}")
 
 
-def goals_part(cases: list[tuple[str, int, int]], every: int) -> None:
+def goals_part(cases: list[tuple[str, int, int]], every: int, params: dict[str, str]) -> None:
     """Issue 10's targets: unknown count, slowest deal, mean ms a deal, nodes/s and peak memory.
 
     With ``every`` > 0 a running line (deals first..so far) is printed after each ``every`` deals, so that
-    a run stopped part way still leaves figures."""
-    strategy = SolverStrategy()
+    a run stopped part way still leaves figures. ``params`` are solver parameters (default: the defaults)."""
+    strategy = SolverStrategy(**params)
     p = strategy.params
     print(f"solver goals: {strategy.label} (nodes={p['nodes']:,}, seconds={p['seconds']}, tt_mb={p['tt_mb']}); one core")
     header = (f"{'variant':14} {'deals':>11} {'won':>6} {'lost':>5} {'unknown':>7} {'max s':>7} {'mean ms':>8} "
@@ -137,6 +143,16 @@ def merge(parts: list[DealSet]) -> DealSet:
                    sum(p.unknown for p in parts), sum(p.verified for p in parts),
                    np.concatenate([p.seconds for p in parts]), np.concatenate([p.nodes for p in parts]),
                    [x for p in parts for x in p.not_won])
+
+
+def nodes_part(cases: list[tuple[str, int, int]], source: str, params: dict[str, str]) -> None:
+    """Node totals and verdicts per deal set, without the time limit (load-independent figures)."""
+    strategy = SolverStrategy(**{"seconds": 1e6, **params})
+    print(f"solver nodes: {strategy.label}; source {source}")
+    for name, first, last in cases:
+        s = decide_set(find_variant(name), source, first, last, strategy, name)
+        print(f"{name} {first}-{last}: {int(s.nodes.sum()):,} nodes; won {s.won}, lost {s.lost}, unknown {s.unknown}; "
+              f"not won: {s.not_won}", flush=True)
 
 
 def solver_part(deals: int, bd_deals: int) -> None:
@@ -188,9 +204,12 @@ def sampling_part(deals: int, strategy_seed: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=("goals", "solver", "sampling", "all"), default="goals")
+    ap.add_argument("--part", choices=("goals", "nodes", "solver", "sampling", "all"), default="goals")
     ap.add_argument("--goal", action="append", metavar="VARIANT:FIRST-LAST",
                     help="a deal set of part goals (repeatable) [default: bakers-dozen:1-10000 and good-measure:1-1000]")
+    ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="parts goals and nodes: a solver parameter other than its default (repeatable)")
+    ap.add_argument("--source", choices=("default", "pysol"), default="default", help="part nodes: deal numbering")
     ap.add_argument("--every", type=int, default=0, help="part goals: print running figures after each N deals")
     ap.add_argument("--deals", type=int, default=200, help="deals per variant (other than bakers-dozen) in part solver")
     ap.add_argument("--bd-deals", type=int, default=1000, help="PySol bakers-dozen deals (and Spanish with worrying back)")
@@ -198,14 +217,17 @@ def main() -> None:
     ap.add_argument("--strategy-seed", type=int, default=0)
     args = ap.parse_args()
     print(f"cpu count {os.cpu_count()}; {time.strftime('%Y-%m-%d %H:%M')}")
+    goals = args.goal or ["bakers-dozen:1-10000", "good-measure:1-1000"]
+    cases = []
+    for g in goals:
+        name, _, span = g.partition(":")
+        first, _, last = span.partition("-")
+        cases.append((name, int(first), int(last)))
+    params = dict(p.split("=", 1) for p in args.param)
     if args.part in ("goals", "all"):
-        goals = args.goal or ["bakers-dozen:1-10000", "good-measure:1-1000"]
-        cases = []
-        for g in goals:
-            name, _, span = g.partition(":")
-            first, _, last = span.partition("-")
-            cases.append((name, int(first), int(last)))
-        goals_part(cases, args.every)
+        goals_part(cases, args.every, params)
+    if args.part == "nodes":
+        nodes_part(cases, args.source, params)
     if args.part in ("solver", "all"):
         solver_part(args.deals, args.bd_deals)
     if args.part in ("sampling", "all"):

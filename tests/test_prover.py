@@ -17,7 +17,7 @@ from strategies.solver.codec import KEY_WORDS, decode, encode, root_below
 from strategies.solver.hash import make_keys, position_key
 from strategies.solver.layers import layered_rules, prove, sorted_unique
 from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, S_LOST, S_UNKNOWN, S_WON, VERDICTS
-from tests.test_solver import late_positions, solver
+from tests.solver_helpers import late_positions, random_walk, solver
 
 FLAGS = F_SAFE | F_DEAD | F_LONE
 LAYERED = tuple(find_variant(v) for v in ("bakers-dozen", "kings-into-empty", "other-suit", "good-measure",
@@ -26,16 +26,8 @@ LAYERED = tuple(find_variant(v) for v in ("bakers-dozen", "kings-into-empty", "o
 
 def _walk(rules, deal: int, steps: int, seed: int) -> list[np.ndarray]:  # noqa: ANN001
     """States along a random walk from a deal (every one reachable from the deal)."""
-    rng = random.Random(seed)
     g = Game.from_deal(rules, deal)
-    out = [g.state_array()]
-    for _ in range(steps):
-        codes = g.legal_codes()
-        if len(codes) == 0:
-            break
-        g.play_code(int(rng.choice(codes.tolist())))
-        out.append(g.state_array())
-    return out
+    return [g.state_array(), *random_walk(g, steps, random.Random(seed))]
 
 
 @pytest.mark.parametrize("rules", LAYERED, ids=lambda r: r.name)

@@ -22,41 +22,13 @@ from strategies.solver.dead import is_dead
 from strategies.solver.hash import make_keys, position_key
 from strategies.solver.safe import is_safe_home
 from strategies.solver.strategy import SolverStrategy, luby
+from tests.solver_helpers import late_positions, solver
 
 BD = find_variant("bakers-dozen")
 SPANISH_WORRYING = find_variant("spanish-patience").replace(name="spanish-worrying", worrying_back=True)
 SMALL_RULES = (BD, find_variant("kings-into-empty"), find_variant("other-suit"), find_variant("good-measure"),
                find_variant("spanish-patience"), SPANISH_WORRYING, find_variant("castles-in-spain"))
 SWITCHES = ("safe", "dead", "lone")
-
-
-def solver(**params) -> SolverStrategy:
-    """A solver with a small table; the layered prover off unless asked for (budgets here test the search)."""
-    return SolverStrategy(tt_mb=8, **{"prover_seconds": 0.0, **params})
-
-
-def late_positions(rules: Rules, deals: range, per_deal: int, seed: int = 1, wander: int = 6) -> list[np.ndarray]:
-    """Small positions: a winning line followed part of the way (most cards home), then a few
-    random moves (fewer than ``wander``), so that some stay winnable and some are lost."""
-    rng = random.Random(seed)
-    s = solver(nodes=300_000)
-    out = []
-    for d in deals:
-        start = Game.from_deal(rules, d)
-        verdict, _, line, _ = s.solve_state(rules, start.state_array())
-        if verdict != "won":
-            continue
-        for _ in range(per_deal):
-            g = Game.from_deal(rules, d)
-            for code in line[: rng.randrange(len(line) // 2, len(line))]:
-                g.play_code(code)
-            for _ in range(rng.randrange(wander)):
-                codes = g.legal_codes()
-                if len(codes) == 0:
-                    break
-                g.play_code(int(rng.choice(codes.tolist())))
-            out.append(g.state_array())
-    return out
 
 
 # --- the pieces ----------------------------------------------------------------------

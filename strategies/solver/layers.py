@@ -69,7 +69,6 @@ from sim.engine import (
     P_WORRY,
     apply_move,
     cards_home,
-    fheight_at,
     move_from,
     move_to,
     pile_base,
@@ -87,7 +86,7 @@ from strategies.solver.codec import (
     set_code,
 )
 from strategies.solver.dead import dead_work_size, is_dead
-from strategies.solver.safe import is_safe_home, play_safe_moves
+from strategies.solver.safe import play_safe_moves, uncovers_safe
 from strategies.solver.search import F_DEAD, F_ORDER, F_SAFE, S_LOST, S_UNKNOWN, S_WON, _ordered_moves
 
 # statuses of `_expand`
@@ -157,7 +156,6 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
     expansions (`X_LIMIT`), on a won child (`X_WON`) or on a child no key
     describes (`X_BAD`, a bug). Returns (status, count, head, up_count).
     """
-    P = prm[P_PILES]
     use_safe = (flags & F_SAFE) != 0
     use_dead = (flags & F_DEAD) != 0
     room = prm[P_MOVES] + 1
@@ -192,15 +190,8 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
             if src < FOUNDATION and dst < FOUNDATION:
                 # a tableau move that uncovers no safe card: no safe move follows (the moved card was
                 # not safe where it lay, no foundation changed), so only the moved card's code changes
-                hs = np.int64(st[src])
-                bs = pile_base(prm, src)
-                c = np.int64(st[bs + hs - 1])
-                quiet = True
-                if use_safe and hs >= 2:
-                    u = np.int64(st[bs + hs - 2])
-                    if np.int64(st[fheight_at(P, u // 13)]) == u % 13 and is_safe_home(st, prm, u, False):
-                        quiet = False
-                if quiet:
+                c = np.int64(st[pile_base(prm, src) + np.int64(st[src]) - 1])
+                if not (use_safe and uncovers_safe(st, prm, src, False)):
                     hd = np.int64(st[dst])
                     below = np.int64(st[pile_base(prm, dst) + hd - 1]) if hd > 0 else NO_CARD
                     code = code_on(rb, c, below)

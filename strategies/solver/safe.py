@@ -76,6 +76,20 @@ def is_safe_home(st: np.ndarray, prm: np.ndarray, c: np.int64, worrying: bool) -
     return True
 
 
+@nb.njit(cache=True, inline="always")
+def uncovers_safe(st: np.ndarray, prm: np.ndarray, src: np.int64, worrying: bool) -> bool:
+    """Whether moving the top card of pile ``src`` would uncover a card that goes home safely at once.
+
+    A tableau move that uncovers no such card is *quiet*: no safe move follows it
+    (the moved card was not safe where it lay and no foundation changed), so the
+    searches know the child's key from the moved card alone, without playing it."""
+    h = np.int64(st[src])
+    if h < 2:
+        return False
+    u = np.int64(st[pile_base(prm, src) + h - 2])
+    return np.int64(st[fheight_at(prm[P_PILES], u // 13)]) == u % 13 and is_safe_home(st, prm, u, worrying)
+
+
 @nb.njit(cache=True)
 def play_safe_moves(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, top: np.int64, worrying: bool) -> np.int64:
     """Play safe moves home until none is left; record each (`played`) in ``buf[top:]`` while it

@@ -69,7 +69,6 @@ from sim.engine import (
     apply_move,
     cards_home,
     clock,
-    fheight_at,
     gen_moves,
     move_from,
     move_to,
@@ -81,7 +80,7 @@ from sim.rng import nb_mix64
 from strategies.solver.dead import is_dead
 from strategies.solver.hash import CHECK_SALT, position_key
 from strategies.solver.order import move_score
-from strategies.solver.safe import is_safe_home, play_safe_moves, played_move, played_revealed
+from strategies.solver.safe import play_safe_moves, played_move, played_revealed, uncovers_safe
 
 # Verdicts of `solve`.
 S_LOST, S_WON, S_UNKNOWN = 0, 1, 2
@@ -318,12 +317,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0):  # no
                 hs = np.int64(st[src])
                 bs = pile_base(prm, src)
                 c = np.int64(st[bs + hs - 1])
-                quiet = True
-                if use_safe and hs >= 2:
-                    u = np.int64(st[bs + hs - 2])
-                    if np.int64(st[fheight_at(P, u // 13)]) == u % 13 and is_safe_home(st, prm, u, worrying):
-                        quiet = False
-                if quiet:
+                if not (use_safe and uncovers_safe(st, prm, src, worrying)):
                     ls = lin[src] - keys[0, c, hs - 1]
                     ld = lin[dst] + keys[0, c, np.int64(st[dst])]
                     child = ksum[0] - nb_mix64(lin[src]) + nb_mix64(ls) - nb_mix64(lin[dst]) + nb_mix64(ld)

@@ -73,7 +73,7 @@ POLICY_CONFIG, POLICY_WORK = 0, 1
 """The policy's parameters (`pparams`), a tuple: its configuration (`config`) and its work
 arrays (`SolverWork.arrays`)."""
 # configuration (int64) slots
-PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE, PP_PROVER_MB, PP_PROVER_MICROS, PP_SIZE = range(8)
+PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE, PP_PROVER_MB, PP_PROVER_MICROS, PP_FINAL, PP_SIZE = range(9)
 # scratch slots after the engine's
 SC_STATUS, SC_LEN, SC_POS, SCRATCH_SIZE = range(SCRATCH_OWN, SCRATCH_OWN + 4)
 # SC_STATUS values
@@ -101,19 +101,25 @@ def prove_for_solver(st: np.ndarray, prm: np.ndarray, flags: int, prover_mb: int
 
 
 @nb.njit(cache=True)
-def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, prover_mb=0, prover_seconds=0.0):  # noqa: ANN001, ANN201 (numba)
+def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, prover_mb=0, prover_seconds=0.0,
+           final_nodes=0):  # noqa: ANN001, ANN201 (numba)
     """The restart schedule above on the work arrays ``work`` (`SolverWork.arrays`), then, for
     a deal it leaves unknown, the layered prover within ``prover_mb`` MiB and ``prover_seconds``
-    (none when 0). Returns (verdict, nodes, line length, seconds); a won line is in ``work[W_LINE]``."""
+    (none when 0). The last ``final_nodes`` of the node budget go to one last search (the
+    first search's order) instead of restarts. Returns (verdict, nodes, line length, seconds);
+    a won line is in ``work[W_LINE]``."""
     line = work[W_LINE]
     used = 0
     spent = 0.0
     k = 0
+    restarts_end = max_nodes - min(final_nodes, max_nodes) if restart_nodes > 0 else max_nodes
     while used < max_nodes and spent < max_seconds:
         budget = max_nodes - used
-        if restart_nodes > 0:
-            budget = min(budget, restart_nodes * luby(k + 1))
-        v, n, length, sec = solve(st, prm, work, budget, max_seconds - spent, flags, k, noise if k > 0 else 0)
+        if restart_nodes > 0 and used < restarts_end:
+            budget = min(restarts_end - used, restart_nodes * luby(k + 1))
+        last = used >= restarts_end
+        v, n, length, sec = solve(st, prm, work, budget, max_seconds - spent, flags, 0 if last else k,
+                                  noise if k > 0 and not last else 0)
         used += n
         spent += sec
         if v == S_WON and length <= line.shape[0]:
@@ -141,7 +147,7 @@ def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
     if scratch[SC_STATUS] == ST_FRESH:
         v, nodes, length, sec = decide(st, prm, work, cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS],
                                        cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
-                                       cfg[PP_PROVER_MICROS] / 1e6)
+                                       cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL])
         scratch[SCRATCH_NODES] += nodes
         scratch[SCRATCH_MICROS] += np.int64(sec * 1e6)
         if v == S_WON and length <= line.shape[0]:
@@ -193,6 +199,8 @@ class SolverStrategy(Strategy):
                                maximum=10**12),
         "noise": Param(int, 3000, "size of the random term added to ordering scores in restarts", minimum=0,
                        maximum=1_000_000_000),
+        "final": Param(float, 0.0, "share of the node budget for one last complete search after the restarts "
+                       "(a proof of loss needs one search that sees every position)", minimum=0.0, maximum=1.0),
         "prover_seconds": Param(float, 0.0, "time for the layered prover on a deal the search leaves unknown "
                                 "(0: none; in-suit foundations without worrying back only)", minimum=0.0,
                                 maximum=1e6),
@@ -234,6 +242,7 @@ class SolverStrategy(Strategy):
         cfg[PP_NOISE] = p["noise"]
         cfg[PP_PROVER_MB] = int(p["prover_mb"])
         cfg[PP_PROVER_MICROS] = int(min(p["prover_seconds"], 1e9) * 1e6)
+        cfg[PP_FINAL] = int(p["nodes"] * p["final"])
         return cfg
 
     def solve_state(self, rules: Rules, st: np.ndarray, prm: np.ndarray | None = None) -> tuple[str, int, list[int], float]:
@@ -248,7 +257,7 @@ class SolverStrategy(Strategy):
         cfg = self.config()
         v, nodes, length, sec = decide(st, prm, w.arrays(), cfg[PP_NODES], cfg[PP_MICROS] / 1e6,
                                        cfg[PP_FLAGS], cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
-                                       cfg[PP_PROVER_MICROS] / 1e6)
+                                       cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL])
         line = w.line[:length].tolist() if v == S_WON and length <= w.line.shape[0] else []
         if v == S_WON and not line:
             v = S_UNKNOWN

@@ -1,0 +1,48 @@
+"""Helpers shared by the solver and prover tests: a small solver, random walks, late positions."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from sim.game import Game
+from sim.rules import Rules
+from strategies.solver.strategy import SolverStrategy
+
+
+def solver(**params) -> SolverStrategy:  # noqa: ANN003
+    """A solver with a small table; the layered prover off unless asked for (budgets here test the search)."""
+    return SolverStrategy(tt_mb=8, **{"prover_seconds": 0.0, **params})
+
+
+def random_walk(g: Game, steps: int, rng: random.Random) -> list[np.ndarray]:
+    """Play up to ``steps`` random legal moves in ``g`` (fewer if it gets stuck); the states after each."""
+    out = []
+    for _ in range(steps):
+        codes = g.legal_codes()
+        if len(codes) == 0:
+            break
+        g.play_code(int(rng.choice(codes.tolist())))
+        out.append(g.state_array())
+    return out
+
+
+def late_positions(rules: Rules, deals: range, per_deal: int, seed: int = 1, wander: int = 6) -> list[np.ndarray]:
+    """Small positions: a winning line followed part of the way (most cards home), then a few
+    random moves (fewer than ``wander``), so that some stay winnable and some are lost."""
+    rng = random.Random(seed)
+    s = solver(nodes=300_000)
+    out = []
+    for d in deals:
+        start = Game.from_deal(rules, d)
+        verdict, _, line, _ = s.solve_state(rules, start.state_array())
+        if verdict != "won":
+            continue
+        for _ in range(per_deal):
+            g = Game.from_deal(rules, d)
+            for code in line[: rng.randrange(len(line) // 2, len(line))]:
+                g.play_code(code)
+            random_walk(g, rng.randrange(wander), rng)
+            out.append(g.state_array())
+    return out
