@@ -96,7 +96,7 @@ def _check_manifest_rules(rows: pd.DataFrame, manifests: dict[str, dict[str, Any
     file and no sweep point for it."""
     from studies.store import DamagedFileWarning
 
-    fingerprints = rows.assign(key=rows["key"].astype(str)).groupby("key")["rules_fingerprint"].first()
+    fingerprints = {str(k): f for k, f in rows.groupby("key", observed=True)["rules_fingerprint"].first().items()}
     for k, m in manifests.items():
         fingerprint = str(fingerprints[k])
         if m and run_rules(m, fingerprint) is None:
@@ -227,7 +227,7 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     damaged = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)))
     if rows.empty:
         raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
-    rows = rows.assign(key=rows["key"].astype(str), variant=rows["variant"].astype(str))
+    rows = rows.assign(key=_text_category(rows["key"]), variant=_text_category(rows["variant"]))
     if not allow_mixed:
         _refuse_mixed_names(rows)
     with staged_report(out_dir) as work:
@@ -303,6 +303,13 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
 
 
 NOT_USED = "What the report could not use"
+
+
+def _text_category(column: pd.Series) -> pd.Series:
+    """``column`` as a categorical of text: selecting rows then moves small codes, not text (the store's
+    columns are read as categoricals already, so this costs nothing there)."""
+    c = column.astype("category")
+    return c.cat.rename_categories([str(x) for x in c.cat.categories])
 
 
 def _refuse_mixed_names(rows: pd.DataFrame) -> None:
