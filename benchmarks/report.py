@@ -43,9 +43,10 @@ class Timing:
     peak_mib: float
 
 
-def run_once(args: list[str], cwd: Path) -> Timing:
-    """``python -m bakers_dozen ARGS`` in a fresh process; raise SystemExit with its error output if it fails."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+def run_once(args: list[str], cwd: Path, checkout: Path = ROOT) -> Timing:
+    """``python -m bakers_dozen ARGS`` of ``checkout`` in a fresh process; raise SystemExit with its error output
+    if it fails."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")]))}
     with tempfile.TemporaryFile("w+") as err:  # a file, not a pipe: a long error output cannot stall the child
         start = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-m", "bakers_dozen", *args], cwd=cwd, env=env,
@@ -73,11 +74,13 @@ def main() -> None:
                         help="a results store that holds the default study (made by bakers-dozen demo)")
     parser.add_argument("--repeat", type=int, default=3, help="warm rebuilds timed (best and median shown)")
     parser.add_argument("--demo", action="store_true", help="time bakers-dozen demo (every deal reused) as well")
+    parser.add_argument("--checkout", type=Path, default=ROOT,
+                        help="the bakers-dozen source tree to time (default: this one), e.g. an older one for a before/after")
     args = parser.parse_args()
     store = args.store.resolve()
     if not store.is_dir():
         raise SystemExit(f"no store at {store}: run `bakers-dozen demo` first (it writes bakers-dozen-store)")
-    print(f"report rebuild benchmark: fresh process per run; store {store}; checkout {ROOT}; "
+    print(f"report rebuild benchmark: fresh process per run; store {store}; checkout {args.checkout}; "
           f"cpu count {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
     print()
     print("| command | cold: first build (peak memory) | warm: best | warm: median | warm CPU | warm peak memory |")
@@ -88,8 +91,8 @@ def main() -> None:
         if args.demo:
             commands.append(("demo", ["demo", "--quiet", "--store", str(store), "--out", str(work / "demo")]))
         for what, command in commands:
-            cold = run_once(command, work)
-            warm = [run_once(command, work) for _ in range(args.repeat)]
+            cold = run_once(command, work, args.checkout)
+            warm = [run_once(command, work, args.checkout) for _ in range(args.repeat)]
             print(row(what, cold, warm), flush=True)
         html = work / "report" / "report.html"
         print()
