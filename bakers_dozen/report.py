@@ -163,23 +163,27 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
 
     from reports.build import COLUMNS, build
     from studies.progress import make_progress
-    from studies.store import read_store
+    from studies.store import chunk_cache, read_store
 
     check_study(runs, out_dir)
-    summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
-    for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
-        for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
-            click.echo("bakers-dozen: warning: " + " ".join(line.split()), err=True)
-    lo = min(r.first for r in runs)
-    hi = max(r.first + r.deals - 1 for r in runs)
-    with _damage_on_stderr():
-        rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
-        # Each run contributes exactly the deals this study asked of it, even when the store holds more.
-        parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
-                 for s, r in zip(summaries, runs, strict=True)]
-        study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
-        html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
-                                 command=shlex.join(["bakers-dozen", *sys.argv[1:]]))
+    with contextlib.ExitStack() as reading:
+        # the runs check each stored chunk they reuse, and the report's rows come from those same reads
+        reading.enter_context(chunk_cache(COLUMNS))
+        summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
+        for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
+            for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
+                click.echo("bakers-dozen: warning: " + " ".join(line.split()), err=True)
+        lo = min(r.first for r in runs)
+        hi = max(r.first + r.deals - 1 for r in runs)
+        with _damage_on_stderr():
+            rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
+            reading.close()  # the rows are read: the cached chunks go
+            # Each run contributes exactly the deals this study asked of it, even when the store holds more.
+            parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
+                     for s, r in zip(summaries, runs, strict=True)]
+            study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
+            html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
+                                     command=shlex.join(["bakers-dozen", *sys.argv[1:]]))
     _print(report, headings)
     click.echo(f"report: {html} and {md}")
     return summaries

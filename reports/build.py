@@ -96,7 +96,7 @@ def _check_manifest_rules(rows: pd.DataFrame, manifests: dict[str, dict[str, Any
     file and no sweep point for it."""
     from studies.store import DamagedFileWarning
 
-    fingerprints = rows.assign(key=rows["key"].astype(str)).groupby("key")["rules_fingerprint"].first()
+    fingerprints = {str(k): f for k, f in rows.groupby("key", observed=True)["rules_fingerprint"].first().items()}
     for k, m in manifests.items():
         fingerprint = str(fingerprints[k])
         if m and run_rules(m, fingerprint) is None:
@@ -219,7 +219,7 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
         warnings.simplefilter("always", DamagedFileWarning)
         if rows is None:
             rows = read_store(store_path, columns=COLUMNS)
-        every = {k: run_manifests(store_path, k) for k in dict.fromkeys(rows["key"].astype(str))}
+        every = {k: run_manifests(store_path, k) for k in dict.fromkeys(map(str, rows["key"].drop_duplicates()))}
         manifests = {k: m[-1] if m else {} for k, m in every.items()}
         _check_manifest_rules(rows, manifests)
     for w in caught:  # passed on to the caller, which shows them (the command line: one line each)
@@ -227,7 +227,7 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     damaged = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)))
     if rows.empty:
         raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
-    rows = rows.assign(key=rows["key"].astype(str), variant=rows["variant"].astype(str))
+    rows = rows.assign(key=_text_category(rows["key"]), variant=_text_category(rows["variant"]))
     if not allow_mixed:
         _refuse_mixed_names(rows)
     with staged_report(out_dir) as work:
@@ -252,7 +252,8 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     s = summary(rows)
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
     by_key = s.set_index("key")
-    deals_of = {k: g.to_numpy(dtype=np.int64) for k, g in rows.groupby("key", sort=False, observed=True)["deal"]}
+    by_run = {str(k): g for k, g in rows.groupby("key", sort=False, observed=True)}
+    deals_of = {k: g["deal"].to_numpy(dtype=np.int64) for k, g in by_run.items()}
     runs_of = {k: segments(deals_of[k]) for k in s["key"]}
     ranges = {k: runs_text(runs_of[k]) for k in s["key"]}
     files = VariantFiles(work, shown)
@@ -284,14 +285,14 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     first, left = front.answer(s, ranges, paint, commands)
     sections = [first]
     compared: list[tuple[pd.DataFrame, np.ndarray]] = []
-    later = _comparisons(rows, s, [g for g in groups if g.kind == "comparison"], paint, commands, compared)
+    later = _comparisons(by_run, s, [g for g in groups if g.kind == "comparison"], paint, commands, compared)
     diffs = front.differences(s, compared)
     if diffs is not None:
         sections.append(diffs)
     sections.extend(later)
     rules = {k: run_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
     replays = Replays(store_path, rules, work / REPLAY_DIR, earlier.parent / REPLAY_DIR if earlier is not None else None)
-    sections.extend(_tournaments(rows, s, [g for g in groups if g.kind == "tournament"], paint, commands, replays))
+    sections.extend(_tournaments(by_run, s, [g for g in groups if g.kind == "tournament"], paint, commands, replays))
     sections.extend(_sweeps(s, rules, ranges, paint, lambda keys_: commands(keys_, None)))
     sections.extend(loss_sections(replays, s, paint, lambda keys_: commands(keys_, None)))
     if unused:
@@ -302,6 +303,13 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
 
 
 NOT_USED = "What the report could not use"
+
+
+def _text_category(column: pd.Series) -> pd.Series:
+    """``column`` as a categorical of text: selecting rows then moves small codes, not text (the store's
+    columns are read as categoricals already, so this costs nothing there)."""
+    c = column.astype("category")
+    return c.cat.rename_categories([str(x) for x in c.cat.categories])
 
 
 def _refuse_mixed_names(rows: pd.DataFrame) -> None:
@@ -332,23 +340,24 @@ def _series(rows: pd.DataFrame, keys: list[str], column: str) -> list[np.ndarray
     out = []
     for k in keys:
         g = rows[rows["key"] == k].sort_values("deal")
-        out.append((g["outcome"].astype(str) == "won").to_numpy() if column == "won" else g[column].to_numpy())
+        out.append((g["outcome"] == "won").to_numpy(dtype=bool) if column == "won" else g[column].to_numpy())
     return out
 
 
-def _group_rows(rows: pd.DataFrame, g: Group) -> pd.DataFrame:
-    """The rows of a group's runs on the group's deals only."""
-    return rows[rows["key"].isin(g.keys) & rows["deal"].isin(g.deals)]
+def _group_rows(by_run: dict[str, pd.DataFrame], g: Group) -> pd.DataFrame:
+    """The rows of a group's runs on the group's deals only; ``by_run``: the report's rows split by run key
+    (once: selecting from all rows again for each group costs a pass over every row)."""
+    return pd.concat([by_run[k][by_run[k]["deal"].isin(g.deals)] for k in g.keys])
 
 
-def _comparisons(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint: charts.Painter,
+def _comparisons(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[Group], paint: charts.Painter,
                  commands: Any, compared: list[tuple[pd.DataFrame, np.ndarray]]) -> list[Section]:
     """A section per variant comparison; each comparison's table and deals are added to ``compared``."""
     sections = []
     for n, grp in enumerate(groups):
         g = s.set_index("key").loc[grp.keys].reset_index()
         keys = _variant_order(g)
-        sub = _group_rows(rows, grp)
+        sub = _group_rows(by_run, grp)
         t = variant_comparison(sub, keys)
         compared.append((t, grp.deals))
         strategy, seed, source = g["strategy"].iloc[0], int(g["seed"].iloc[0]), g["source"].iloc[0]
@@ -395,14 +404,15 @@ def _repeats(groups: list[Group], grp: Group, s: pd.DataFrame) -> bool:
     return any(o is not grp and set(ident.loc[o.keys]) & mine for o in groups)
 
 
-def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint: charts.Painter, commands: Any,
+def _tournaments(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[Group], paint: charts.Painter, commands: Any,
                  replays: Replays) -> list[Section]:
     sections = []
     for n, grp in enumerate(groups):
         g = s.set_index("key").loc[grp.keys].reset_index()
         keys = list(g["key"])
         seed, source, fp = int(g["seed"].iloc[0]), g["source"].iloc[0], g["rules_fingerprint"].iloc[0]
-        t = tournament(_group_rows(rows, grp), keys)
+        sub = _group_rows(by_run, grp)
+        t = tournament(sub, keys)
         variant = _variant_name(g)
         where = deal_ranges(grp.deals)
         r = t.ranking
@@ -422,7 +432,7 @@ def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint
                                               for d in t.disagreements["deal"]])
         known = replays.rules.get(keys[0])
         if known is not None and len(dis):
-            pages = upset_replays(replays.store_path, known, r[["key", "strategy"]], _group_rows(rows, grp),
+            pages = upset_replays(replays.store_path, known, r[["key", "strategy"]], sub,
                                   [int(d) for d in dis["deal"]], replays.out_dir, replays.earlier)
             dis = dis.assign(replays=[Links(tuple(pages.get(int(d), ()))) for d in dis["deal"]])
         paragraphs = [
@@ -449,7 +459,7 @@ def _tournaments(rows: pd.DataFrame, s: pd.DataFrame, groups: list[Group], paint
         ordered = list(r["key"])
         sec.charts.append(Chart(f"{title}: convergence", paint(
             charts.convergence, f"tournament-{n}-convergence",
-            list(zip(r["strategy"], _series(_group_rows(rows, grp), ordered, "won"), strict=True)),
+            list(zip(r["strategy"], _series(sub, ordered, "won"), strict=True)),
             f"Tournament on {variant}: running win rate (95% band), deals {where}"),
             facts, cmds))
         sections.append(sec)

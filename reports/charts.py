@@ -7,29 +7,45 @@ strategy, number of deals) and whose axes carry units; `save` writes it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import importlib.metadata
 import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
+from reports.formats import p_clause
+from reports.output import contained, safe_name
+from reports.tables import Tournament
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-from reports.formats import p_clause  # noqa: E402
-from reports.output import contained, safe_name  # noqa: E402
-from reports.tables import Tournament  # noqa: E402
+_RC = {"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False,
+       "text.parse_math": False}
+"""The report's matplotlib settings; text.parse_math off: a name with dollar signs from data is shown as written,
+never parsed as mathtext."""
 
-# text.parse_math off: a name with dollar signs from data is shown as written, never parsed as mathtext
-plt.rcParams.update({"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False,
-                     "text.parse_math": False})
+
+@functools.cache
+def pyplot() -> ModuleType:
+    """``matplotlib.pyplot`` on its file backend (Agg) with the report's settings, loaded on first use: a rebuild
+    that reuses every chart (`Painter`) never pays its second of start-up."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(_RC)
+    return plt
+
+
 Z95 = 1.959963984540054
 MAX_LABEL_CHARS = 60
 MAX_TITLE_CHARS = 160
@@ -55,12 +71,12 @@ def save(fig: Figure, out_dir: Path, stem: str, digest: str = "") -> dict[str, P
     out_dir.mkdir(parents=True, exist_ok=True)
     path = contained(out_dir, out_dir / f"{safe_name(stem, set())}.svg")
     fig.savefig(path, bbox_inches="tight", metadata={"Description": f"{_DIGEST_TAG}{digest}"})
-    plt.close(fig)
+    pyplot().close(fig)
     return {"svg": path}
 
 
 _DIGEST_TAG = "bakers-dozen chart inputs "
-_CODE = hashlib.sha256(Path(__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
+_CODE = hashlib.sha256(Path(__file__).read_bytes() + importlib.metadata.version("matplotlib").encode()).hexdigest()
 
 
 def _feed(h: Any, obj: Any) -> None:
@@ -117,14 +133,16 @@ class Painter:
 
 
 def _percent(ax, axis: str = "x") -> None:  # noqa: ANN001
-    fmt = matplotlib.ticker.PercentFormatter(xmax=1.0, decimals=None)
+    from matplotlib.ticker import PercentFormatter
+
+    fmt = PercentFormatter(xmax=1.0, decimals=None)
     (ax.xaxis if axis == "x" else ax.yaxis).set_major_formatter(fmt)
 
 
 def win_rates(table: pd.DataFrame, title: str) -> Figure:
     """Win rate per run with its 95% interval; ``table`` has label, win_rate, ci_low, ci_high, deals."""
     n = len(table)
-    fig, ax = plt.subplots(figsize=(8.5, 0.45 * n + 1.6))
+    fig, ax = pyplot().subplots(figsize=(8.5, 0.45 * n + 1.6))
     y = np.arange(n)[::-1]
     rate = table["win_rate"].to_numpy()
     err = np.clip(np.vstack([rate - table["ci_low"].to_numpy(), table["ci_high"].to_numpy() - rate]), 0, None)
@@ -156,7 +174,7 @@ def convergence(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
 
     Each line is drawn through at most `MAX_POINTS` log-spaced deal counts (`sample_points`); the rate at each is exact.
     """
-    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    fig, ax = pyplot().subplots(figsize=(8.5, 4.2))
     # the first few deals say little and their bands would fill the plot: start at 10 when there are enough
     start = 10 if min(len(w) for _, w in series) >= 100 else 1
     for name, won in series:
@@ -178,7 +196,7 @@ def convergence(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
 
 def cards_home(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
     """Share of deals ending with k cards home, k = 0..52; ``series`` = (label, cards home per deal)."""
-    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    fig, ax = pyplot().subplots(figsize=(8.5, 4.2))
     k = np.arange(53)
     for name, home in series:
         share = np.bincount(np.asarray(home, dtype=np.int64), minlength=53)[:53] / max(len(home), 1)
@@ -196,15 +214,17 @@ def grouped(table: pd.DataFrame, title: str) -> Figure:
     """One group of bars per variant, one bar per player, on a log scale so that rates under 1% show;
     ``table`` has variant, player, win_rate, ci_low, ci_high (in order). Whiskers are 95% intervals;
     a rate of 0 is drawn as a marker on the axis with its interval's upper end."""
+    from matplotlib.ticker import FuncFormatter
+
     variants = list(dict.fromkeys(table["variant"]))
     players = list(dict.fromkeys(table["player"]))
     k = len(players)
     width = 0.8 / k
-    fig, ax = plt.subplots(figsize=(max(8.5, 0.32 * len(table) + 2.5), 5.2))
+    fig, ax = pyplot().subplots(figsize=(max(8.5, 0.32 * len(table) + 2.5), 5.2))
     values = table[["ci_low", "win_rate"]].to_numpy(dtype=float)
     values = values[values > 1e-6]  # the lower end of a 0-win interval is 0 up to rounding
     floor = 10.0 ** np.floor(np.log10(min(float(values.min()) / 2 if values.size else 1e-3, 1e-2)))
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = pyplot().rcParams["axes.prop_cycle"].by_key()["color"]
     for j, player in enumerate(players):
         g = table[table["player"] == player]
         x = np.array([variants.index(v) for v in g["variant"]]) - 0.4 + width * (j + 0.5)
@@ -220,7 +240,7 @@ def grouped(table: pd.DataFrame, title: str) -> Figure:
         ax.plot(x[zero], shown[zero], ls="none", marker="v", color=colour, markersize=5)
     ax.set_yscale("log")
     ax.set_ylim(floor, 1.0)
-    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v * 100:g}%"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 100:g}%"))
     ax.set_xticks(range(len(variants)), [label(v, 32) for v in variants], rotation=25, ha="right", fontsize=8)
     ax.set_ylabel("win rate (log scale; whiskers: 95% Wilson interval; ▼: no win)")
     ax.legend(fontsize=8, ncols=min(k, 3), loc="upper left", bbox_to_anchor=(0, -0.28))
@@ -233,7 +253,7 @@ def tournament_matrix(t: Tournament, title: str) -> Figure:
     names = [label(n) for n in t.wins_over.index]
     m = t.wins_over.to_numpy(dtype=float)
     k = len(names)
-    fig, ax = plt.subplots(figsize=(1.3 * k + 3.5, 1.0 * k + 2.2))
+    fig, ax = pyplot().subplots(figsize=(1.3 * k + 3.5, 1.0 * k + 2.2))
     im = ax.imshow(m, cmap="Blues")
     for i in range(k):
         for j in range(k):
@@ -255,7 +275,7 @@ def tournament_matrix(t: Tournament, title: str) -> Figure:
 def sweep(table: pd.DataFrame, parameter: str, title: str) -> Figure:
     """Win rate against a swept rule parameter, one line per strategy; ``table`` has
     ``value``, ``strategy``, win_rate, ci_low, ci_high."""
-    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    fig, ax = pyplot().subplots(figsize=(8.5, 4.2))
     for strategy, g in table.groupby("strategy", sort=False):
         g = g.sort_values("value")
         x = g["value"].to_numpy(dtype=float)

@@ -60,8 +60,11 @@ def runs_text(runs: list[tuple[int, int]]) -> str:
 
 def segments(deals: Iterable[int]) -> list[tuple[int, int]]:
     """Deal numbers as (first, last) runs of consecutive numbers."""
-    d = np.unique(np.asarray(deals if hasattr(deals, "__array__") else list(deals), dtype=np.int64))
+    d = np.asarray(deals if hasattr(deals, "__array__") else list(deals), dtype=np.int64)
     if d.size == 0:
         return []
+    if not (d[1:] > d[:-1]).all():  # a run's deals come sorted and distinct; others are made so
+        d = np.sort(d)
+        d = d[np.r_[True, d[1:] != d[:-1]]]
     breaks = np.flatnonzero(np.diff(d) != 1)
     return [(int(a), int(b)) for a, b in zip(np.r_[d[0], d[breaks + 1]], np.r_[d[breaks], d[-1]], strict=True)]

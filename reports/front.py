@@ -27,13 +27,13 @@ GRID_CAPTION = "Win rates"
 APPENDIX = "Appendix: every run"
 
 
-def _deals_by_player(s: pd.DataFrame, ranges: dict[str, str]) -> str:
+def _deals_by_player(s: pd.DataFrame, ranges: dict[str, str], names: dict[str, str]) -> str:
     """"random, greedy: deals 1–40,000, seed 0; lookahead: deals 1–1,000, seed 0" for the runs of ``s``."""
     groups: dict[str, list[str]] = {}
     for r in s.itertuples():
         where = f"deals {ranges[r.key]}, seed {r.seed}" + (f", source {r.source}" if r.source != "default" else "")
         players = groups.setdefault(where, [])
-        name = grid.player_name(r.strategy)
+        name = names[r.strategy]
         if name not in players:
             players.append(name)
     return "; ".join(f"{', '.join(p)}: {w}" for w, p in groups.items())
@@ -42,9 +42,10 @@ def _deals_by_player(s: pd.DataFrame, ranges: dict[str, str]) -> str:
 def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, commands: Commands) -> tuple[Section, list[str]]:
     """The first section (grid, then grouped chart) and a line for each run the grid leaves to the appendix."""
     shown, left = grid.cells(s)
-    text, colours = grid.table(shown)
-    where = _deals_by_player(shown, ranges)
-    ladder = [grid.player_name(p) for p in grid.player_order(list(shown["strategy"]))]
+    names = grid.player_names(list(s["strategy"]))
+    text, colours = grid.table(shown, names)
+    where = _deals_by_player(shown, ranges, names)
+    ladder = [names[p] for p in grid.player_order(list(shown["strategy"]))]
     paragraphs = [
         "Each cell: win rate, its 95% Wilson interval, and the number of deals. Players climb as a ladder from "
         f"{ladder[0]} to {ladder[-1]}; the colour of a cell is its win rate on a log scale (darker: higher). "
@@ -54,7 +55,8 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
     if left:
         paragraphs.append("Runs not in the grid (another seed, source or deal set of a cell): " + "; ".join(left) + ".")
     sec = Section(ANSWER, paragraphs=paragraphs, tables=[(GRID_CAPTION, text)], colours={GRID_CAPTION: colours})
-    data = grid.chart_data(shown)
+    sec.small_print.extend(grid.parameter_notes({p: names[p] for p in shown["strategy"]}))
+    data = grid.chart_data(shown, names)
     title = f"Win rate by variant and player ({len(data)} runs, log scale)"
     sec.charts.append(Chart(title, paint(charts.grouped, "answer", data, title),
                             f"{len(data)} runs. {where}.", commands(list(shown["key"]), None)))
@@ -65,12 +67,13 @@ def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]
     """Every variant comparison's paired differences from its baseline (its first variant), Holm-adjusted together;
     ``compared``: each comparison's `reports.tables.variant_comparison` and the deals it is on."""
     order = grid.player_order(list(s["strategy"]))
+    names = grid.player_names(list(s["strategy"]))
     parts = []
     for t, deals in compared:
         base = t["variant"].iloc[0]
         for i in range(1, len(t)):
             r = t.iloc[i]
-            parts.append({"player": grid.player_name(str(r["strategy"])), "variant": r["variant"], "baseline": base,
+            parts.append({"player": names[str(r["strategy"])], "_label": str(r["strategy"]), "variant": r["variant"], "baseline": base,
                           "deals": f"{count(len(deals))} ({deal_ranges(deals)})",
                           "_d": r["difference"], "_lo": r["diff_low"], "_hi": r["diff_high"], "_p": r["p_value"],
                           "_rank": order.index(str(r["strategy"]))})
@@ -85,13 +88,15 @@ def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]
     return Section("Paired variant differences", paragraphs=[
         "Each variant against the baseline of its comparison, on the same deals (the same deal number is the same "
         "shuffle): the paired difference of win rates with Newcombe's interval, McNemar's exact test, and Holm's "
-        f"adjustment over all {len(table)} differences of this table."], tables=[("Paired differences", table)])
+        f"adjustment over all {len(table)} differences of this table."], tables=[("Paired differences", table)],
+        small_print=grid.parameter_notes({x: names[x] for x in t["_label"]}))
 
 
 def appendix(s: pd.DataFrame, ranges: dict[str, str], commands: Commands) -> Section:
     """Every run: deals, wins, rate, interval, cards home, score, unknown verdicts and errors."""
+    names = grid.player_names(list(s["strategy"]))
     table = pd.DataFrame({
-        "variant": s["variant"], "player": [grid.player_name(x) for x in s["strategy"]], "deals": s["deals"].map(count),
+        "variant": s["variant"], "player": [names[x] for x in s["strategy"]], "deals": s["deals"].map(count),
         "deal range": [ranges[k] for k in s["key"]], "seed": s["seed"], "wins": s["wins"].map(count),
         "win rate": s["win_rate"].map(pct),
         "95% interval": [interval(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],
@@ -99,4 +104,5 @@ def appendix(s: pd.DataFrame, ranges: dict[str, str], commands: Commands) -> Sec
         "unknown": s["unknown"].map(count), "errors": s["errors"].map(count)})
     cmds = commands(list(s["key"]), None)
     return Section(APPENDIX, paragraphs=["Every run the report holds, one line each. Replay (or reuse) them with:",
-                                         *(f"`{c}`" for c in cmds)], tables=[("Every run", table)])
+                                         *(f"`{c}`" for c in cmds)], tables=[("Every run", table)],
+                   small_print=grid.parameter_notes(names))

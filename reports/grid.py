@@ -44,6 +44,29 @@ def player_name(label: str) -> str:
     return SOLVER_LABEL + label[len(SOLVER):] if _base(label) == SOLVER else label
 
 
+CLAIRVOYANT = " (clairvoyant)"
+
+
+def player_names(labels: list[str]) -> dict[str, str]:
+    """What the report calls each of ``labels``: `player_name`, except that the solver is "perfect play (solver)"
+    without its parameters (with " (clairvoyant)" when its label says so) wherever that still names every label
+    apart; `parameter_notes` then says which strategy each short name is."""
+    labels = list(dict.fromkeys(labels))
+    names = {x: player_name(x) for x in labels}
+    short = {x: SOLVER_LABEL + (CLAIRVOYANT if x.endswith(CLAIRVOYANT) else "") for x in labels if _base(x) == SOLVER}
+    others = {names[x] for x in labels if x not in short}
+    if len(set(short.values())) == len(short) and not others & set(short.values()):
+        names.update(short)
+    return names
+
+
+def parameter_notes(names: dict[str, str]) -> list[str]:
+    """A line for each player `player_names` shortened: the strategy, with its parameters, that the name stands for."""
+    return [f"{name}: the strategy `{label.removesuffix(CLAIRVOYANT)}`"
+            + (", which sees the face-down cards (its figure is an upper bound)" if label.endswith(CLAIRVOYANT) else "")
+            + "." for label, name in names.items() if name != player_name(label)]
+
+
 def variant_order(variants: list[str]) -> list[str]:
     """Presets in their catalogue order, then other variants by name."""
     names = variant_names()
@@ -78,8 +101,10 @@ def rate_colour(rate: float) -> str:
     return to_hex(colormaps["YlGn"](0.08 + 0.55 * x))
 
 
-def table(shown: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The grid (variant rows, player columns, `cell_text`) and the same-shaped table of cell colours ('' when empty)."""
+def table(shown: pd.DataFrame, names: dict[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The grid (variant rows, player columns, `cell_text`) and the same-shaped table of cell colours ('' when empty);
+    ``names``: the players' names (`player_names`; default `player_name`)."""
+    name = _namer(names)
     variants = variant_order(list(shown["variant"]))
     players = player_order(list(shown["strategy"]))
     by = shown.set_index(["variant", "strategy"])
@@ -95,15 +120,20 @@ def table(shown: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             else:
                 col.append("–")
                 hue.append("")
-        text[player_name(p)] = col
-        colour[player_name(p)] = hue
+        text[name(p)] = col
+        colour[name(p)] = hue
     return pd.DataFrame(text), pd.DataFrame(colour)
 
 
-def chart_data(shown: pd.DataFrame) -> pd.DataFrame:
-    """The grid's runs in chart order: variant, player (its name), win_rate, ci_low, ci_high, deals."""
+def _namer(names: dict[str, str] | None):  # noqa: ANN202
+    return lambda label: (names or {}).get(label) or player_name(label)
+
+
+def chart_data(shown: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataFrame:
+    """The grid's runs in chart order: variant, player (its name, see `table`), win_rate, ci_low, ci_high, deals."""
+    name = _namer(names)
     variants, players = variant_order(list(shown["variant"])), player_order(list(shown["strategy"]))
     out = shown.assign(v=[variants.index(v) for v in shown["variant"]], p=[players.index(p) for p in shown["strategy"]])
     out = out.sort_values(["v", "p"]).reset_index(drop=True)
-    return out.assign(player=[player_name(p) for p in out["strategy"]])[
+    return out.assign(player=[name(p) for p in out["strategy"]])[
         ["variant", "player", "win_rate", "ci_low", "ci_high", "deals", "unknown"]].astype({"deals": np.int64})

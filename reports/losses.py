@@ -23,18 +23,20 @@ with face-down cards the solver sees them, so "winnable" there is clairvoyant.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
-from reports import charts  # first: it chooses matplotlib's file backend
+from reports import charts
 from reports.output import contained, safe_name
 from reports.render import Chart, Section
 from reports.replays import REPLAY_COLUMNS, Replays, replay_row
 from sim.game import Game
 from sim.notation import Move
 from sim.rules import Rules
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 LOSS_STRATEGIES = ("heuristic", "lookahead")
 """The strategies whose losses the default report analyses."""
@@ -163,9 +165,7 @@ def _run_losses(place: Replays, key: str, deals: tuple[int, int], sample: int) -
 
 def _kinds_chart(labels: list[str], counts: list[list[int]], title: str) -> Figure:
     """Stacked bars: per run, how many losing moves of each kind."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8.5, 0.45 * len(labels) + 1.8))
+    fig, ax = charts.pyplot().subplots(figsize=(8.5, 0.45 * len(labels) + 1.8))
     y = list(range(len(labels)))[::-1]
     left = [0] * len(labels)
     for i, (kind, colour) in enumerate(zip(KINDS, COLOURS, strict=True)):

@@ -39,6 +39,8 @@ class Section:
     charts: list[Chart] = field(default_factory=list)
     colours: dict[str, pd.DataFrame] = field(default_factory=dict)
     """Background colours (CSS, '' for none) of a table's cells, by the table's caption; HTML only."""
+    small_print: list[str] = field(default_factory=list)
+    """Notes in smaller type after the tables (what a short name in them stands for)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ def to_markdown(report: Report, out_dir: Path) -> Path:
         parts.extend(map(_md_paragraph, s.paragraphs))
         for caption, df in s.tables:
             parts.append(f"**{md_escape(caption)}**\n\n{_md_table(df, out_dir)}")
+        parts.extend(f"<sub>{_md_paragraph(n)}</sub>" for n in s.small_print)
         for c in s.charts:
             rel = quote(c.paths["svg"].relative_to(out_dir).as_posix())
             commands = _md_fence("\n".join(c.reproduce), "sh")
@@ -137,6 +140,7 @@ th{background:#eef2f8}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
 figure{margin:1em 0 2em}figure svg{max-width:100%;height:auto}figcaption{font-size:.85em;color:#444}
 code{background:#f3f3f3;padding:.1em .3em;border-radius:3px;font-size:.9em}
+.note{font-size:.82em;color:#555;margin-top:-.8em}
 pre{background:#f3f3f3;padding:.5em;overflow-x:auto;white-space:pre-wrap}
 """
 
@@ -169,12 +173,12 @@ def _inline_svg(path: Path) -> str:
     return text[start:] if start >= 0 else text
 
 
-def _para_html(text: str) -> str:
+def _para_html(text: str, kind: str = "") -> str:
     out, code = [], False
     for piece in html.escape(text).split("`"):
         out.append(f"<code>{piece}</code>" if code else piece)
         code = not code
-    return "<p>" + "".join(out) + "</p>"
+    return (f"<p class='{kind}'>" if kind else "<p>") + "".join(out) + "</p>"
 
 
 def to_html(report: Report, out_dir: Path) -> Path:
@@ -186,6 +190,7 @@ def to_html(report: Report, out_dir: Path) -> Path:
         parts.append(f"<h2>{html.escape(s.heading)}</h2>")
         parts.extend(_para_html(p) for p in s.paragraphs)
         parts.extend(_html_table(caption, df, out_dir, s.colours.get(caption)) for caption, df in s.tables)
+        parts.extend(_para_html(n, "note") for n in s.small_print)
         for c in s.charts:
             commands = html.escape("\n".join(c.reproduce))
             parts.append(f"<figure>{_inline_svg(c.paths['svg'])}<figcaption>{html.escape(c.facts)} Reproduce:"

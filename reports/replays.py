@@ -55,22 +55,49 @@ def replay_row(rules: Rules, row: Any) -> tuple[Game, Any]:
     return game, record
 
 
+NO_PAGE = ".no-page"
+"""Suffix of the file that remembers, beside where a game's page would be, that the game has none: the next build
+then neither reads its row nor plays it again (the same run key plays the same game)."""
+
+
+def _page_name(key: str, deal: int) -> str:
+    return safe_name(f"{key}-deal-{deal}", set()) + ".html"
+
+
+def earlier_answer(key: str, deal: int, out_dir: Path, earlier: Path | None) -> tuple[bool, Path | None]:
+    """Whether the previous build (``earlier``) answered for run ``key``'s game of ``deal``, and its answer carried
+    into ``out_dir``: the page (copied), or None when that build found the game cannot be shown."""
+    if earlier is None:
+        return False, None
+    name = _page_name(key, deal)
+    for found, page in ((earlier / name, True), (earlier / (name + NO_PAGE), False)):
+        if found.is_file() and not found.is_symlink():
+            out_dir.mkdir(parents=True, exist_ok=True)
+            path = contained(out_dir, out_dir / found.name)
+            shutil.copyfile(found, path)
+            return True, path if page else None
+    return False, None
+
+
 def write_replay(rules: Rules, key: str, row: Any, label: str, out_dir: Path, earlier: Path | None = None) -> Path | None:
-    """The replay page of one stored row of run ``key`` in ``out_dir`` (copied from ``earlier`` when a page of the same game is
-    there), analysed for its losing move when it was lost; None when the game cannot be shown faithfully (the
-    replay does not end as stored, or it is longer than `MAX_REPLAY_MOVES`)."""
+    """The replay page of one stored row of run ``key`` in ``out_dir`` (carried over from ``earlier`` when the previous
+    build answered for the same game, see `earlier_answer`), analysed for its losing move when it was lost; None
+    when the game cannot be shown faithfully (the replay does not end as stored, or it is longer than
+    `MAX_REPLAY_MOVES`), which is remembered in a `NO_PAGE` file."""
     from reports.replay import replay_page
     from strategies.analyse import analyse_game
     from strategies.solver.strategy import SolverStrategy
 
-    name = safe_name(f"{key}-deal-{int(row.deal)}", set()) + ".html"
+    known, page = earlier_answer(key, int(row.deal), out_dir, earlier)
+    if known:
+        return page
+    name = _page_name(key, int(row.deal))
     path = contained(out_dir, out_dir / name)
-    if earlier is not None and (earlier / name).is_file() and not (earlier / name).is_symlink():
-        out_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(earlier / name, path)
-        return path
     game, record = replay_row(rules, row)
     if record.cards_home != int(row.cards_home) or len(record.moves) > MAX_REPLAY_MOVES:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        why = "does not end as stored" if record.cards_home != int(row.cards_home) else f"is longer than {MAX_REPLAY_MOVES} moves"
+        contained(out_dir, out_dir / (name + NO_PAGE)).write_text(f"no page: the replay {why}\n", encoding="utf-8")
         return None
     analysis = None
     if str(row.outcome) == "lost":
@@ -98,9 +125,11 @@ def upset_replays(store_path: Path, rules: Rules, ranked: pd.DataFrame, outcomes
         top = next((r for r in ranked.itertuples() if not won.get(str(r.key), True)), None)
         if top is None:
             continue
-        row = read_store(store_path, key=str(top.key), deals=(deal, deal), columns=REPLAY_COLUMNS)
         label = f"{top.strategy} (lost)"
-        page = None if row.empty else write_replay(rules, str(top.key), next(row.itertuples()), label, out_dir, earlier)
+        known, page = earlier_answer(str(top.key), int(deal), out_dir, earlier)
+        if not known:
+            row = read_store(store_path, key=str(top.key), deals=(deal, deal), columns=REPLAY_COLUMNS)
+            page = None if row.empty else write_replay(rules, str(top.key), next(row.itertuples()), label, out_dir)
         if page is not None:
             pages[deal] = [(label, page)]
     return pages

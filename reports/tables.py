@@ -25,8 +25,14 @@ class ReportError(UserError):
     """Rows that cannot make the table asked for (empty, mixed, or not on common deals)."""
 
 
+def _is(rows: pd.DataFrame, outcome: str) -> np.ndarray:
+    """Per row, whether its outcome is ``outcome``: compared in place (the store's outcomes are categorical;
+    turning them into text first costs a copy of every row each time)."""
+    return (rows["outcome"] == outcome).to_numpy(dtype=bool)
+
+
 def _won(rows: pd.DataFrame) -> np.ndarray:
-    return (rows["outcome"].astype(str) == "won").to_numpy()
+    return _is(rows, "won")
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
@@ -38,7 +44,6 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
         won = _won(g)
         n, wins = len(g), int(won.sum())
         low, high = win_rate_interval(wins, n)
-        outcome = g["outcome"].astype(str)
         home = g["cards_home"].to_numpy(dtype=np.int64)
         first = g.iloc[0]
         out.append({
@@ -59,8 +64,8 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
             "ci_high": high,
             "mean_cards_home": float(home.mean()),
             "mean_score": float(POINTS_PER_CARD * home.mean() + POINTS_PER_WIN * wins / n),
-            "unknown": int((outcome == "unknown").sum()),
-            "errors": int((outcome == "error").sum()),
+            "unknown": int(_is(g, "unknown").sum()),
+            "errors": int(_is(g, "error").sum()),
             "toolkit_version": str(first["toolkit_version"]),
         })
     return pd.DataFrame(out)
@@ -77,13 +82,20 @@ def common_deals(rows: pd.DataFrame, keys: list[str]) -> np.ndarray:
 
 
 def wins_matrix(rows: pd.DataFrame, keys: list[str], deals: np.ndarray) -> np.ndarray:
-    """deals x keys, True where that run won that deal."""
-    sub = rows.loc[rows["key"].isin(keys) & rows["deal"].isin(deals), ["key", "deal", "outcome"]]
-    sub = sub.drop_duplicates(["key", "deal"])
-    won = pd.DataFrame({"key": sub["key"].astype(str).to_numpy(), "deal": sub["deal"].to_numpy(),
-                        "won": (sub["outcome"].astype(str) == "won").to_numpy()})
-    table = won.pivot(index="deal", columns="key", values="won")
-    return table.loc[deals, [str(k) for k in keys]].to_numpy(dtype=bool)
+    """deals x keys, True where that run won that deal (its first row of the deal, should there be two);
+    ``deals`` are sorted, and every run holds each of them (`common_deals`)."""
+    deals = np.asarray(deals, dtype=np.int64)
+    out = np.zeros((len(deals), len(keys)), dtype=bool)
+    sub = rows.loc[rows["key"].isin(keys), ["key", "deal", "outcome"]]
+    for j, k in enumerate(keys):
+        run = sub[sub["key"] == k]
+        d, won = run["deal"].to_numpy(dtype=np.int64), _won(run)
+        d, first = np.unique(d, return_index=True)  # sorted, each deal's first row
+        at = np.searchsorted(d, deals)
+        if (at >= len(d)).any() or (d[np.minimum(at, len(d) - 1)] != deals).any():
+            raise ReportError(f"run {k} holds not every one of the deals compared")
+        out[:, j] = won[first[at]]
+    return out
 
 
 def variant_comparison(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -96,11 +108,12 @@ def variant_comparison(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     wins = wins_matrix(rows, keys, deals)
     sub = rows[rows["deal"].isin(deals)]
     table = summary(sub[sub["key"].isin(keys)]).set_index("key").loc[keys].reset_index()
-    diffs = [paired_comparison(wins[:, i], wins[:, 0]) for i in range(len(keys))]
-    table["difference"] = [d.difference for d in diffs]
-    table["diff_low"] = [d.low for d in diffs]
-    table["diff_high"] = [d.high for d in diffs]
-    table["p_value"] = [d.p_value if i else np.nan for i, d in enumerate(diffs)]
+    diffs = [paired_comparison(wins[:, i], wins[:, 0]) for i in range(1, len(keys))]
+    # the baseline differs from itself by exactly 0 and has no test
+    table["difference"] = [0.0, *(d.difference for d in diffs)]
+    table["diff_low"] = [0.0, *(d.low for d in diffs)]
+    table["diff_high"] = [0.0, *(d.high for d in diffs)]
+    table["p_value"] = [np.nan, *(d.p_value for d in diffs)]
     return table
 
 

@@ -806,11 +806,55 @@ def _describe_holder(path: Path) -> str:
         return "a process that has not yet written its name"
 
 
+class _ChunkCache:
+    """Chunk tables read inside a `chunk_cache` block, each with all of ``columns`` (and ``deal`` and ``key``, which
+    `read_store` always reads), by file identity."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.columns = list(dict.fromkeys(["deal", "key", *columns]))
+        self.tables: dict[tuple[str, int, int, int], pa.Table] = {}
+
+
+_cache: _ChunkCache | None = None
+
+
+@contextlib.contextmanager
+def chunk_cache(columns: Sequence[str]) -> Iterator[None]:
+    """Within the block, `load_chunk_file` reads each chunk file once: a read of some of ``columns`` reads them all
+    (checked as always) and keeps the table, and later reads of that file take theirs from it. So a study's runs,
+    which check every stored chunk before reusing it, and the report that then reads the same rows open each
+    file once. A file is known by its path, size, modification time and inode, and every chunk is written whole
+    under a new inode (`Store.write_chunk`), so a file replaced inside the block is read anew. The tables are
+    dropped when the block ends."""
+    global _cache
+    outer, _cache = _cache, _ChunkCache(columns)
+    try:
+        yield
+    finally:
+        _cache = outer
+
+
 def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read and check one chunk file (see `Store.load_chunk`).
+    """Read and check one chunk file (see `Store.load_chunk`); inside a `chunk_cache` block, at most once.
 
     A chunk of format 1 (before the ``termination`` column) reads with that column null.
     """
+    cache = _cache
+    if cache is None or columns is None or not set(columns) <= set(cache.columns):
+        return _load_chunk_file(chunk, columns)
+    try:
+        st = os.stat(chunk.path)
+    except OSError:
+        return _load_chunk_file(chunk, columns)  # says what is wrong with it
+    ident = (str(chunk.path), st.st_size, st.st_mtime_ns, st.st_ino)
+    table = cache.tables.get(ident)
+    if table is None:
+        table = cache.tables[ident] = _load_chunk_file(chunk, cache.columns)
+    return table.select(list(dict.fromkeys(["deal", *columns])))
+
+
+def _load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> pa.Table:
+    """`load_chunk_file` without the cache."""
     cols = None if columns is None else list(dict.fromkeys(["deal", *columns]))
     try:
         pf = pq.ParquetFile(chunk.path, page_checksum_verification=True)

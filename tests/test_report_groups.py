@@ -133,3 +133,33 @@ def test_an_interrupted_invocation_is_named_and_not_shown_twice():
     assert len(groups) == 1 and notes == []
     separate = {"a": [_manifest(["simulate", "-s", "greedy"], 1, n)], "b": [_manifest(["simulate", "-s", "heuristic"], 1, n)]}
     assert find_groups(rows, summary(rows), separate, whole_store=True) == ([], [])  # no tournament invented
+
+
+def test_the_solver_is_named_as_in_the_grid_and_its_parameters_are_in_small_print():
+    labels = ["heuristic", "solver:nodes=200000,seconds=1000000.0 (clairvoyant)"]
+    names = grid.player_names(labels)
+    assert names == {"heuristic": "heuristic", labels[1]: "perfect play (solver) (clairvoyant)"}
+    assert grid.parameter_notes(names) == [
+        "perfect play (solver) (clairvoyant): the strategy `solver:nodes=200000,seconds=1000000.0`, which sees the "
+        "face-down cards (its figure is an upper bound)."]
+    two = ["solver:nodes=10", "solver:nodes=20"]  # short names would make two players one: both keep their parameters
+    assert grid.player_names(two) == {x: grid.player_name(x) for x in two} and grid.parameter_notes(grid.player_names(two)) == []
+
+
+def test_deal_ranges_of_unsorted_deals_with_repeats():
+    assert deal_ranges(np.array([9, 3, 1, 2, 3, 10, 7], dtype=np.int64)) == "1–3, 7, 9–10"
+
+
+def test_a_game_without_a_page_is_remembered_and_not_played_again(tmp_path):
+    from reports.replays import NO_PAGE, earlier_answer
+
+    earlier, out = tmp_path / "old", tmp_path / "new"
+    earlier.mkdir()
+    assert earlier_answer("abc", 5, out, None) == (False, None)
+    assert earlier_answer("abc", 5, out, earlier) == (False, None)
+    (earlier / ("abc-deal-5.html" + NO_PAGE)).write_text("no page")
+    (earlier / "abc-deal-6.html").write_text("<html>page</html>")
+    assert earlier_answer("abc", 5, out, earlier) == (True, None)
+    assert (out / ("abc-deal-5.html" + NO_PAGE)).is_file()  # carried on, for the build after this one
+    known, page = earlier_answer("abc", 6, out, earlier)
+    assert known and page == out / "abc-deal-6.html" and page.read_text() == "<html>page</html>"

@@ -337,7 +337,7 @@ def test_a_failing_disk_leaves_the_old_report_and_no_partial_folder(store, tmp_p
         raise full
 
     if where == "charts":
-        monkeypatch.setattr("reports.charts.Figure.savefig", boom)
+        monkeypatch.setattr("matplotlib.figure.Figure.savefig", boom)  # charts load pyplot when they draw
     elif where == "markdown":
         monkeypatch.setattr("reports.build.to_markdown", boom)
     elif where == "html":

@@ -10,6 +10,8 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from studies.stats import (
+    binomial_tail,
+    chi2_sf,
     cochrans_q,
     deals_needed,
     difference_interval,
@@ -116,3 +118,40 @@ def test_deals_needed_gives_the_smallest_sufficient_sample():
 def test_bad_arguments_say_what_is_allowed(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+BINOMIAL_CASES = [(k, m) for m in [*range(1, 41), 99, 1000, 4321, 40_000]
+                  for k in sorted({0, 1, m // 3, m // 2 - 1, m // 2, m // 2 + 1, m - 1, m} - {-1})]
+
+
+@pytest.mark.parametrize(("k", "m"), BINOMIAL_CASES)
+def test_binomial_tail_matches_scipy(k, m):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    assert binomial_tail(k, m) == pytest.approx(float(scipy_stats.binom.cdf(k, m, 0.5)), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 6, 11, 12, 26, 27])
+@pytest.mark.parametrize("x", [1e-6, 0.3, 1.0, 3.5, 10.0, 42.0, 300.0, 2000.0])
+def test_chi2_sf_matches_scipy(df, x):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    assert chi2_sf(x, df) == pytest.approx(float(scipy_stats.chi2.sf(x, df)), rel=1e-12, abs=1e-300)
+
+
+def test_chi2_sf_edges():
+    assert chi2_sf(0.0, 3) == 1.0
+    with pytest.raises(ValueError, match="degrees of freedom"):
+        chi2_sf(1.0, 0)
+
+
+def test_report_statistics_do_not_load_scipy_stats():
+    # scipy.stats takes seconds to import; the report's tests (paired comparisons, Cochran's Q) must not need it
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from studies.stats import cochrans_q, pairwise_mcnemar\n"
+            "w = np.random.default_rng(1).random((500, 4)) < 0.3\n"
+            "cochrans_q(w); pairwise_mcnemar(w, list('abcd'))\n"
+            "print('scipy.stats' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["False"]

@@ -445,3 +445,32 @@ def test_duckdb_reads_a_store_directly(small_store):
     count, wins = duckdb.sql(f"select count(*), count(*) filter (where outcome = 'won') "
                              f"from read_parquet('{path}/**/*.parquet')").fetchall()[0]
     assert (count, wins) == (600, summary.wins)
+
+
+def test_a_chunk_cache_reads_each_file_once_and_a_replaced_file_anew(tmp_path, monkeypatch):
+    import studies.store as store_module
+    from sim.rules import find_variant
+    from studies.runner import RunSpec, run
+    from studies.store import Store, chunk_cache, load_chunk_file, read_store
+
+    run(RunSpec(find_variant("bakers-dozen"), "greedy", 40), tmp_path / "st", jobs=1, chunk=20)
+    st = Store(tmp_path / "st")
+    key = st.keys()[0]
+    chunks = st.chunk_files(key)
+    reads: list[str] = []
+    real = store_module._load_chunk_file
+    monkeypatch.setattr(store_module, "_load_chunk_file", lambda c, cols=None: reads.append(c.path.name) or real(c, cols))
+    plain = read_store(tmp_path / "st", columns=["outcome", "cards_home"])
+    reads.clear()
+    with chunk_cache(["outcome", "cards_home", "variant"]):
+        counted = [load_chunk_file(c, ["outcome"]) for c in chunks]
+        again = read_store(tmp_path / "st", columns=["outcome", "cards_home"])
+        assert len(reads) == len(chunks)  # the second reader took every table from the first read
+        assert counted[0].column_names == ["deal", "outcome"]
+        table = load_chunk_file(chunks[0])  # every column: not what the cache holds, read as ever
+        st.write_chunk(table, key, chunks[0].first, chunks[0].last)  # replaced: a new file
+        load_chunk_file(st.chunk_files(key)[0], ["outcome"])
+        assert len(reads) == len(chunks) + 2
+    assert again.equals(plain)
+    load_chunk_file(chunks[1], ["outcome"])  # the block is over: read from the file
+    assert len(reads) == len(chunks) + 3
