@@ -144,12 +144,22 @@ def pile_entry(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_o
 
 @nb.njit(cache=True)
 def pile_entry_at(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, buf: np.ndarray, at: np.int64) -> np.int64:
-    """`pile_entry` with the table of needs from ``buf[at]`` (a policy's scratch and ``NEEDS_OFFSET``).
+    """`pile_entry` with the table of needs from ``buf[at]`` (a policy's scratch and ``NEEDS_OFFSET``):
+    `suit_entry_at`, then with alternate-colour foundations `alternate_frees_home`."""
+    e = suit_entry_at(st, prm, p, k, buf, at)
+    if prm[P_FOUND] != 0:
+        e = alternate_frees_home(st, prm, p, k, e)
+    return e
 
-    Written out in one pass with a single exit and no inlined helper taking an array:
-    numba's pruning then removes every reference count in it (`heuristic` runs it for
-    every pile a move changes).
-    """
+
+@nb.njit(cache=True)
+def suit_entry_at(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, buf: np.ndarray, at: np.int64) -> np.int64:
+    """`pile_entry_at` less, with alternate-colour foundations, ``ENTRY_FREES_HOME``.
+
+    Written out in one pass with a single exit, no call and no inlined helper taking an
+    array: numba's pruning then removes every reference count in it (`heuristic` runs it
+    for every pile a move changes). With in-suit foundations a tableau card with need 0
+    can go home now, which is the whole of the home test."""
     h = np.int64(st[p])
     base = pile_base(prm, p)
     build, in_suit = prm[P_BUILD], prm[P_FOUND] == 0
@@ -165,16 +175,26 @@ def pile_entry_at(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, buf
         top = buf[at + c]
         suits |= 1 << (c // 13)
     e = (below << ENTRY_BELOW_SHIFT) | (suits << ENTRY_SUITS_SHIFT) | (top << ENTRY_TOP_SHIFT) | ENTRY_VALID
-    # The last reads of st, prm and buf come last, on every path: numba then drops its
+    # The last reads of st and buf come last, on every path: numba then drops its
     # references to them in one place, where the pruning can pair them with the entry's.
     seen = h >= 2 and h - 2 >= k  # the card under the exposed one is seen
-    under = np.int64(st[base + max(h - 2, 0)]) if seen else 0
-    misplaced = h >= 2 and not (seen and builds_on(np.int64(st[base + h - 1]), under, build))
-    goes_home = home_slot(st, prm, under, 0) >= 0
+    exposed, second = np.int64(st[base + max(h - 1, 0)]), np.int64(st[base + max(h - 2, 0)])
+    under = second if seen else 0
+    misplaced = h >= 2 and not (seen and builds_on(exposed, under, build))
     need_under = buf[at + under]
     if misplaced:
         e |= ENTRY_MISPLACED
-    if seen and (need_under == 0 if in_suit else goes_home):  # in-suit foundations: a need of 0 goes home
+    if seen and in_suit and need_under == 0:
+        e |= ENTRY_FREES_HOME
+    return e
+
+
+@nb.njit(cache=True)
+def alternate_frees_home(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, e: np.int64) -> np.int64:
+    """Entry e of pile p (k lowest cards unseen) with ``ENTRY_FREES_HOME`` set when the seen card
+    under the exposed one could go home now (for alternate-colour foundations)."""
+    h = np.int64(st[p])
+    if h >= 2 and h - 2 >= k and _goes_home_now(st, prm, np.int64(st[pile_base(prm, p) + h - 2])):
         e |= ENTRY_FREES_HOME
     return e
 

@@ -47,14 +47,15 @@ from strategies.features import (
     SCRATCH_MOVED,
     SCRATCH_STORED,
     SCRATCH_WITH_VISITED,
+    alternate_frees_home,
     entry_below,
     entry_top_need,
     fill_needs_at,
     moved_hash,
-    pile_entry_at,
     position_hash,
     refresh_piles,
     remember,
+    suit_entry_at,
     visited,
 )
 
@@ -159,7 +160,10 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
                 src_at = src
                 e = scratch[PILES_OFFSET + src]
                 if e == 0:
-                    e = pile_entry_at(st, prm, src, np.int64(st[down_at(P, src)]), scratch, NEEDS_OFFSET)
+                    k = np.int64(st[down_at(P, src)])
+                    e = suit_entry_at(st, prm, src, k, scratch, NEEDS_OFFSET)
+                    if not in_suit:  # `pile_entry_at` in its two parts, calling the second only when needed
+                        e = alternate_frees_home(st, prm, src, k, e)
                     scratch[PILES_OFFSET + src] = e
                 src_misplaced = (e & ENTRY_MISPLACED) != 0
                 src_free = src_misplaced or (e & ENTRY_FREES_HOME) != 0
@@ -173,7 +177,10 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
             if not (to_home or dst_empty):
                 e = scratch[PILES_OFFSET + dst]
                 if e == 0:
-                    e = pile_entry_at(st, prm, dst, np.int64(st[down_at(P, dst)]), scratch, NEEDS_OFFSET)
+                    k = np.int64(st[down_at(P, dst)])
+                    e = suit_entry_at(st, prm, dst, k, scratch, NEEDS_OFFSET)
+                    if not in_suit:  # `pile_entry_at` in its two parts, calling the second only when needed
+                        e = alternate_frees_home(st, prm, dst, k, e)
                     scratch[PILES_OFFSET + dst] = e
                 dst_need = entry_top_need(e)
                 dst_full = min(entry_below(e), dst_need * 16)  # `pile_urgency` of a pile that is not empty
