@@ -128,10 +128,12 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     table of needs) or a fresh start clears them all. Among moves of one source
     (the engine lists moves by source) the source is read once; when ``home``
     is the first rule and a card can go home, only the moves home are read (a
-    move home then beats every other). Speed: it reads the cache itself rather
-    than through a helper, calls `pile_entry` (not inlined) only on a miss, and
-    reads the rule weights into a tuple once: each inlined call that takes an
-    array adds reference counting that numba does not always remove.
+    move home then beats every other). Speed: every array it holds costs an
+    atomic count pair whenever numba cannot prune it (see benchmarks/README.md,
+    "After issue 13"), so it hands its helpers the scratch and an offset rather
+    than slices, calls helpers written with one exit, hashes the child from
+    values at hand (`moved_hash`), and reads piles with `suit_entry_at` (no
+    count left in it), adding `alternate_frees_home` only under rules that need it.
     """
     # Read the parameters first: numba then drops its reference to pparams at once.
     home_first, allow_dig = pparams[HP_HOME_FIRST] != 0, pparams[HP_ALLOW_DIG] != 0
