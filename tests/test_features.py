@@ -166,3 +166,32 @@ def test_remember_and_visited_keep_a_set_of_hashes_until_three_quarters_full() -
     assert scratch[F.SCRATCH_STORED] == room
     assert all(F.visited(scratch, h) for h in kept[:room])
     assert not any(F.visited(scratch, h) for h in kept[room:])
+
+
+def _reference_counts(function, *args) -> int:  # noqa: ANN001
+    """How many reference-count calls numba leaves in the body of a fresh (uncached) compile of
+    ``function`` for ``args``: cached code keeps no LLVM to read."""
+    import numba as nb
+
+    fresh = nb.njit(function.py_func)
+    fresh(*args)
+    count, inside = 0, False
+    for line in next(iter(fresh.inspect_llvm().values())).splitlines():
+        if line.startswith("define"):
+            inside = function.py_func.__name__ in line and "cpython" not in line and "cfunc" not in line
+        elif inside:
+            count += "@NRT_incref" in line or "@NRT_decref" in line
+    return count
+
+
+def test_the_heuristic_reads_piles_and_needs_without_reference_counts() -> None:
+    """`suit_entry_at`, `fill_needs_at` and `needs_stamp` run for every decision of `heuristic`: numba
+    prunes every count in them (one exit, no call, the last read of each array on every path), which
+    keeps the heuristic within 3x of greedy. A change that brings a count back fails here."""
+    rules = Rules(name="alt-home", foundation="alternate-colour")
+    game = Game.from_deal(rules, 1)
+    st, prm = game.state_array(), game.rule_params
+    scratch = np.zeros(F.SCRATCH_WITH_VISITED, dtype=np.int64)
+    assert _reference_counts(F.needs_stamp, st, prm) == 0
+    assert _reference_counts(F.fill_needs_at, st, prm, scratch, F.NEEDS_OFFSET) == 0
+    assert _reference_counts(F.suit_entry_at, st, prm, 0, 0, scratch, F.NEEDS_OFFSET) == 0
