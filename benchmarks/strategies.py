@@ -8,11 +8,13 @@ that the ratio to greedy (the reference column) holds on a shared machine.
 
     python benchmarks/strategies.py [--variant V] [--seconds S]
     python benchmarks/strategies.py --table 10000 [--jobs 2]   # win rates with 95% intervals
+    python benchmarks/strategies.py --choices 20000   # heuristic/greedy time on fixed deals, and what they chose
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 import time
 from pathlib import Path
@@ -103,6 +105,36 @@ def speed(rules, seconds: float) -> None:  # noqa: ANN001
         print(f"{spec:32} {c:17,.0f} {c / reference:9.3f} {p:15,.0f}")
 
 
+HEURISTICS = ("greedy", "heuristic:preset=builder", "heuristic:preset=balanced", "heuristic")
+"""What `choices` compares: greedy and the heuristic presets."""
+
+
+def choices(rules, deals: int) -> None:  # noqa: ANN001
+    """Time of each of `HEURISTICS` on deals 1..``deals`` against greedy's (CPU time, best of `ROUNDS`
+    interleaved rounds), with its wins, mean moves and a digest of every deal's outcome, termination,
+    cards home, move count and winning moves: run on two versions of the code, equal digests say
+    that they made the same moves on every deal."""
+    print(f"heuristic time against greedy on {rules.name}, deals 1-{deals}, CPU time, best of {ROUNDS} rounds")
+    numbers = np.arange(1, deals + 1)
+    strategies = {spec: load_strategy(spec) for spec in HEURISTICS}
+    for spec in HEURISTICS:
+        play_batch(rules, strategies[spec], numbers[:2])  # compile
+    best, seen = dict.fromkeys(HEURISTICS, float("inf")), {}
+    for _ in range(ROUNDS):
+        for spec in HEURISTICS:
+            t = time.process_time()
+            res = play_batch(rules, strategies[spec], numbers)
+            best[spec] = min(best[spec], time.process_time() - t)
+            digest = hashlib.sha256()
+            for column in (res.outcome, res.termination, res.cards_home, res.moves, res.win_moves):
+                digest.update(np.ascontiguousarray(column).tobytes())
+            seen[spec] = (int((res.outcome == 1).sum()), float(res.moves.mean()), digest.hexdigest()[:12])
+    print(f"{'strategy':28} {'deals/s':>9} {'x greedy time':>14} {'wins':>6} {'mean moves':>11}  digest")
+    for spec in HEURISTICS:
+        wins, moves, digest = seen[spec]
+        print(f"{spec:28} {deals / best[spec]:9,.0f} {best[spec] / best['greedy']:14.2f} {wins:6} {moves:11.3f}  {digest}")
+
+
 def _chunk(rules, spec: str, numbers: np.ndarray) -> tuple[int, int, float]:  # noqa: ANN001
     res = play_batch(rules, load_strategy(spec), numbers)
     return int((res.outcome == 1).sum()), len(numbers), float(res.cards_home.sum())
@@ -125,10 +157,13 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=2.0, help="time per speed figure")
     ap.add_argument("--table", type=int, default=0, help="instead of speed, win rates over this many deals")
     ap.add_argument("--jobs", type=int, default=1, help="processes for --table")
+    ap.add_argument("--choices", type=int, default=0, help="instead of speed, heuristic/greedy time and choices on this many deals")
     args = ap.parse_args()
     rules = find_variant(args.variant)
     if args.table:
         table(rules, args.table, args.jobs)
+    elif args.choices:
+        choices(rules, args.choices)
     else:
         speed(rules, args.seconds)
 

@@ -62,7 +62,7 @@ def needs_of(scratch: np.ndarray) -> np.ndarray:
     return scratch[NEEDS_OFFSET : NEEDS_OFFSET + NEEDS_STAMP + 1]
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def needs_stamp(st: np.ndarray, prm: np.ndarray) -> np.int64:
     """A number (never 0) naming all that the needs depend on: the four foundation heights
     and whether a card may go to any foundation."""
@@ -80,21 +80,28 @@ def fill_needs(st: np.ndarray, prm: np.ndarray, need_of: np.ndarray) -> bool:
 
     Needs change only when a foundation does, so the table keeps the `needs_stamp` it was
     filled for and is refilled only when that changes (most moves stay in the tableau)."""
-    stamp = needs_stamp(st, prm)
-    if need_of[NEEDS_STAMP] == stamp:
-        return False
-    need_of[NEEDS_STAMP] = stamp
+    return fill_needs_at(st, prm, need_of, 0)
+
+
+@nb.njit(cache=True)
+def fill_needs_at(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, at: np.int64) -> bool:
+    """`fill_needs` for the table that starts at ``buf[at]``: a policy passes its scratch and
+    ``NEEDS_OFFSET`` rather than a slice (each slice is an object numba counts references to).
+    One exit and no helper that takes an array, so that numba's reference-count pruning
+    removes every count in it."""
     P = prm[P_PILES]
-    for s in range(4):
-        if prm[P_FOUND] == 0:
-            done = np.int64(st[fheight_at(P, s)])
-        else:
-            done = np.int64(13)
-            for f in range(4):
-                done = min(done, np.int64(st[fheight_at(P, f)]))
-        for r in range(13):
-            need_of[s * 13 + r] = r - done if r > done else 0
-    return True
+    stamp = needs_stamp(st, prm)
+    changed = buf[at + NEEDS_STAMP] != stamp
+    if changed:
+        buf[at + NEEDS_STAMP] = stamp
+        lowest = np.int64(13)
+        for f in range(4):
+            lowest = min(lowest, np.int64(st[fheight_at(P, f)]))
+        for s in range(4):
+            done = np.int64(st[fheight_at(P, s)]) if prm[P_FOUND] == 0 else lowest
+            for r in range(13):
+                buf[at + s * 13 + r] = r - done if r > done else 0
+    return changed
 
 
 F_FULL, F_BELOW, F_MISPLACED, F_FREES_HOME, FEATURE_ROWS = range(5)
@@ -115,7 +122,7 @@ def _goes_home_now(st: np.ndarray, prm: np.ndarray, c: np.int64) -> bool:
     return home_slot(st, prm, c, 0) >= 0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def pile_entry(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_of: np.ndarray) -> np.int64:
     """What the strategies read of pile p, its k lowest cards being unseen and ``need_of``
     filled by `fill_needs`, packed into one number (`ENTRY_VALID` ...):
@@ -130,34 +137,65 @@ def pile_entry(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, need_o
     - frees home (``ENTRY_FREES_HOME``): the card under the exposed one is seen and could
       go home now.
 
-    Written out in one pass with a single exit and no inlined helper taking an array:
-    numba then keeps no reference counting inside it (`heuristic` runs it for every pile
-    a move changes).
+    The same as `pile_entry_at` with the table at ``need_of[0]``.
     """
+    return pile_entry_at(st, prm, p, k, need_of, 0)
+
+
+@nb.njit(cache=True)
+def pile_entry_at(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, buf: np.ndarray, at: np.int64) -> np.int64:
+    """`pile_entry` with the table of needs from ``buf[at]`` (a policy's scratch and ``NEEDS_OFFSET``):
+    `suit_entry_at`, then with alternate-colour foundations `alternate_frees_home`."""
+    e = suit_entry_at(st, prm, p, k, buf, at)
+    if prm[P_FOUND] != 0:
+        e = alternate_frees_home(st, prm, p, k, e)
+    return e
+
+
+@nb.njit(cache=True)
+def suit_entry_at(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, buf: np.ndarray, at: np.int64) -> np.int64:
+    """`pile_entry_at` less, with alternate-colour foundations, ``ENTRY_FREES_HOME``.
+
+    Written out in one pass with a single exit, no call and no inlined helper taking an
+    array: numba's pruning then removes every reference count in it (`heuristic` runs it
+    for every pile a move changes). With in-suit foundations a tableau card with need 0
+    can go home now, which is the whole of the home test."""
     h = np.int64(st[p])
     base = pile_base(prm, p)
+    build, in_suit = prm[P_BUILD], prm[P_FOUND] == 0
     below = UNKNOWN_NEED * 16 + (h - k) if k > 0 else FAR  # the unseen card nearest the top is the most urgent unseen one
     suits = 0
     for i in range(k, h - 1):
         c = np.int64(st[base + i])
-        below = min(below, need_of[c] * 16 + (h - 1 - i))
+        below = min(below, buf[at + c] * 16 + (h - 1 - i))
         suits |= 1 << (c // 13)
     top = np.int64(13)
     if h > 0:
         c = np.int64(st[base + h - 1])
-        top = need_of[c]
+        top = buf[at + c]
         suits |= 1 << (c // 13)
     e = (below << ENTRY_BELOW_SHIFT) | (suits << ENTRY_SUITS_SHIFT) | (top << ENTRY_TOP_SHIFT) | ENTRY_VALID
-    if h >= 2:
-        if h - 2 < k:
-            e |= ENTRY_MISPLACED
-        else:
-            under = np.int64(st[base + h - 2])
-            if not builds_on(np.int64(st[base + h - 1]), under, prm[P_BUILD]):
-                e |= ENTRY_MISPLACED
-            # in-suit foundations: a tableau card with need 0 can go home now
-            if need_of[under] == 0 if prm[P_FOUND] == 0 else _goes_home_now(st, prm, under):
-                e |= ENTRY_FREES_HOME
+    # The last reads of st and buf come last, on every path: numba then drops its
+    # references to them in one place, where the pruning can pair them with the entry's.
+    seen = h >= 2 and h - 2 >= k  # the card under the exposed one is seen
+    exposed, second = np.int64(st[base + max(h - 1, 0)]), np.int64(st[base + max(h - 2, 0)])
+    under = second if seen else 0
+    misplaced = h >= 2 and not (seen and builds_on(exposed, under, build))
+    need_under = buf[at + under]
+    if misplaced:
+        e |= ENTRY_MISPLACED
+    if seen and in_suit and need_under == 0:
+        e |= ENTRY_FREES_HOME
+    return e
+
+
+@nb.njit(cache=True)
+def alternate_frees_home(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, e: np.int64) -> np.int64:
+    """Entry e of pile p (k lowest cards unseen) with ``ENTRY_FREES_HOME`` set when the seen card
+    under the exposed one could go home now (for alternate-colour foundations)."""
+    h = np.int64(st[p])
+    if h >= 2 and h - 2 >= k and _goes_home_now(st, prm, np.int64(st[pile_base(prm, p) + h - 2])):
+        e |= ENTRY_FREES_HOME
     return e
 
 
@@ -181,30 +219,30 @@ def pile_urgency(st: np.ndarray, p: np.int64, below: np.int64, top: np.int64) ->
 
 
 @nb.njit(cache=True, inline="always")
-def refresh_piles(scratch: np.ndarray, prm: np.ndarray, continuing: bool, refilled: bool) -> None:
-    """Drop the cached pile entries (``PILES_OFFSET``) that may be stale, ``continuing``
+def refresh_piles(scratch: np.ndarray, P: np.int64, in_suit: bool, continuing: bool, refilled: bool) -> None:
+    """Drop the cached pile entries (``PILES_OFFSET``) of the P piles that may be stale,
+    ``in_suit`` when cards go home by suit, ``continuing``
     when the move in ``SCRATCH_MOVED`` is the only one played since they were made and
     ``refilled`` when the table of needs changed since: the piles that move changed, and
     when it went to or came from an in-suit foundation, the piles holding a seen card of
     that suit (only their needs changed); all of them otherwise."""
-    P = prm[P_PILES]
     m = scratch[SCRATCH_MOVED]
     src, dst = move_from(m), move_to(m)
     everything = not continuing or (refilled and (src < FOUNDATION) == (dst < FOUNDATION))
-    if continuing and prm[P_FOUND] != 0 and (src >= FOUNDATION or dst >= FOUNDATION):
+    if continuing and not in_suit and (src >= FOUNDATION or dst >= FOUNDATION):
         everything = True  # alternate-colour foundations: every need and home test may change
-    if everything:
+    if everything:  # one exit, no early return: see `visited`
         for p in range(P):
             scratch[PILES_OFFSET + p] = 0
-        return
-    for place in (src, dst):
-        if place < FOUNDATION:
-            scratch[PILES_OFFSET + place] = 0
-        else:
-            suit = np.int64(1 << (place - FOUNDATION + ENTRY_SUITS_SHIFT))
-            for p in range(P):
-                if scratch[PILES_OFFSET + p] & suit:
-                    scratch[PILES_OFFSET + p] = 0
+    else:
+        for place in (src, dst):
+            if place < FOUNDATION:
+                scratch[PILES_OFFSET + place] = 0
+            else:
+                suit = np.int64(1 << (place - FOUNDATION + ENTRY_SUITS_SHIFT))
+                for p in range(P):
+                    if scratch[PILES_OFFSET + p] & suit:
+                        scratch[PILES_OFFSET + p] = 0
 
 
 @nb.njit(cache=True)
@@ -263,50 +301,67 @@ def child_hash(st: np.ndarray, prm: np.ndarray, h: np.uint64, m: np.int64) -> np
     """The hash after move m from a position with hash h (without playing it)."""
     P = prm[P_PILES]
     src, dst = move_from(m), move_to(m)
+    hs, d = np.int64(0), np.int64(0)
     if src >= FOUNDATION:
         f = src - FOUNDATION
         c = np.int64(st[found_at(P, f) + st[fheight_at(P, f)] - 1])
-        h -= home_key(c)
     else:
         hs = np.int64(st[src])
         c = np.int64(st[pile_base(prm, src) + hs - 1])
-        h -= card_key(c, hs - 1)
         d = np.int64(st[down_at(P, src)])
+    to_home = dst >= FOUNDATION
+    return moved_hash(h, c, src >= FOUNDATION, hs, d, to_home, 0 if to_home else np.int64(st[dst]))
+
+
+@nb.njit(cache=True, inline="always")
+def moved_hash(h: np.uint64, c: np.int64, from_home: bool, hs: np.int64, d: np.int64, to_home: bool,
+               hd: np.int64) -> np.uint64:
+    """`child_hash` from what it reads: card c leaves a foundation (``from_home``) or a pile of
+    ``hs`` cards, ``d`` of them face down, for a foundation (``to_home``) or a pile of ``hd``
+    cards. A policy that has these at hand calls it without handing over its arrays."""
+    if from_home:
+        h -= home_key(c)
+    else:
+        h -= card_key(c, hs - 1)
         if hs - 1 > 0 and d == hs - 1:
             h += down_key(d - 1) - down_key(d)
-    if dst >= FOUNDATION:
+    if to_home:
         h += home_key(c)
     else:
-        h += card_key(c, np.int64(st[dst]))
+        h += card_key(c, hd)
     return h
 
 
 @nb.njit(cache=True, inline="always")
 def visited(scratch: np.ndarray, h: np.uint64) -> bool:
-    """Whether hash h was recorded in this game's scratch table."""
+    """Whether hash h was recorded in this game's scratch table.
+
+    Written with one exit, like `remember`: numba then drops its reference to ``scratch``
+    in one place, where its pruning can pair it with the one taken (a policy calls these
+    once a decision or more)."""
     slot = np.int64(h % np.uint64(VISITED_SLOTS))
     key = np.int64(h | np.uint64(1))
-    for _ in range(VISITED_SLOTS):
-        v = scratch[VISITED_OFFSET + slot]
-        if v == 0:
-            return False
-        if v == key:
-            return True
+    v = scratch[VISITED_OFFSET + slot]
+    tries = 1
+    while v != 0 and v != key and tries < VISITED_SLOTS:
         slot = (slot + 1) % VISITED_SLOTS
-    return False
+        v = scratch[VISITED_OFFSET + slot]
+        tries += 1
+    return v == key
 
 
 @nb.njit(cache=True, inline="always")
 def remember(scratch: np.ndarray, h: np.uint64) -> bool:
     """Record hash h; False when the table is three-quarters full (the game is too long to track)."""
-    if scratch[SCRATCH_STORED] * 4 >= VISITED_SLOTS * 3:
-        return False
-    slot = np.int64(h % np.uint64(VISITED_SLOTS))
-    key = np.int64(h | np.uint64(1))
-    while scratch[VISITED_OFFSET + slot] != 0:
-        if scratch[VISITED_OFFSET + slot] == key:
-            return True
-        slot = (slot + 1) % VISITED_SLOTS
-    scratch[VISITED_OFFSET + slot] = key
-    scratch[SCRATCH_STORED] += 1
-    return True
+    stored = scratch[SCRATCH_STORED]
+    room = stored * 4 < VISITED_SLOTS * 3
+    if room:
+        slot = np.int64(h % np.uint64(VISITED_SLOTS))
+        key = np.int64(h | np.uint64(1))
+        while scratch[VISITED_OFFSET + slot] != 0 and scratch[VISITED_OFFSET + slot] != key:
+            slot = (slot + 1) % VISITED_SLOTS
+        if scratch[VISITED_OFFSET + slot] == 0:
+            scratch[VISITED_OFFSET + slot] = key
+            stored += 1
+    scratch[SCRATCH_STORED] = stored  # the last use of scratch on every path (see `visited`)
+    return room

@@ -34,28 +34,28 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_FILL, P_PILES, down_at, move_from, move_to
+from sim.engine import FOUNDATION, P_FILL, P_FOUND, P_PILES, down_at, move_from, move_to, pile_base
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, PolicyStrategy, StrategyError
 from strategies.features import (
     ENTRY_FREES_HOME,
     ENTRY_MISPLACED,
     FAR,
+    NEEDS_OFFSET,
     PILES_OFFSET,
     SCRATCH_LAST,
     SCRATCH_MOVED,
     SCRATCH_STORED,
     SCRATCH_WITH_VISITED,
-    child_hash,
+    alternate_frees_home,
     entry_below,
     entry_top_need,
-    fill_needs,
-    needs_of,
-    pile_entry,
-    pile_urgency,
+    fill_needs_at,
+    moved_hash,
     position_hash,
     refresh_piles,
     remember,
+    suit_entry_at,
     visited,
 )
 
@@ -128,64 +128,76 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     table of needs) or a fresh start clears them all. Among moves of one source
     (the engine lists moves by source) the source is read once; when ``home``
     is the first rule and a card can go home, only the moves home are read (a
-    move home then beats every other). Speed: it reads the cache itself rather
-    than through a helper, calls `pile_entry` (not inlined) only on a miss, and
-    reads the rule weights into a tuple once: each inlined call that takes an
-    array adds reference counting that numba does not always remove.
+    move home then beats every other). Speed: every array it holds costs an
+    atomic count pair whenever numba cannot prune it (see benchmarks/README.md,
+    "After issue 13"), so it hands its helpers the scratch and an offset rather
+    than slices, calls helpers written with one exit, hashes the child from
+    values at hand (`moved_hash`), and reads piles with `suit_entry_at` (no
+    count left in it), adding `alternate_frees_home` only under rules that need it.
     """
-    continuing = scratch[SCRATCH_STORED] > 0  # the last decision's move was played since
-    here = np.uint64(scratch[SCRATCH_LAST]) if continuing else position_hash(st, prm)
-    if not remember(scratch, here):
-        return -1
-    need_of = needs_of(scratch)
-    P = prm[P_PILES]
-    refresh_piles(scratch, prm, continuing, fill_needs(st, prm, need_of))
-    home_only = pparams[HP_HOME_FIRST] != 0 and _goes_home(moves, n)
-    allow_dig = pparams[HP_ALLOW_DIG] != 0
+    # Read the parameters first: numba then drops its reference to pparams at once.
+    home_first, allow_dig = pparams[HP_HOME_FIRST] != 0, pparams[HP_ALLOW_DIG] != 0
     w = HP_WEIGHT
     weight = (pparams[w + R_HOME], pparams[w + R_DIG], pparams[w + R_NO_BURY], pparams[w + R_MISPLACED],
               pparams[w + R_KEEP_PILES], pparams[w + R_COVER])
-    fill_none = prm[P_FILL] == 0
-    best, best_key, best_child = -1, np.int64(-1), np.uint64(0)
-    src_at, src_misplaced, src_free, below = -1, False, False, FAR
-    for i in range(n):
-        m = moves[i]
-        src, dst = move_from(m), move_to(m)
-        to_home = dst >= FOUNDATION
-        if src >= FOUNDATION or (home_only and not to_home):
-            continue
-        if src != src_at:
-            src_at = src
-            e = scratch[PILES_OFFSET + src]
-            if e == 0:
-                e = pile_entry(st, prm, src, np.int64(st[down_at(P, src)]), need_of)
-                scratch[PILES_OFFSET + src] = e
-            src_misplaced = (e & ENTRY_MISPLACED) != 0
-            src_free = src_misplaced or (e & ENTRY_FREES_HOME) != 0
-            below = entry_below(e)
-        hs = np.int64(st[src])
-        dst_empty = not to_home and st[dst] == 0
-        digging = not (to_home or src_free)  # considered only to dig out a pile needed sooner
-        if digging and (not allow_dig or hs < 2 or (dst_empty and fill_none)):
-            continue
-        dst_full, dst_need = FAR, np.int64(13)
-        if not (to_home or dst_empty):
-            e = scratch[PILES_OFFSET + dst]
-            if e == 0:
-                e = pile_entry(st, prm, dst, np.int64(st[down_at(P, dst)]), need_of)
-                scratch[PILES_OFFSET + dst] = e
-            dst_need = entry_top_need(e)
-            dst_full = pile_urgency(st, dst, entry_below(e), dst_need)
-        if digging and below >= dst_full:
-            continue
-        key = _key(weight, to_home, dst_empty, hs == 1, below, src_misplaced, dst_full, dst_need)
-        if key > best_key:
-            child = child_hash(st, prm, here, m)
-            if to_home or not visited(scratch, child):
-                best, best_key, best_child = i, key, child
-    if best >= 0:
-        scratch[SCRATCH_LAST] = np.int64(best_child)
-        scratch[SCRATCH_MOVED] = moves[best]
+    P, fill_none, in_suit = prm[P_PILES], prm[P_FILL] == 0, prm[P_FOUND] == 0
+    continuing = scratch[SCRATCH_STORED] > 0  # the last decision's move was played since
+    here = np.uint64(scratch[SCRATCH_LAST]) if continuing else position_hash(st, prm)
+    best = -1
+    if remember(scratch, here):
+        refresh_piles(scratch, P, in_suit, continuing, fill_needs_at(st, prm, scratch, NEEDS_OFFSET))
+        home_only = False
+        if home_first:
+            for i in range(n):  # a tableau card can go home
+                home_only = home_only or (move_to(moves[i]) >= FOUNDATION and move_from(moves[i]) < FOUNDATION)
+        best_key, best_child = np.int64(-1), np.uint64(0)
+        src_at, src_misplaced, src_free, below = -1, False, False, FAR
+        for i in range(n):
+            m = moves[i]
+            src, dst = move_from(m), move_to(m)
+            to_home = dst >= FOUNDATION
+            if src >= FOUNDATION or (home_only and not to_home):
+                continue
+            if src != src_at:
+                src_at = src
+                e = scratch[PILES_OFFSET + src]
+                if e == 0:
+                    k = np.int64(st[down_at(P, src)])
+                    e = suit_entry_at(st, prm, src, k, scratch, NEEDS_OFFSET)
+                    if not in_suit:  # `pile_entry_at` in its two parts, calling the second only when needed
+                        e = alternate_frees_home(st, prm, src, k, e)
+                    scratch[PILES_OFFSET + src] = e
+                src_misplaced = (e & ENTRY_MISPLACED) != 0
+                src_free = src_misplaced or (e & ENTRY_FREES_HOME) != 0
+                below = entry_below(e)
+            hs = np.int64(st[src])
+            dst_empty = not to_home and st[dst] == 0
+            digging = not (to_home or src_free)  # considered only to dig out a pile needed sooner
+            if digging and (not allow_dig or hs < 2 or (dst_empty and fill_none)):
+                continue
+            dst_full, dst_need = FAR, np.int64(13)
+            if not (to_home or dst_empty):
+                e = scratch[PILES_OFFSET + dst]
+                if e == 0:
+                    k = np.int64(st[down_at(P, dst)])
+                    e = suit_entry_at(st, prm, dst, k, scratch, NEEDS_OFFSET)
+                    if not in_suit:  # `pile_entry_at` in its two parts, calling the second only when needed
+                        e = alternate_frees_home(st, prm, dst, k, e)
+                    scratch[PILES_OFFSET + dst] = e
+                dst_need = entry_top_need(e)
+                dst_full = min(entry_below(e), dst_need * 16)  # `pile_urgency` of a pile that is not empty
+            if digging and below >= dst_full:
+                continue
+            key = _key(weight, to_home, dst_empty, hs == 1, below, src_misplaced, dst_full, dst_need)
+            if key > best_key:
+                c = np.int64(st[pile_base(prm, src) + hs - 1])
+                child = moved_hash(here, c, False, hs, np.int64(st[down_at(P, src)]), to_home,
+                                   0 if to_home else np.int64(st[dst]))
+                if to_home or not visited(scratch, child):
+                    best, best_key, best_child = i, key, child
+        if best >= 0:
+            scratch[SCRATCH_LAST] = np.int64(best_child)
+            scratch[SCRATCH_MOVED] = moves[best]
     return best
 
 

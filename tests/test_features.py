@@ -130,3 +130,68 @@ def test_the_heuristic_keeps_no_stale_pile_entry(rules: Rules, preset: str) -> N
                     checked += 1
             E.apply_move(st, prm, buf[i])
     assert checked > 0
+
+
+@pytest.mark.parametrize("rules", _rules() + [Rules(name="worry", worrying_back=True, face_down=2)], ids=lambda r: r.name)
+def test_the_child_hash_is_the_hash_of_the_position_the_move_leads_to(rules: Rules) -> None:
+    """`child_hash` (and `moved_hash` under it) equals `position_hash` after the move, for every
+    legal move along a few games: moves home, back from a foundation, turning a face-down card."""
+    checked = 0
+    for number in (1, 2, 3):
+        game = Game.from_deal(rules, number)
+        prm = game.rule_params
+        for step in range(80):
+            st = game.state_array()
+            here = np.uint64(F.position_hash(st, prm))
+            moves = game.legal_moves()
+            if not moves:
+                break
+            for m in moves:
+                after = st.copy()
+                E.apply_move(after, prm, m.code)
+                assert F.child_hash(st, prm, here, m.code) == F.position_hash(after, prm), (number, step, m)
+                checked += 1
+            game.play(moves[(number * 5 + step) % len(moves)])
+    assert checked > 100
+
+
+def test_remember_and_visited_keep_a_set_of_hashes_until_three_quarters_full() -> None:
+    scratch = np.zeros(F.SCRATCH_WITH_VISITED, dtype=np.int64)
+    kept = [np.uint64(x * 0x9E3779B97F4A7C15 % 2**64) for x in range(1, F.VISITED_SLOTS)]
+    room = F.VISITED_SLOTS * 3 // 4
+    assert F.remember(scratch, kept[0]) and F.remember(scratch, kept[0])  # a second time: no new slot
+    assert scratch[F.SCRATCH_STORED] == 1
+    for i, h in enumerate(kept):
+        assert F.remember(scratch, h) == (i < room)
+    assert scratch[F.SCRATCH_STORED] == room
+    assert all(F.visited(scratch, h) for h in kept[:room])
+    assert not any(F.visited(scratch, h) for h in kept[room:])
+
+
+def _reference_counts(function, *args) -> int:  # noqa: ANN001
+    """How many reference-count calls numba leaves in the body of a fresh (uncached) compile of
+    ``function`` for ``args``: cached code keeps no LLVM to read."""
+    import numba as nb
+
+    fresh = nb.njit(function.py_func)
+    fresh(*args)
+    count, inside = 0, False
+    for line in next(iter(fresh.inspect_llvm().values())).splitlines():
+        if line.startswith("define"):
+            inside = function.py_func.__name__ in line and "cpython" not in line and "cfunc" not in line
+        elif inside:
+            count += "@NRT_incref" in line or "@NRT_decref" in line
+    return count
+
+
+def test_the_heuristic_reads_piles_and_needs_without_reference_counts() -> None:
+    """`suit_entry_at`, `fill_needs_at` and `needs_stamp` run for every decision of `heuristic`: numba
+    prunes every count in them (one exit, no call, the last read of each array on every path), which
+    keeps the heuristic within 3x of greedy. A change that brings a count back fails here."""
+    rules = Rules(name="alt-home", foundation="alternate-colour")
+    game = Game.from_deal(rules, 1)
+    st, prm = game.state_array(), game.rule_params
+    scratch = np.zeros(F.SCRATCH_WITH_VISITED, dtype=np.int64)
+    assert _reference_counts(F.needs_stamp, st, prm) == 0
+    assert _reference_counts(F.fill_needs_at, st, prm, scratch, F.NEEDS_OFFSET) == 0
+    assert _reference_counts(F.suit_entry_at, st, prm, 0, 0, scratch, F.NEEDS_OFFSET) == 0
