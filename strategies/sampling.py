@@ -415,9 +415,9 @@ class SamplingStrategy(Strategy):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         p = self.params
-        for key, value in PRESETS[p["preset"]].items():
-            if key not in params:
-                p[key] = self.PARAMETERS[key].convert(self.name, key, value)
+        self._from_preset = {key for key in PRESETS[p["preset"]] if key not in params}
+        for key in self._from_preset:
+            p[key] = self.PARAMETERS[key].convert(self.name, key, PRESETS[p["preset"]][key])
         self._solver = SolverStrategy(nodes=p["nodes"], seconds=p["seconds"], tt_mb=p["tt_mb"])
         self._scfg = np.zeros(SP_SIZE, dtype=np.int64)
         self._scfg[SP_SAMPLES] = self.params["samples"]
@@ -426,6 +426,13 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_TIEBREAK] = TIEBREAKS.index(self.params["tiebreak"])
         self._scfg[SP_REVEAL] = int(self.params["reveal"])
         self._scratch = np.zeros(SAMPLING_SCRATCH, dtype=np.int64)
+
+    @property
+    def label(self) -> str:
+        """The name shown in tables: the preset's name stands for the values it sets."""
+        args = ",".join(f"{k}={v}" for k, v in self.params.items()
+                        if v != self.PARAMETERS[k].default and k not in self._from_preset)
+        return self.name + (f":{args}" if args else "")
 
     def _pparams(self, rules: Rules) -> tuple:
         return (*self._solver.policy_params(rules), self._scfg)
