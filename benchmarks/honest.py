@@ -30,7 +30,7 @@ from strategies import load_strategy  # noqa: E402
 from strategies.batch import play_batch  # noqa: E402
 from studies.stats import win_rate_interval  # noqa: E402
 
-SPECS = ("sampling:preset=fast", "sampling", "sampling:preset=strong", "solver", "heuristic")
+SPECS = ("sampling:preset=fast", "sampling:candidates=2", "sampling", "solver", "heuristic")
 """The curve's points (fastest first) and the two references."""
 
 

@@ -14,14 +14,20 @@ At each decision with cards still face down it:
    the king step reorders deals, which is a close approximation;
 3. solves every completion with the solver (`strategies.solver.strategy.decide`) on a
    budget of ``sample_nodes`` nodes; the first moves of the winning lines are
-   the candidates. Each candidate is then played on every completion and the
-   result decided the same way: a win scores 2, an undecided result 1, a loss
-   0. It plays the candidate with the highest total, that is the move that
-   wins in the most samples; among equals, the one whose winning lines are
-   shortest in all (so that play makes progress rather than shuffling cards
-   between equally good places), then the earlier in the heuristic order
-   (`strategies.solver.order`, reading face-up cards only). A candidate is
-   dropped as soon as it can no longer reach the best total;
+   the candidates. When they are all the same move it plays it (there is
+   nothing to compare). Otherwise each candidate, most votes first and at most
+   ``candidates`` of them, is played on every completion and the result
+   decided the same way: a win scores 2, an undecided result 1, a loss 0. It
+   plays the candidate with the highest total, that is the move that wins in
+   the most samples; among equals, with ``reveal``, one that turns a card up
+   (the samples' solver sees every card, so on its own it gives looking no
+   value), then the one whose winning lines are shortest in all
+   (``tiebreak=length``: play makes progress rather than shuffling cards
+   between equally good places) or took the fewest nodes to find
+   (``tiebreak=nodes``: the easier wins), then the one with more votes, then
+   the earlier in the heuristic order (`strategies.solver.order`, reading
+   face-up cards only). A candidate is dropped as soon as it can no longer
+   beat the best so far;
 4. a candidate that would bring back a position already seen in this game
    (known from the face-up cards) is considered only if no other candidate
    scores: a player whose samples call many moves winning could otherwise
@@ -35,6 +41,9 @@ Once no card is face down (at once on face-up variants) the position is fully
 known, and it plays as the `solver` does (its searches with ``nodes`` /
 ``seconds`` in all, then the winning line; a proven loss resigns), except that
 an undecided search hands over to `greedy` rather than ending undecided.
+
+Named settings (``preset``: `PRESETS`) trade strength for time; see
+benchmarks/README.md for the measured curve (`benchmarks/honest.py`).
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
@@ -377,7 +386,6 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
     "fast": {"samples": 4, "sample_nodes": 500, "candidates": 2},
-    "strong": {"samples": 16, "sample_nodes": 2000},
 }
 """Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
 
