@@ -14,14 +14,20 @@ At each decision with cards still face down it:
    the king step reorders deals, which is a close approximation;
 3. solves every completion with the solver (`strategies.solver.strategy.decide`) on a
    budget of ``sample_nodes`` nodes; the first moves of the winning lines are
-   the candidates. Each candidate is then played on every completion and the
-   result decided the same way: a win scores 2, an undecided result 1, a loss
-   0. It plays the candidate with the highest total, that is the move that
-   wins in the most samples; among equals, the one whose winning lines are
-   shortest in all (so that play makes progress rather than shuffling cards
-   between equally good places), then the earlier in the heuristic order
-   (`strategies.solver.order`, reading face-up cards only). A candidate is
-   dropped as soon as it can no longer reach the best total;
+   the candidates. When they are all the same move it plays it (there is
+   nothing to compare). Otherwise each candidate, most votes first and at most
+   ``candidates`` of them, is played on every completion and the result
+   decided the same way: a win scores 2, an undecided result 1, a loss 0. It
+   plays the candidate with the highest total, that is the move that wins in
+   the most samples; among equals, with ``reveal``, one that turns a card up
+   (the samples' solver sees every card, so on its own it gives looking no
+   value), then the one whose winning lines are shortest in all
+   (``tiebreak=length``: play makes progress rather than shuffling cards
+   between equally good places) or took the fewest nodes to find
+   (``tiebreak=nodes``: the easier wins), then the one with more votes, then
+   the earlier in the heuristic order (`strategies.solver.order`, reading
+   face-up cards only). A candidate is dropped as soon as it can no longer
+   beat the best so far;
 4. a candidate that would bring back a position already seen in this game
    (known from the face-up cards) is considered only if no other candidate
    scores: a player whose samples call many moves winning could otherwise
@@ -35,6 +41,9 @@ Once no card is face down (at once on face-up variants) the position is fully
 known, and it plays as the `solver` does (its searches with ``nodes`` /
 ``seconds`` in all, then the winning line; a proven loss resigns), except that
 an undecided search hands over to `greedy` rather than ending undecided.
+
+Named settings (``preset``: `PRESETS`) trade strength for time; see
+benchmarks/README.md for the measured curve (`benchmarks/honest.py`).
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
@@ -93,7 +102,9 @@ from strategies.solver.strategy import (
 POLICY_SAMPLING = POLICY_WORK + 1
 """The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
 at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
-SP_SAMPLES, SP_SAMPLE_NODES, SP_SIZE = range(3)
+SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SIZE = range(6)
+TIE_LENGTH, TIE_NODES = 0, 1
+TIEBREAKS = ("length", "nodes")
 REDRAWS = 50
 SEEN_SLOTS = 1 << 13
 """Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots)."""
@@ -245,10 +256,11 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     S = scfg[SP_SAMPLES]
     budget = scfg[SP_SAMPLE_NODES]
     samples = np.empty((S, prm[P_SIZE]), dtype=np.int8)  # sized for this position at each decision
-    buf = np.zeros(DECK_SIZE + 3 * n + 2 * S, dtype=np.int64)
+    buf = np.zeros(DECK_SIZE + 4 * n + 2 * S, dtype=np.int64)
     pool = buf[0:DECK_SIZE]
     order = buf[DECK_SIZE : DECK_SIZE + n]
     okeys = buf[DECK_SIZE + n : DECK_SIZE + 2 * n]
+    turns = buf[DECK_SIZE + 3 * n + 2 * S : DECK_SIZE + 4 * n + 2 * S]  # 1 where the move turns a card up
     for j in range(S):
         samples[j, :] = st
         draw_completion(st, prm, samples[j], rng, pool)
@@ -266,7 +278,9 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     fresh = 0
     for a in range(n):  # moves to positions seen before go last, and count only if nothing else scores
         s2[:] = st
-        if apply_move(s2, prm, moves[order[a]]) == 0 and _seen(scratch, visible_key(s2, prm), False):
+        r = apply_move(s2, prm, moves[order[a]])
+        turns[order[a]] = r if scfg[SP_REVEAL] != 0 else 0
+        if r == 0 and _seen(scratch, visible_key(s2, prm), False):
             okeys[a] = 1
         else:
             okeys[a] = 0
@@ -276,12 +290,13 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     # stage 1: solve every completion as it stands; the first moves of the winning lines are the candidates
     votes = buf[DECK_SIZE + 2 * n : DECK_SIZE + 3 * n]
     first = buf[DECK_SIZE + 3 * n : DECK_SIZE + 3 * n + S]  # index of sample j's winning first move, or -1
-    flen = buf[DECK_SIZE + 3 * n + S : DECK_SIZE + 3 * n + 2 * S]  # length of the rest of that line
+    flen = buf[DECK_SIZE + 3 * n + S : DECK_SIZE + 3 * n + 2 * S]  # length (or nodes) of the rest of that line
     votes[:] = 0
     nodes = 0
     seconds = 0.0
     line = work[W_LINE]
     unit = max(1, min(cfg[PP_RESTART_NODES], budget // 8))
+    by_nodes = scfg[SP_TIEBREAK] == TIE_NODES
     for j in range(S):
         first[j] = -1
         v, used, length, sec = decide(samples[j], prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
@@ -292,23 +307,54 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                 if moves[i] == line[0]:
                     votes[i] += 1
                     first[j] = i
-                    flen[j] = length - 1
+                    flen[j] = used if by_nodes else length - 1
                     break
-    # stage 2: each candidate, fresh positions first, most votes first, on every completion:
-    # a win scores 2, undecided 1; ties go to the shorter winning lines (progress)
+    # candidates: fresh positions first, then most votes (stable: heuristic order among equals), at most SP_CANDIDATES
+    cands = 0
+    for a in range(n):
+        if votes[order[a]] > 0:
+            cands += 1
+    if cands == 0:
+        scratch[SCRATCH_NODES] += nodes
+        scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
+        return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
+    for a in range(n):  # sort key: seen positions after fresh ones, then most votes first
+        okeys[a] = okeys[a] * (S + 1) + (S - votes[order[a]])
+    for a in range(1, n):  # insertion sort, stable: the heuristic order among equals
+        i, key = order[a], okeys[a]
+        k = a
+        while k > 0 and okeys[k - 1] > key:
+            order[k] = order[k - 1]
+            okeys[k] = okeys[k - 1]
+            k -= 1
+        order[k] = i
+        okeys[k] = key
     best = 0
     best_len = 0
+    best_turn = 0
     best_i = -1
+    if cands == 1:  # every winning completion starts the same way: nothing to compare
+        for a in range(n):
+            if votes[order[a]] > 0:
+                best_i = order[a]
+    # stage 2: each candidate on every completion: a win scores 2, undecided 1; ties go to the
+    # shorter winning lines (progress) or the fewer nodes (the easier wins)
     s2 = np.empty(prm[P_SIZE], dtype=np.int8)
+    tried = 0
     for round_ in range(2):
+        if best_i >= 0:
+            break
         for a in range(n):
             i = order[a]
-            if votes[i] == 0 or (round_ == 0) != (a < fresh):
+            if votes[i] == 0 or (round_ == 0) != (okeys[a] <= S) or tried >= scfg[SP_CANDIDATES]:
                 continue
+            tried += 1
             score = 0
             total = 0
             for j in range(S):
-                if score + 2 * (S - j) < best:
+                reach = score + 2 * (S - j)
+                if reach < best or (reach == best and (turns[i] < best_turn or (turns[i] == best_turn and total >= best_len))):
+                    score = -1
                     break
                 if first[j] == i:
                     score += 2
@@ -321,16 +367,15 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                 seconds += sec
                 if v == 1:
                     score += 2
-                    total += length
+                    total += used if by_nodes else length
                 elif v == 2:
                     score += 1
-                    total += 1000
-            if score > best or (score == best and score > 0 and total < best_len):
+                    total += budget if by_nodes else 1000
+            if score > best or (score == best and score > 0 and (turns[i] > best_turn or (turns[i] == best_turn and total < best_len))):
                 best = score
                 best_len = total
+                best_turn = turns[i]
                 best_i = i
-        if best_i >= 0:
-            break
     scratch[SCRATCH_NODES] += nodes
     scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
     if best_i < 0:
@@ -338,15 +383,28 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     return best_i
 
 
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "fast": {"samples": 4, "sample_nodes": 500, "candidates": 2},
+}
+"""Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
+
+
+def _preset_text(values: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items()) or "the defaults"
+
+
 class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
     PARAMETERS = {
+        "preset": Param(str, "default", "a named setting of the parameters below (each one given explicitly wins): "
+                        + "; ".join(f"{k}: {_preset_text(v)}" for k, v in PRESETS.items()), choices=tuple(PRESETS)),
         "samples": Param(int, 8, "completions of the hidden cards drawn at each decision", minimum=1, maximum=10_000),
         "sample_nodes": Param(int, 2000, "solver node budget per solve of a completion", minimum=1,
                               maximum=1_000_000_000),
@@ -354,17 +412,35 @@ class SamplingStrategy(Strategy):
                        maximum=10**12),
         "seconds": Param(float, 10.0, "time budget of the solver once nothing is hidden", minimum=0.0,
                          maximum=1e6),
+        "candidates": Param(int, 1000, "most candidate moves compared on every completion (most votes first)",
+                            minimum=1, maximum=1000),
+        "tiebreak": Param(str, "length", "among moves winning equally often: the shorter winning lines (length) or the "
+                          "fewer solver nodes (nodes)", choices=TIEBREAKS),
+        "reveal": Param(bool, False, "among moves winning equally often, prefer one that turns a card up"),
         "tt_mb": Param(float, 16.0, "transposition table size in MiB", minimum=0.01, maximum=16384.0),
     }
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         p = self.params
+        self._from_preset = {key for key in PRESETS[p["preset"]] if key not in params}
+        for key in self._from_preset:
+            p[key] = self.PARAMETERS[key].convert(self.name, key, PRESETS[p["preset"]][key])
         self._solver = SolverStrategy(nodes=p["nodes"], seconds=p["seconds"], tt_mb=p["tt_mb"])
         self._scfg = np.zeros(SP_SIZE, dtype=np.int64)
         self._scfg[SP_SAMPLES] = self.params["samples"]
         self._scfg[SP_SAMPLE_NODES] = self.params["sample_nodes"]
+        self._scfg[SP_CANDIDATES] = self.params["candidates"]
+        self._scfg[SP_TIEBREAK] = TIEBREAKS.index(self.params["tiebreak"])
+        self._scfg[SP_REVEAL] = int(self.params["reveal"])
         self._scratch = np.zeros(SAMPLING_SCRATCH, dtype=np.int64)
+
+    @property
+    def label(self) -> str:
+        """The name shown in tables: the preset's name stands for the values it sets."""
+        args = ",".join(f"{k}={v}" for k, v in self.params.items()
+                        if v != self.PARAMETERS[k].default and k not in self._from_preset)
+        return self.name + (f":{args}" if args else "")
 
     def _pparams(self, rules: Rules) -> tuple:
         return (*self._solver.policy_params(rules), self._scfg)

@@ -1,0 +1,74 @@
+"""The honest player's curve: win rate (95% Wilson interval) against seconds per deal (prints; not a test).
+
+For each variant and each strategy spec it plays deals FIRST-LAST (seed 0) with
+the compiled tier in this one process (one core) and prints wins, the win
+rate with its interval, and the seconds per deal, wall-clock and this process's CPU time (the
+one-core figure on a machine shared with other work). The default specs
+are the `sampling` presets from fastest to strongest, then the clairvoyant
+solver and the heuristic for reference.
+
+Usage: ``nice .venv/bin/python benchmarks/honest.py`` (dick-1883 and
+castles-in-spain, deals 1-1000: long), or e.g. ``--variant dick-1883 --first
+2001 --last 2200 --spec sampling:preset=fast`` to develop on deals that are
+not the test set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sim.engine import UNKNOWN, WON  # noqa: E402
+from sim.rules import find_variant  # noqa: E402
+from strategies import load_strategy  # noqa: E402
+from strategies.batch import play_batch  # noqa: E402
+from studies.stats import win_rate_interval  # noqa: E402
+
+SPECS = ("sampling:preset=fast", "sampling:candidates=2", "sampling", "solver", "heuristic")
+"""The curve's points (fastest first) and the two references."""
+
+
+def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: int) -> None:
+    """Print one line per spec: wins, win rate, 95% interval, unknown, seconds per deal."""
+    rules = find_variant(variant)
+    numbers = np.arange(first, last + 1, dtype=np.int64)
+    deals = len(numbers)
+    print(f"{variant}, deals {first}-{last} (seed 0), strategy seed {strategy_seed}; 95% Wilson intervals", flush=True)
+    header = f"{'strategy':42} {'won':>5} {'win rate':>9} {'95% interval':>19} {'unknown':>8} {'s/deal':>8} {'cpu s/deal':>10}"
+    print(header)
+    print("-" * len(header), flush=True)
+    for spec in specs:
+        strategy = load_strategy(spec)
+        play_batch(rules, strategy, numbers[:1], strategy_seed=strategy_seed)  # compile outside the clock
+        t, c = time.perf_counter(), time.process_time()
+        result = play_batch(rules, strategy, numbers, strategy_seed=strategy_seed)
+        dt, dc = time.perf_counter() - t, time.process_time() - c
+        won = int((result.outcome == WON).sum())
+        low, high = win_rate_interval(won, deals)
+        unknown = int((result.outcome == UNKNOWN).sum())
+        print(f"{strategy.label:42} {won:5d} {won / deals:9.2%} {low:8.2%} - {high:8.2%} {unknown:8d} {dt / deals:8.3f} {dc / deals:10.3f}",
+              flush=True)
+
+
+def main() -> None:
+    """Parse the command line and print the curves."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--variant", action="append", help="variant (repeatable; default dick-1883 and castles-in-spain)")
+    ap.add_argument("--first", type=int, default=1)
+    ap.add_argument("--last", type=int, default=1000)
+    ap.add_argument("--spec", action="append", help=f"strategy spec (repeatable; default {', '.join(SPECS)})")
+    ap.add_argument("--strategy-seed", type=int, default=0)
+    args = ap.parse_args()
+    for variant in args.variant or ["dick-1883", "castles-in-spain"]:
+        curve(variant, args.first, args.last, args.spec or list(SPECS), args.strategy_seed)
+        print()
+
+
+if __name__ == "__main__":
+    main()
