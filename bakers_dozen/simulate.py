@@ -169,7 +169,7 @@ def format_summary(s: RunSummary) -> str:
     if other:
         lines.append("  also             " + ", ".join(f"{v:,} {k}" for k, v in other.items()))
     rate = s.deals_per_second
-    where = f"{s.jobs} job{'s' if s.jobs != 1 else ''}, {s.backend}"
+    where = f"{s.jobs} job{'s' if s.jobs != 1 else ''}, {'in this process' if s.in_process else s.backend}"
     lines.append(f"  speed            {rate:,.0f} deals/s ({s.seconds:.1f} s, {where})" if rate
                  else "  speed            - (nothing to play: every deal was in the store)")
     lines.append(f"  store            {s.store} (key {s.key})")

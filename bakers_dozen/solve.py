@@ -119,24 +119,24 @@ def retry_unknown(rules: Rules, rows: list[dict[str, Any]], params: dict[str, An
 
 
 def store_rows(rules: Rules, result: RunSummary, verify: bool) -> list[dict[str, Any]]:
-    """The solve rows (`COLUMNS`) of a finished run, read from its store."""
-    from studies.store import Store, read_store
+    """The solve rows (`COLUMNS`) of a finished run, read from its store (as Arrow rows: no pandas to import)."""
+    from studies.store import Store, read_table
 
     last = result.first + result.deals - 1
     recheck = verify and not all(m.get("parameters", {}).get("verify") is True
                                  for m in Store.open(result.store, create=False).read_manifests(result.key)[0])
     columns = ["deal", "outcome", "nodes", "micros", "moves", "error"] + (["win_moves"] if recheck else [])
-    frame = read_store(result.store, key=result.key, deals=(result.first, last), columns=columns)
+    table = read_table(result.store, key=result.key, deals=(result.first, last), columns=columns)
     rows = []
-    for r in frame.itertuples(index=False):
+    for r in table.to_pylist():
         verified: bool | None = None
-        if verify and r.outcome == "won":
-            verified = _replayed(rules, result, int(r.deal), r.win_moves) if recheck else True
-        elif verify and r.outcome == "error" and str(r.error).startswith(REJECTED):
+        if verify and r["outcome"] == "won":
+            verified = _replayed(rules, result, r["deal"], r["win_moves"]) if recheck else True
+        elif verify and r["outcome"] == "error" and str(r["error"]).startswith(REJECTED):
             verified = False
         rows.append({
-            "variant": rules.name, "source": result.source, "seed": result.seed, "deal": int(r.deal),
-            "verdict": str(r.outcome), "nodes": int(r.nodes), "seconds": int(r.micros) / 1e6, "moves": int(r.moves),
+            "variant": rules.name, "source": result.source, "seed": result.seed, "deal": r["deal"],
+            "verdict": r["outcome"], "nodes": r["nodes"], "seconds": r["micros"] / 1e6, "moves": r["moves"],
             "verified": verified, "rules_fingerprint": rules.fingerprint, "strategy": result.strategy_identity,
         })
     return rows

@@ -247,6 +247,8 @@ class RunSummary:
     retries: int = 0
     jobs: int = 1
     backend: str = "loky"
+    in_process: bool = False
+    """The chunks played in the main process, no worker pool (`plays_in_process`), whatever ``backend`` says."""
 
     @property
     def win_rate(self) -> float:
@@ -345,13 +347,16 @@ def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, term
 
 
 def _counts(table: pa.Table) -> tuple[np.ndarray, int]:
-    """Outcome counts (lost, won, unknown, error) and the sum of cards home of a chunk's rows."""
-    outcome = table.column("outcome").combine_chunks()
-    codes = outcome.indices.to_numpy(zero_copy_only=False) if pa.types.is_dictionary(outcome.type) else None
-    if codes is None or list(outcome.dictionary.to_pylist()) != list(OUTCOMES):
-        codes = np.array([OUTCOMES.index(x) for x in outcome.to_pylist()], dtype=np.int64)
-    counts = np.bincount(codes.astype(np.int64), minlength=len(OUTCOMES))
-    return counts, int(table.column("cards_home").to_numpy().astype(np.int64).sum())
+    """Outcome counts (lost, won, unknown, error) and the sum of cards home of a chunk's rows.
+
+    Counted by Arrow's kernels, not through numpy: pyarrow imports pandas on its first conversion to
+    numpy, a quarter of a second that a run reusing stored chunks need not pay."""
+    import pyarrow.compute as pc
+
+    counts = np.zeros(len(OUTCOMES), dtype=np.int64)
+    for item in pc.value_counts(table.column("outcome")).to_pylist():
+        counts[OUTCOMES.index(item["values"])] += item["counts"]
+    return counts, int(pc.sum(table.column("cards_home")).as_py() or 0)
 
 
 def play_chunk(task: ChunkTask) -> ChunkResult:
@@ -891,18 +896,19 @@ def run(
     progress = progress or NullProgress()
     started = time.time()
     deal_timeout = check_deal_timeout(deal_timeout)
-    strategy, compiled = _check(spec, jobs, chunk, backend)
-    here = plays_in_process(spec, strategy, compiled, jobs, chunk, backend, deal_timeout)
-    if here:  # the chunks play here: with the strategy just loaded (as a worker keeps its own between chunks)
-        _STRATEGIES.setdefault(spec.strategy, strategy)
-    elif backend == "loky":  # the same count as below unless the store holds part of the run already
-        from joblib import cpu_count
-
-        _warm(spec, compiled, min(jobs or cpu_count(), _useful_jobs(_whole(spec, chunk), chunk, compiled)))
-    verify = not is_builtin(strategy) if verify is None else bool(verify)
-    st = store if isinstance(store, Store) else Store.open(store, create=True)
+    strategy = _check(spec, jobs, chunk, backend)
     labels = run_labels(spec, strategy)
     key = labels.key.hash
+    # A run whose deals the store holds plays nothing (unless a file fails its checks): it deals nothing and
+    # loads no compiled code, which is most of the time of a fresh process that only reads its rows.
+    compiled: bool | None = None
+    here = False
+    if force or not _stored(store, key, spec.first, spec.last):
+        compiled, here = _ready(spec, strategy, jobs, chunk, backend, deal_timeout)
+    elif spec.tier == "compiled":
+        _plays_compiled(spec, strategy)  # refuses a strategy without a compiled tier, stored rows or not
+    verify = not is_builtin(strategy) if verify is None else bool(verify)
+    st = store if isinstance(store, Store) else Store.open(store, create=True)
     run_id = uuid.uuid4().hex[:12]
     hold = st.hold_key(key, run_id)  # refused while another run plays the key; waits out late commits of dead ones
     try:
@@ -933,11 +939,17 @@ def run(
             )
             reused, covered = _reuse(st, key, spec.first, spec.last, force, summary, run_id)
             todo = plan_chunks(spec.first, spec.last, covered, chunk) if chunk else missing_ranges(spec.first, spec.last, covered)
+            if todo and compiled is None:  # a stored file failed its checks: its deals play after all
+                compiled, here = _ready(spec, strategy, jobs, chunk, backend, deal_timeout)
+            compiled = bool(compiled)
             n_jobs = summary.jobs = min(n_jobs, _useful_jobs(todo, chunk, compiled))
+            summary.in_process = here
             manifest = _manifest(spec, labels, strategy, started, run_id, command, jobs=n_jobs, chunk=chunk or "adaptive",
                                  backend=backend, scheduler=scheduler, force=force, deal_timeout=deal_timeout,
                                  verify=verify, in_process=here)
-            manifest_path = st.write_manifest(key, manifest)
+            # An invocation that plays and repairs nothing leaves no record: the manifests of the runs that stored
+            # its deals say all there is (`Store.lost_deals`), and re-runs do not make every later read longer.
+            manifest_path = st.write_manifest(key, manifest) if todo or damaged else None
             chunker = Chunker(todo, n_jobs, compiled, chunk)
             # Workers write their chunks themselves, through an absolute path: a reused worker process keeps the
             # working folder it started in. Dask workers may not see this disk: there the main process writes.
@@ -990,8 +1002,9 @@ def run(
         summary.cards_home_sum = total.home
         summary.played, summary.reused = played.deals, reused.deals
         summary.chunks_played = len(written)
-        manifest.update(finished=_now(), finished_unix=time.time(), summary=summary.to_json())
-        st.write_manifest(key, manifest, manifest_path)
+        if manifest_path is not None:
+            manifest.update(finished=_now(), finished_unix=time.time(), summary=summary.to_json())
+            st.write_manifest(key, manifest, manifest_path)
         return summary
     except KeyboardInterrupt:  # in the play loop, or while connecting, cleaning up or writing the manifest
         progress.stop()
@@ -1009,9 +1022,9 @@ def _useful_jobs(todo: Sequence[tuple[int, int]], chunk: int | None, compiled: b
     return max(1, sum(-(-(b - a + 1) // low) for a, b in todo))
 
 
-def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> tuple[Any, bool]:
-    """Validate a run before anything starts; return the strategy and whether it plays compiled."""
-    from strategies import StrategyError, compiled_policy, load_strategy
+def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> Any:
+    """Validate a run before anything starts; return its strategy (loaded, nothing compiled or dealt yet)."""
+    from strategies import StrategyError, load_strategy
 
     check_whole("deals", spec.deals, 1, MAX_DEAL)
     if jobs is not None:
@@ -1029,15 +1042,51 @@ def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> 
     if spec.last > top:
         raise RunnerError(f"deals {spec.first:,}..{spec.last:,} run past the last deal number a run can play: "
                           f"allowed 1..{top:,} for source {spec.source!r} (deal numbers are stored as 64-bit integers)")
-    make_deal(spec.rules, spec.first, spec.seed, spec.source)  # the source can deal these rules
     try:  # a plug-in's failures (an exception, sys.exit) are StrategyErrors; a built-in's are bugs and go on up
-        strategy = load_strategy(spec.strategy)
+        return load_strategy(spec.strategy)
+    except StrategyError as exc:
+        raise RunnerError(str(exc)) from None
+
+
+def _plays_compiled(spec: RunSpec, strategy: Any) -> bool:
+    """Whether ``strategy`` plays ``spec`` compiled (`RunnerError` for tier ``compiled`` without a compiled tier).
+
+    It asks the strategy for its compiled policy, which may allocate its work memory (the solver's table)."""
+    from strategies import StrategyError, compiled_policy
+
+    try:
         compiled = spec.tier != "python" and compiled_policy(strategy, spec.rules) is not None
     except StrategyError as exc:
         raise RunnerError(str(exc)) from None
     if spec.tier == "compiled" and not compiled:
         raise RunnerError(f"strategy {strategy.name!r} has no compiled tier; use tier auto or python")
-    return strategy, compiled
+    return compiled
+
+
+def _ready(spec: RunSpec, strategy: Any, jobs: int | None, chunk: int | None, backend: str,
+           deal_timeout: float | None) -> tuple[bool, bool]:
+    """Ready ``spec`` to play: check that its source deals its rules, find its tier, and start the loky
+    workers on `warm_up` (or hand this process the strategy, `plays_in_process`). Returns whether it
+    plays compiled and whether it plays in this process."""
+    make_deal(spec.rules, spec.first, spec.seed, spec.source)  # the source can deal these rules
+    compiled = _plays_compiled(spec, strategy)
+    here = plays_in_process(spec, strategy, compiled, jobs, chunk, backend, deal_timeout)
+    if here:  # the chunks play here: with the strategy just loaded (as a worker keeps its own between chunks)
+        _STRATEGIES.setdefault(spec.strategy, strategy)
+    elif backend == "loky":  # the same count as `run`'s unless the store holds part of the run already
+        from joblib import cpu_count
+
+        _warm(spec, compiled, min(jobs or cpu_count(), _useful_jobs(_whole(spec, chunk), chunk, compiled)))
+    return compiled, here
+
+
+def _stored(store: str | os.PathLike[str] | Store, key: str, lo: int, hi: int) -> bool:
+    """Whether chunk files of ``key`` cover every deal of lo..hi, by their names (a look, no side effect)."""
+    st = store if isinstance(store, Store) else Store(store)
+    try:
+        return _saved(st, key, lo, hi) == hi - lo + 1
+    except StoreError:  # a folder that cannot be listed: `run` opens the store and says what is wrong
+        return False
 
 
 COUNT_COLUMNS = ("deal", "outcome", "cards_home")
@@ -1075,10 +1124,9 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
             table = _load_or_quarantine(st, c, summary)
             if table is None:
                 continue
-            d = table.column("deal").to_numpy()
             for a, b in ((c.first, lo - 1), (hi + 1, c.last)):
-                if a <= b:
-                    st.write_chunk(table.filter(pa.array((d >= a) & (d <= b))), key, a, b, run_id)
+                if a <= b:  # a checked file holds deals c.first..c.last in order: row i is deal c.first + i
+                    st.write_chunk(table.slice(a - c.first, b - a + 1), key, a, b, run_id)
         return tally, []
     covered: list[tuple[int, int]] = []
     cursor, before = lo, 0  # before: the last deal of the files listed before this one
@@ -1092,16 +1140,16 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
         table = _load_or_quarantine(st, c, summary, COUNT_COLUMNS)
         if table is None:
             continue
-        d = table.column("deal").to_numpy()
+        # a checked file holds deals c.first..c.last in order (row i is deal c.first + i): cut it by slicing
         if c.first <= before and all(n.first > c.last for n in files[i + 1:]):  # keep only its new deals
             whole = _load_or_quarantine(st, c, summary)
             if whole is None:
                 continue
-            st.write_chunk(whole.filter(pa.array(d > before)), key, before + 1, c.last, run_id)
+            st.write_chunk(whole.slice(before + 1 - c.first), key, before + 1, c.last, run_id)
         before = c.last
         a = max(c.first, cursor)  # where it overlaps what earlier files cover, count only the new deals
         if a > c.first or b < c.last:
-            table = table.filter(pa.array((d >= a) & (d <= b)))
+            table = table.slice(a - c.first, b - a + 1)
         counts, home = _counts(table)
         tally.add(counts, home)
         covered.append((a, b))

@@ -884,16 +884,28 @@ def _load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> 
             table = table.add_column(where, field, pa.nulls(table.num_rows, field.type))
         else:
             table = pf.read(columns=cols)
-        deals = table.column("deal").to_numpy()
-        if deals.shape[0] != chunk.count or deals[0] != chunk.first or not np.array_equal(
-            deals, np.arange(chunk.first, chunk.last + 1, dtype=np.int64)
-        ):
+        if not _deals_from(table.column("deal"), chunk.first, chunk.count):
             raise CorruptChunkError(chunk.path, "its deal numbers are not the deals its name says")
     except CorruptChunkError:
         raise
     except (pa.ArrowException, OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptChunkError(chunk.path, f"{type(exc).__name__}: {exc}") from None
     return table
+
+
+def _deals_from(deals: pa.ChunkedArray, first: int, count: int) -> bool:
+    """Whether ``deals`` are exactly first, first + 1, ..., first + count - 1, in that order.
+
+    Checked with Arrow's kernels, not through numpy: pyarrow imports pandas on its first conversion to
+    numpy (a quarter of a second), which a command that only reads stored rows need not pay."""
+    import pyarrow.compute as pc
+
+    if len(deals) != count or deals.null_count or deals[0].as_py() != first:
+        return False
+    if count == 1:
+        return True
+    steps = pc.min_max(pc.pairwise_diff_checked(deals.combine_chunks()))  # raises on overflow: not a chunk
+    return steps["min"].as_py() == 1 and steps["max"].as_py() == 1
 
 
 def _failure(what: str, exc: OSError) -> StoreError:
@@ -958,6 +970,77 @@ def _key_info_from_rows(chunks: Sequence[ChunkFile]) -> dict[str, Any] | None:
 
 # --- reading ----------------------------------------------------------------------------
 
+def read_table(
+    path: str | os.PathLike[str],
+    *,
+    key: str | None = None,
+    variant: str | None = None,
+    rules_fingerprint: str | None = None,
+    strategy: str | None = None,
+    strategy_identity: str | None = None,
+    seed: int | None = None,
+    source: str | None = None,
+    deals: tuple[int, int] | None = None,
+    columns: Sequence[str] | None = None,
+    allow_mixed: bool = False,
+) -> pa.Table:
+    """The rows of a store as an Arrow table, sorted by key and deal: `read_store`'s rows, filters, checks and
+    warnings, without pandas (which pyarrow would import to make a DataFrame, a quarter of a second that a
+    command printing a few rows need not pay)."""
+    return _read_table(path, key=key, variant=variant, rules_fingerprint=rules_fingerprint, strategy=strategy,
+                       strategy_identity=strategy_identity, seed=seed, source=source, deals=deals, columns=columns,
+                       allow_mixed=allow_mixed)
+
+
+def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str | None, rules_fingerprint: str | None,
+                strategy: str | None, strategy_identity: str | None, seed: int | None, source: str | None,
+                deals: tuple[int, int] | None, columns: Sequence[str] | None, allow_mixed: bool) -> pa.Table:
+    """`read_table`, called by it and by `read_store` (its warnings name their caller's line)."""
+    store = Store.open(path, create=False)
+    unknown = sorted(set(columns or ()) - set(COLUMNS))
+    if unknown:
+        raise StoreError(f"unknown column(s) {', '.join(unknown)}; the store's columns: {', '.join(COLUMNS)}")
+    if key is not None and not (isinstance(key, str) and _KEY_RE.match(key)):
+        raise StoreError(f"key {str(key)[:40]!r} is not a run key; a run key is 16 hex digits (the `key` column)")
+    wanted = None if columns is None else [c for c in COLUMNS if c in {"key", "deal", *columns}]
+    infos = {k: store.key_info(k) for k in (store.keys() if key is None else [key])}
+    checks = {"variant": variant, "rules_fingerprint": rules_fingerprint, "strategy": strategy,
+              "strategy_identity": strategy_identity, "seed": seed, "source": source}
+    infos = {k: info for k, info in infos.items() if all(v is None or info.get(f) == v for f, v in checks.items())}
+    if not allow_mixed and (variant is not None or strategy is not None):
+        _refuse_mixed(list(infos.values()))
+    tables = []
+    lo, hi = deals if deals is not None else (None, None)
+    for k in infos:  # keys in order, and each key's files by first deal: the rows come sorted
+        chunks = store.chunk_files(k, lo, hi)
+        lost = store.lost_deals(k, chunks, lo, hi)
+        if lost:
+            shown = ", ".join(f"{a}-{b}" for a, b in lost[:3]) + (", ..." if len(lost) > 3 else "")
+            warnings.warn(DamagedFileWarning(
+                f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
+                f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
+                "leave them out (a run of the same command plays them again)"), stacklevel=3)
+        done = None  # the last deal of the key taken so far: a deal stored twice (overlapping files) appears once
+        for chunk in chunks:
+            try:
+                table = load_chunk_file(chunk, wanted)
+            except CorruptChunkError as exc:
+                warnings.warn(DamagedFileWarning(f"{exc}; its deals are left out (a run of the same command moves "
+                                                 "it aside and plays them again)"), stacklevel=3)
+                continue
+            a = max(chunk.first, chunk.first if lo is None else lo, chunk.first if done is None else done + 1)
+            b = chunk.last if hi is None else min(chunk.last, hi)
+            if a > b:
+                continue
+            if (a, b) != (chunk.first, chunk.last):  # a checked file holds its deals in order: row i is first + i
+                table = table.slice(a - chunk.first, b - a + 1)
+            done = b
+            tables.append(table if wanted is None else table.select(wanted))
+    if not tables:
+        return (SCHEMA if wanted is None else pa.schema([SCHEMA.field(c) for c in wanted])).empty_table()
+    return pa.concat_tables(tables).unify_dictionaries()
+
+
 def read_store(
     path: str | os.PathLike[str],
     *,
@@ -990,53 +1073,12 @@ def read_store(
     Unless ``allow_mixed``, a selection that names a variant or a strategy but
     finds it under more than one rules fingerprint or strategy version raises
     `StoreError`: such rows must not be pooled into one figure.
-    """
 
-    store = Store.open(path, create=False)
-    unknown = sorted(set(columns or ()) - set(COLUMNS))
-    if unknown:
-        raise StoreError(f"unknown column(s) {', '.join(unknown)}; the store's columns: {', '.join(COLUMNS)}")
-    if key is not None and not (isinstance(key, str) and _KEY_RE.match(key)):
-        raise StoreError(f"key {str(key)[:40]!r} is not a run key; a run key is 16 hex digits (the `key` column)")
-    wanted = None if columns is None else [c for c in COLUMNS if c in {"key", "deal", *columns}]
-    infos = {k: store.key_info(k) for k in (store.keys() if key is None else [key])}
-    checks = {"variant": variant, "rules_fingerprint": rules_fingerprint, "strategy": strategy,
-              "strategy_identity": strategy_identity, "seed": seed, "source": source}
-    infos = {k: info for k, info in infos.items() if all(v is None or info.get(f) == v for f, v in checks.items())}
-    if not allow_mixed and (variant is not None or strategy is not None):
-        _refuse_mixed(list(infos.values()))
-    tables = []
-    for k in infos:
-        lo, hi = deals if deals is not None else (None, None)
-        chunks = store.chunk_files(k, lo, hi)
-        lost = store.lost_deals(k, chunks, lo, hi)
-        if lost:
-            shown = ", ".join(f"{a}-{b}" for a, b in lost[:3]) + (", ..." if len(lost) > 3 else "")
-            warnings.warn(DamagedFileWarning(
-                f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
-                f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
-                "leave them out (a run of the same command plays them again)"), stacklevel=2)
-        for chunk in chunks:
-            try:
-                table = load_chunk_file(chunk, wanted)
-            except CorruptChunkError as exc:
-                warnings.warn(DamagedFileWarning(f"{exc}; its deals are left out (a run of the same command moves "
-                                                 "it aside and plays them again)"), stacklevel=2)
-                continue
-            if deals is not None:
-                d = table.column("deal").to_numpy()
-                keep = (d >= deals[0]) & (d <= deals[1])
-                if not keep.all():
-                    table = table.filter(pa.array(keep))
-            tables.append(table if wanted is None else table.select(wanted))
-    if not tables:
-        schema = SCHEMA if wanted is None else pa.schema([SCHEMA.field(c) for c in wanted])
-        return schema.empty_table().to_pandas()
-    table = pa.concat_tables(tables).unify_dictionaries()
-    df = table.to_pandas()
-    if len(tables) > 1:
-        df = df.drop_duplicates(subset=["key", "deal"]).sort_values(["key", "deal"], kind="stable").reset_index(drop=True)
-    return df
+    `read_table` gives the same rows as an Arrow table.
+    """
+    return _read_table(path, key=key, variant=variant, rules_fingerprint=rules_fingerprint, strategy=strategy,
+                       strategy_identity=strategy_identity, seed=seed, source=source, deals=deals, columns=columns,
+                       allow_mixed=allow_mixed).to_pandas()
 
 
 def _refuse_mixed(infos: list[dict[str, Any]]) -> None:
