@@ -293,8 +293,41 @@ def chunk_name(key: str, first: int, last: int) -> str:
 
 # --- building a chunk's table ---------------------------------------------------------
 
+def _fixed(values: Any, dtype: type, type_: pa.DataType) -> pa.Array:
+    """``values`` (no nulls) as an Arrow array of the fixed-width ``type_``, numpy ``dtype`` in memory.
+
+    Made over the values' memory with `pa.Array.from_buffers` rather than by `pa.array`, which imports
+    pandas on its first call (to check whether its input is a pandas object): a quarter of a second of
+    every process that writes a chunk, and of a `solve` that answers in about one second."""
+    data = np.ascontiguousarray(values, dtype=dtype)
+    return pa.Array.from_buffers(type_, len(data), [None, pa.py_buffer(data)])
+
+
+def _bools(values: Any) -> pa.Array:
+    """A boolean numpy array (no nulls) as an Arrow one: bit-packed, least significant bit first (`_fixed`)."""
+    flags = np.asarray(values, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), len(flags), [None, pa.py_buffer(np.packbits(flags, bitorder="little"))])
+
+
+def _strings(texts: Sequence[str | None]) -> pa.Array:
+    """Texts (None for null) as an Arrow string array (`_fixed`): UTF-8 bytes end to end, int32 offsets."""
+    data = [b"" if t is None else t.encode() for t in texts]
+    offsets = np.zeros(len(data) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    if offsets[-1] >= 2**31:
+        raise StoreError(f"{offsets[-1]:,} bytes of text in one chunk; use smaller chunks")
+    valid = None if None not in texts else pa.py_buffer(np.packbits([t is not None for t in texts], bitorder="little"))
+    return pa.Array.from_buffers(pa.string(), len(data),
+                                 [valid, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(data))])
+
+
+def _dictionary(codes: Any, words: Sequence[str]) -> pa.DictionaryArray:
+    """int8 ``codes`` into ``words`` as an Arrow dictionary array (the store's category columns)."""
+    return pa.DictionaryArray.from_arrays(_fixed(codes, np.int8, pa.int8()), _strings(words))
+
+
 def _const(value: str, n: int) -> pa.DictionaryArray:
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array([value], pa.string()))
+    return _dictionary(np.zeros(n, dtype=np.int8), [value])
 
 
 def chunk_table(
@@ -321,18 +354,18 @@ def chunk_table(
     key = labels.key
     outcome = np.asarray(outcome, dtype=np.int8)
     won = outcome == 1
-    error_texts = pa.array([errors.get(i) for i in range(n)], pa.string()) if errors else pa.nulls(n, pa.string())
+    error_texts = _strings([errors.get(i) for i in range(n)]) if errors else pa.nulls(n, pa.string())
     offsets = np.asarray(win_offsets, dtype=np.int64)
     if offsets[-1] - offsets[0] >= 2**31:
         raise StoreError(f"a chunk of {n} deals holds more than 2**31 winning move codes; use smaller chunks")
     wins = pa.ListArray.from_arrays(
-        pa.array((offsets - offsets[0]).astype(np.int32)),
-        pa.array(np.asarray(win_moves, dtype=np.int16)[offsets[0] : offsets[-1]]),
-        mask=pa.array(~won),
+        _fixed(offsets - offsets[0], np.int32, pa.int32()),
+        _fixed(np.asarray(win_moves)[offsets[0] : offsets[-1]], np.int16, pa.int16()),
+        mask=_bools(~won),
     )
     arrays = [
-        pa.array(np.asarray(deals, dtype=np.int64)),
-        pa.array(np.full(n, key.seed, dtype=np.int64)),
+        _fixed(deals, np.int64, pa.int64()),
+        _fixed(np.full(n, key.seed), np.int64, pa.int64()),
         _const(key.source, n),
         _const(labels.variant, n),
         _const(key.rules_fingerprint, n),
@@ -341,17 +374,16 @@ def chunk_table(
         _const(labels.strategy_params, n),
         _const(key.strategy_identity, n),
         _const(labels.strategy_label, n),
-        pa.array(np.full(n, labels.clairvoyant, dtype=bool)),
-        pa.array(np.full(n, key.strategy_seed, dtype=np.int64)),
+        _bools(np.full(n, labels.clairvoyant)),
+        _fixed(np.full(n, key.strategy_seed), np.int64, pa.int64()),
         _const(tier, n),
-        pa.DictionaryArray.from_arrays(pa.array(outcome), pa.array(list(OUTCOMES), pa.string())),
-        pa.DictionaryArray.from_arrays(pa.array(np.asarray(termination, dtype=np.int8)),
-                                       pa.array(list(TERMINATIONS), pa.string())),
-        pa.array(np.asarray(cards_home, dtype=np.int16)),
-        pa.array(np.asarray(moves, dtype=np.int32)),
-        pa.array(np.asarray(nodes, dtype=np.int64)),
-        pa.array(np.asarray(micros, dtype=np.int64)),
-        pa.array(np.full(n, micros_averaged, dtype=bool)),
+        _dictionary(outcome, OUTCOMES),
+        _dictionary(termination, TERMINATIONS),
+        _fixed(cards_home, np.int16, pa.int16()),
+        _fixed(moves, np.int32, pa.int32()),
+        _fixed(nodes, np.int64, pa.int64()),
+        _fixed(micros, np.int64, pa.int64()),
+        _bools(np.full(n, micros_averaged)),
         error_texts,
         wins,
         _const(key.hash, n),
