@@ -17,7 +17,11 @@ Resume and reuse: before playing, the runner lists the chunk files already
 stored under the run's key, checks them, and plays only the deals they do not
 cover; a killed run loses at most the chunks that were in flight. Chunk files
 that fail their checks are moved aside and replayed. ``force`` replays
-everything asked for and then drops the older files it replaced.
+everything asked for and then drops the older files it replaced. A run whose
+deals the store already holds (by its files' names) readies nothing to play: it
+deals nothing, loads no compiled code and starts no worker, so a fresh process
+that only reads its rows back answers in about a second; repeating an invocation
+that the key's manifests record, when it plays nothing, writes no new manifest.
 
 Faults: a worker process that dies takes only its chunk with it; the runner
 replays the chunks that are missing (up to ``retries`` times). A full disk,
@@ -914,7 +918,8 @@ def run(
     try:
         repaired = st.register(labels)
         damaged = [repaired] if repaired else []
-        for path, line in st.read_manifests(key)[1]:  # the record of an earlier invocation: no rows are lost
+        earlier, bad = st.read_manifests(key)
+        for path, line in bad:  # the record of an earlier invocation: no rows are lost
             damaged.append(f"{line}; moved aside to {st.move_aside(path)}")
         st.clean_temp(key)
         tasks_dir = st.tasks_dir(key)
@@ -947,9 +952,10 @@ def run(
             manifest = _manifest(spec, labels, strategy, started, run_id, command, jobs=n_jobs, chunk=chunk or "adaptive",
                                  backend=backend, scheduler=scheduler, force=force, deal_timeout=deal_timeout,
                                  verify=verify, in_process=here)
-            # An invocation that plays and repairs nothing leaves no record: the manifests of the runs that stored
-            # its deals say all there is (`Store.lost_deals`), and re-runs do not make every later read longer.
-            manifest_path = st.write_manifest(key, manifest) if todo or damaged else None
+            # An invocation that plays and repairs nothing, and repeats one the key's manifests record already,
+            # adds no manifest: it would say nothing new, and make every later read of them longer.
+            new = todo or damaged or not any(_same_invocation(m, manifest) for m in earlier)
+            manifest_path = st.write_manifest(key, manifest) if new else None
             chunker = Chunker(todo, n_jobs, compiled, chunk)
             # Workers write their chunks themselves, through an absolute path: a reused worker process keeps the
             # working folder it started in. Dask workers may not see this disk: there the main process writes.
@@ -1235,6 +1241,24 @@ def _saved(st: Store, key: str, lo: int, hi: int) -> int:
             saved += b - a + 1
             cursor = b + 1
     return saved
+
+
+HOW_PLAYED = ("jobs", "chunk", "backend", "scheduler", "in_process")
+"""Manifest parameters that say how a run was played, not what was asked: they differ between an invocation
+that played its deals and the same one repeated, which only reads them back."""
+
+
+def _same_invocation(earlier: dict[str, Any], manifest: dict[str, Any]) -> bool:
+    """Whether ``earlier`` is a finished manifest of the invocation ``manifest`` records: the same command line,
+    toolkit version and run parameters (but `HOW_PLAYED`). Reports find a tournament's or comparison's runs by
+    the command line and deals their manifests share (`reports.groups.sessions`), so a repeat of a command
+    is recorded once and another command over the same stored deals is recorded anew."""
+    def what(m: dict[str, Any]) -> Any:
+        params = m.get("parameters")
+        params = {k: v for k, v in params.items() if k not in HOW_PLAYED} if isinstance(params, dict) else None
+        return json.loads(json.dumps([m.get("command"), m.get("toolkit_version"), params], default=str))  # as stored
+
+    return "finished" in earlier and what(earlier) == what(manifest)
 
 
 def _now() -> str:

@@ -6,7 +6,8 @@ A store is a directory that any number of runs share::
       _bakers-dozen-store.json            marker: format name and version
       <key>/                              one folder per run key (16 hex digits, `RunKey.hash`)
         _key.json                         what the key stands for (rules, strategy, seeds, source)
-        _manifests/<start>-<pid>.json     one per invocation: toolkit version, command line,
+        _manifests/<start>-<pid>.json     one per invocation (a repeat that plays nothing is not
+                                          recorded twice): toolkit version, command line,
                                           start time, every run parameter
         <key>_<first>_<last>.parquet      one per chunk: deals first..last (19 digits, zero-padded)
         _corrupt/                         damaged files moved aside: chunks that failed their checks,

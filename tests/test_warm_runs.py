@@ -71,17 +71,23 @@ def _manifests(store: Path, key: str) -> list[Path]:
     return sorted((store / key / MANIFESTS).glob("*.json"))
 
 
-def test_a_run_that_plays_nothing_writes_no_manifest(tmp_path):
-    s = R.run(R.RunSpec(Rules(), "greedy", 300), tmp_path, jobs=1)
+def test_a_repeated_invocation_that_plays_nothing_writes_no_new_manifest(tmp_path):
+    def go(deals: int, command: str, first: int = 1, force: bool = False) -> R.RunSummary:
+        return R.run(R.RunSpec(Rules(), "greedy", deals, first=first), tmp_path, jobs=1, command=[command], force=force)
+
+    s = go(300, "a")
     assert len(_manifests(tmp_path, s.key)) == 1
-    again = R.run(R.RunSpec(Rules(), "greedy", 300), tmp_path, jobs=1)
+    again = go(300, "a")
     assert (again.played, again.reused) == (0, 300) and len(_manifests(tmp_path, s.key)) == 1
-    inside = R.run(R.RunSpec(Rules(), "greedy", 100, first=101), tmp_path, jobs=1)
-    assert inside.reused == 100 and len(_manifests(tmp_path, s.key)) == 1
-    more = R.run(R.RunSpec(Rules(), "greedy", 400), tmp_path, jobs=1)  # plays 301..400
-    assert more.played == 100 and len(_manifests(tmp_path, s.key)) == 2
-    R.run(R.RunSpec(Rules(), "greedy", 300), tmp_path, jobs=1, force=True)
+    other = go(300, "b")  # another command over the stored deals: reports group runs by their command
+    assert other.played == 0 and len(_manifests(tmp_path, s.key)) == 2
+    go(100, "a", first=101)  # the same command line, other deals
     assert len(_manifests(tmp_path, s.key)) == 3
+    more = go(400, "a")  # plays 301..400
+    assert more.played == 100 and len(_manifests(tmp_path, s.key)) == 4
+    go(300, "a", force=True)
+    go(300, "a")
+    assert len(_manifests(tmp_path, s.key)) == 5
     finished = [json.loads(p.read_text()) for p in _manifests(tmp_path, s.key)]
     assert all("finished" in m for m in finished)
     assert Store(tmp_path).lost_deals(s.key, Store(tmp_path).chunk_files(s.key)) == []
