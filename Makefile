@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make run   set up the environment and run the main job (default comparison)
 #   make test  set up the environment and run the test suite on every core, the slow exhaustive checks left out
-#              (about 10 minutes on 2 cores; `make test-slow` runs those, and CI's .ci/run runs both)
+#              (kept within about 10 minutes on 2 cores; `make test-slow` runs those, and CI's .ci/run runs both)
 # Both are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
 
 PYTHON ?= python3
