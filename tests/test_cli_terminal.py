@@ -7,10 +7,6 @@ bar must instead fold or be narrow enough, so nothing a user reads is cut.
 from __future__ import annotations
 
 import io
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import click
 import pytest
@@ -23,7 +19,6 @@ from studies.progress import RichProgress
 from studies.runner import DEFAULT_STORE
 
 WIDTH = 80
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _fits(text: str) -> None:
@@ -90,15 +85,15 @@ def test_verbs_share_one_store_and_keep_their_own_report_folders():
     assert outs == [DEFAULT_OUT, COMPARE_OUT, TOURNAMENT_OUT] and len(set(outs)) == 3
 
 
-def test_default_folders_in_the_current_directory(tmp_path):
+def test_default_folders_in_the_current_directory(tmp_path, monkeypatch):
     """compare with its defaults, then report of the default store: each in its own folder of the current
-    directory (run as a user would, in a process started there)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    directory (in this process, moved there: the default paths are relative, and resolved at each call; the
+    console script's own process is tested in test_cli)."""
+    monkeypatch.chdir(tmp_path)
     for args in (["compare", "--variants", "bakers-dozen", "-s", "greedy", "--deals", "5", "-j", "1", "-q"],
                  ["report", DEFAULT_STORE]):
-        r = subprocess.run([sys.executable, "-m", "bakers_dozen", *args], cwd=tmp_path, env=env, capture_output=True,
-                           text=True, timeout=600)
-        assert r.returncode == 0, r.stdout + r.stderr
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 0, r.output
     assert (tmp_path / DEFAULT_STORE).is_dir() and (tmp_path / COMPARE_OUT / "report.html").is_file()
     assert (tmp_path / f"{DEFAULT_STORE}-report" / "report.html").is_file()
     assert not (tmp_path / DEFAULT_OUT).exists()

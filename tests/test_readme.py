@@ -2,7 +2,7 @@
 
 Every fenced ``sh`` block preceded by ``<!-- readme-test -->`` is run line by
 line with bash, in a fresh folder, with the test's own ``bin`` folder (``.venv/bin``
-under `make test`) first on the PATH, as after ``. .venv/bin/activate``. In a
+under `make test-slow`) first on the PATH, as after ``. .venv/bin/activate``. In a
 block written as a terminal session (lines starting with ``$ ``) only those lines
 run. The folder holds a link to the repository's ``examples/`` only, which the
 plug-in commands name as a module of the current folder.
@@ -49,7 +49,7 @@ def test_every_marked_block_is_found():
 @pytest.mark.slow
 def test_the_readme_commands_run_as_written(tmp_path):
     bin_dir = Path(sys.executable).parent
-    assert shutil.which("bakers-dozen", path=str(bin_dir)), f"bakers-dozen is not installed in {bin_dir} (run make test)"
+    assert shutil.which("bakers-dozen", path=str(bin_dir)), f"bakers-dozen is not installed in {bin_dir} (run make test-slow)"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(bin_dir.parent)}
     (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     for command in readme_commands((ROOT / "README.md").read_text(encoding="utf-8")):
