@@ -4,9 +4,11 @@ A study is a list of runs (`studies.runner.RunSpec`) played into one store. The
 default study is what `bakers-dozen demo` (the README's run command) plays:
 every preset variant under the fast built-in strategies with enough deals for
 intervals of about +-0.5 percentage points, the slow rollout player on fewer
-deals of the main variants, a sweep of face-down cards per pile, and perfect
-play: the solver on every preset (`SOLVER`), the top of the ladder each player
-is measured against. On face-up variants its win rate is the winnability of the
+deals of the main variants, a sweep of face-down cards per pile, the honest
+sampling player on the variants dealt partly face down (`HONEST`: the best
+player there that never reads a hidden card), and perfect play: the solver on
+every preset (`SOLVER`), the top of the ladder each player is measured
+against. On face-up variants its win rate is the winnability of the
 deals (deals it leaves ``unknown`` are counted: the winnable fraction lies
 between won and won + unknown); on face-down variants it sees the hidden cards
 and its figure is a clairvoyant upper bound, labelled so (``solver
@@ -32,15 +34,22 @@ node budget decides). A deal that uses the whole budget takes about 0.5 s at 400
 the seven presets take at most about 75 million nodes in all (measured: 47 million, with 143 deals cut early by
 the old time limit), three minutes of one core, most of it good-measure's hard deals."""
 SOLVER_DEALS = 1_000
+HONEST = "sampling:preset=fast"
+"""The honest player in the default study: the sampling player's named fast setting, which samples the hidden cards
+and solves each sample, so it costs a few hundred times a heuristic's deal; played only where cards are dealt face
+down, the variants it exists for (on face-up deals its samples are all the same deal)."""
+HONEST_DEALS = 200
 
 
-def default_study(fast_deals: int = 40_000, slow_deals: int = 1_000, solver_deals: int = SOLVER_DEALS) -> list[RunSpec]:
+def default_study(fast_deals: int = 40_000, slow_deals: int = 1_000, solver_deals: int = SOLVER_DEALS,
+                  honest_deals: int = HONEST_DEALS) -> list[RunSpec]:
     """The embedded default study (see the module docstring), on deals 1.. with seed 0."""
     runs = [RunSpec(v.rules, s, fast_deals) for s in FAST_STRATEGIES for v in VARIANTS]
     runs += [RunSpec(find_variant(v), s, slow_deals) for s in SLOW_STRATEGIES for v in SLOW_VARIANTS]
     base = find_variant("bakers-dozen")
     runs += [RunSpec(base.replace(name=f"bakers-dozen[face_down={k}]", face_down=k), "heuristic", fast_deals)
              for k in (1, 2, 3)]
+    runs += [RunSpec(v.rules, HONEST, honest_deals) for v in VARIANTS if v.rules.face_down > 0]
     runs += [RunSpec(v.rules, SOLVER, solver_deals) for v in VARIANTS]
     return runs
 

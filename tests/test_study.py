@@ -13,7 +13,7 @@ from sim.rules import VARIANTS
 from strategies import load_strategy
 from studies.runner import run
 from studies.store import read_store
-from studies.study import SOLVER, SOLVER_DEALS, default_study
+from studies.study import HONEST, HONEST_DEALS, SOLVER, SOLVER_DEALS, default_study
 
 DEALS = 30
 
@@ -26,6 +26,16 @@ def test_the_default_study_has_the_solver_on_every_preset_with_a_node_budget():
     strategy = load_strategy(SOLVER)  # verdicts must not depend on the machine's speed: the node budget binds first
     assert strategy.params["nodes"] / 1e6 < strategy.params["seconds"]  # under a million nodes a second
     assert len(runs) - len(solver) == len(default_study(solver_deals=1)) - len(solver)  # the other runs are as before
+
+
+def test_the_default_study_has_the_honest_player_on_every_face_down_preset_and_only_there():
+    runs = default_study()
+    honest = [r for r in runs if r.strategy == HONEST]
+    face_down = sorted(v.name for v in VARIANTS if v.rules.face_down > 0)
+    assert face_down and sorted(r.rules.name for r in honest) == face_down
+    assert all(r.deals == HONEST_DEALS and r.first == 1 and r.seed == 0 for r in honest)
+    assert load_strategy(HONEST).name == "sampling"
+    assert len(default_study(honest_deals=1)) == len(runs)  # the count changes, not the runs
 
 
 @pytest.fixture(scope="module")
