@@ -9,12 +9,9 @@ a holder. Every real line is a line of either relaxed game, so a relaxed loss
 would prove a real loss; a relaxed win proves nothing, and says the relaxation
 cannot be the reduction that decides the deal.
 
-- ``free``: the parked cards are rearranged at will between moves, only their
-  number is bounded: for every rank r, the parked cards of rank r are at most
-  the holders of rank r + 1 (base tops and parked cards). The state is the base
-  lengths and the foundation heights. This is every capacity argument that
-  counts holders per rank (Hall's condition per rank, over time), without the
-  order of the cards on each other.
+- ``free``: `strategies.solver.capacity.free_parking` (the parked cards are
+  rearranged at will between steps, only their number per rank is bounded by
+  the holders; its docstring has the soundness argument).
 - ``shape``: the parked cards keep their places and their order, but only as
   ranks: a parked card at a pile's top may go home as any parked card of its
   rank whose suit is next (the suits of moved cards are forgotten). The state
@@ -39,84 +36,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.cards import DECK_SIZE  # noqa: E402
 from sim.deals import make_deal  # noqa: E402
-from sim.engine import P_BUILD, P_PILES, builds_on, fheight_at, is_king, pile_base  # noqa: E402
+from sim.engine import P_BUILD, P_PILES, fheight_at, pile_base  # noqa: E402
 from sim.game import Game  # noqa: E402
 from sim.position import Position  # noqa: E402
 from sim.rng import nb_mix64  # noqa: E402
 from sim.rules import Rules, find_variant  # noqa: E402
+from strategies.solver.capacity import CAPPED, LOST, WON, free_parking, split  # noqa: E402
 
 RANKS = 13
-WON, LOST, CAPPED = "won", "lost", "capped"
 MAX_DEPTH = 1 << 22
 """Longest path of the ``shape`` search (a deeper one answers capped)."""
-
-
-def split(piles: list[tuple[int, ...]], build: int) -> list[tuple[int, ...]]:
-    """Each pile's base: the pile without its top run."""
-    bases = []
-    for pile in piles:
-        j = len(pile) - 1
-        while j >= 1 and builds_on(pile[j], pile[j - 1], build):
-            j -= 1
-        bases.append(tuple(pile[: j + 1]))
-    return bases
-
-
-def free_relaxation(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) -> tuple[str, int]:
-    """The ``free`` relaxation from (bases, home): its verdict and the states it expanded.
-
-    Any-suit building only (a holder takes any card one rank lower)."""
-    P = len(bases)
-
-    def feasible(L: tuple[int, ...], h: tuple[int, ...]) -> bool:
-        inbase = {bases[p][i] for p in range(P) for i in range(L[p])}
-        parked = [0] * RANKS
-        holders = [0] * (RANKS + 1)
-        for p in range(P):
-            if L[p]:
-                holders[bases[p][L[p] - 1] % RANKS] += 1
-        for c in range(DECK_SIZE):
-            if c % RANKS >= h[c // RANKS] and c not in inbase:
-                parked[c % RANKS] += 1
-        return parked[RANKS - 1] == 0 and all(parked[r] <= holders[r + 1] + parked[r + 1] for r in range(RANKS - 1))
-
-    def children(L: tuple[int, ...], h: tuple[int, ...]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-        inbase = {bases[p][i] for p in range(P) for i in range(L[p])}
-        out = []
-        for s in range(4):  # a parked card home
-            if h[s] < RANKS and s * RANKS + h[s] not in inbase:
-                out.append((L, h[:s] + (h[s] + 1,) + h[s + 1:]))
-        for p in range(P):  # a base top home or parked
-            if L[p]:
-                b = bases[p][L[p] - 1]
-                L2 = L[:p] + (L[p] - 1,) + L[p + 1:]
-                s = b // RANKS
-                if h[s] == b % RANKS:
-                    out.append((L2, h[:s] + (h[s] + 1,) + h[s + 1:]))
-                if not is_king(b):
-                    out.append((L2, h))
-        return [x for x in out if feasible(*x)]
-
-    return _dfs((tuple(len(b) for b in bases), tuple(home)), children, lambda x: all(v == RANKS for v in x[1]), cap)
-
-
-def _dfs(root, children, done, cap: int) -> tuple[str, int]:  # noqa: ANN001
-    seen = {root}
-    stack = [iter(children(*root))]
-    while stack:
-        for x in stack[-1]:
-            if x in seen:
-                continue
-            if done(x):
-                return WON, len(seen)
-            seen.add(x)
-            if len(seen) > cap:
-                return CAPPED, len(seen)
-            stack.append(iter(children(*x)))
-            break
-        else:
-            stack.pop()
-    return LOST, len(seen)
 
 
 @nb.njit(cache=True)
@@ -260,7 +189,7 @@ def main() -> None:
             build = int(Game(rules, pos).rule_params[P_BUILD])
             piles, home = [tuple(p) for p in pos.piles], tuple(len(f) for f in pos.foundations)
             t = time.time()
-            free = free_relaxation(split(piles, build), home, args.cap)
+            free = free_parking(split(piles, build), home, args.cap)
             line = f"{name} {deal}: free {free[0]} ({free[1]:,} states, {time.time() - t:.1f} s)"
             if not args.no_shape:
                 t = time.time()
@@ -268,7 +197,7 @@ def main() -> None:
                 line += f"; shape {shape[0]} ({shape[1]:,} states, {time.time() - t:.1f} s)"
             if args.walks:
                 ends = walk_ends(rules, pos, args.walks, deal)
-                verdicts = [free_relaxation(split(p, build), h, args.cap)[0] for p, h in ends]
+                verdicts = [free_parking(split(p, build), h, args.cap)[0] for p, h in ends]
                 line += f"; free from {len(ends)} random line ends: " + ", ".join(
                     f"{v} {verdicts.count(v)}" for v in (WON, LOST, CAPPED))
             print(line, flush=True)
