@@ -27,6 +27,7 @@ def test_applies_only_where_the_argument_holds():
     assert not applies(find_variant("bakers-dozen").replace(worrying_back=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_never_lost_along_a_winning_line(variant):
     rules = find_variant(variant)
@@ -65,8 +66,21 @@ def test_its_losses_are_losses(variant):
     assert verdicts[WON] > 0 and verdicts[LOST] > 0, verdicts
 
 
+def test_the_solver_stage_only_turns_unknown_into_lost():
+    rules = find_variant("good-measure")
+    plain, relaxing = solver(nodes=3_000), solver(nodes=3_000, capacity_states=3_000)
+    for d in range(1, 25):
+        st = Game.from_deal(rules, d).state_array()
+        a, b = plain.solve_state(rules, st)[0], relaxing.solve_state(rules, st)[0]
+        assert a == b or (a == "unknown" and b == "lost"), d
+
+
 @pytest.mark.slow
 def test_good_measure_125_is_lost():
-    """Unknown to the search at the default budget; the relaxation proves it lost (issue 10)."""
-    g = Game.from_deal(find_variant("good-measure"), 125)
+    """Unknown to the search at the default budget; the relaxation proves it lost (issue 10), alone and as the
+    solver's stage."""
+    rules = find_variant("good-measure")
+    g = Game.from_deal(rules, 125)
     assert relaxed(g, cap=200_000) == LOST
+    assert solver(nodes=2_000).solve_state(rules, g.state_array())[0] == "unknown"
+    assert solver(nodes=2_000, capacity_states=200_000).solve_state(rules, g.state_array())[0] == "lost"
