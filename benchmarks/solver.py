@@ -16,6 +16,11 @@ the numbering), total nodes expanded, won / lost / unknown and the deals not
 won. A change that must not change the search (a refactoring) must leave the
 total the same.
 
+Part ``census``: what one complete search spends its nodes on, for each
+``--goal`` deal (`strategies.solver.census`): positions expanded, dead, cut by
+the table, skipped unplayed, and how many of them are distinct under the
+candidate equivalences a reduction could exploit.
+
 Part ``sampling``: win rates on dick-1883 deals 1-N of the sampling player next
 to the clairvoyant solver and the heuristic players, with 95% Wilson
 intervals.
@@ -42,12 +47,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sim.cards import DECK_SIZE  # noqa: E402
 from sim.deals import make_deal  # noqa: E402
-from sim.engine import LOST, UNKNOWN, WON  # noqa: E402
+from sim.engine import LOST, P_BUILD, UNKNOWN, WON  # noqa: E402
+from sim.game import Game  # noqa: E402
 from sim.referee import replay_codes  # noqa: E402
 from sim.rules import VARIANTS, Rules, find_variant  # noqa: E402
 from strategies import load_strategy  # noqa: E402
 from strategies.batch import play_batch  # noqa: E402
+from strategies.solver.census import C_DEAD, C_EXPANDED, C_FULL, C_HOME, C_RUN, C_SKIPPED, C_TABLE_CUT, Census  # noqa: E402
+from strategies.solver.search import F_DEAD, F_LONE, F_ORDER, F_SAFE, VERDICTS, SolverWork, solve  # noqa: E402
 from strategies.solver.strategy import SolverStrategy  # noqa: E402
 from studies.stats import win_rate_interval  # noqa: E402
 
@@ -155,6 +164,32 @@ def nodes_part(cases: list[tuple[str, int, int]], source: str, params: dict[str,
               f"not won: {s.not_won}", flush=True)
 
 
+def census_part(cases: list[tuple[str, int, int]], source: str, params: dict[str, str]) -> None:
+    """What one complete search (the first of the restart schedule) spends its nodes on, per deal.
+
+    ``params``: ``nodes`` (the search's budget, default 1,000,000) and ``tt_mb`` (default 64)."""
+    nodes = int(params.get("nodes", 1_000_000))
+    tt_mb = float(params.get("tt_mb", 64))
+    flags = F_SAFE | F_DEAD | F_ORDER | F_LONE
+    print(f"solver census: one search of at most {nodes:,} nodes, {tt_mb:g} MiB table; source {source}")
+    for name, first, last in cases:
+        rules = find_variant(name)
+        for deal in range(first, last + 1):
+            game = Game(rules, make_deal(rules, deal, source=source).position)
+            st, prm = game.state_array(), game.rule_params
+            census = Census(int(prm[P_BUILD]))
+            v, n, _, sec = solve(st, prm, SolverWork(prm, tt_mb).arrays(), nodes, 1e9, flags, 0, 0, census.arrays())
+            c = census.counts
+            home = {i: int(c[C_HOME + i]) for i in range(DECK_SIZE + 1) if c[C_HOME + i]}
+            runs = {i: int(c[C_RUN + i]) for i in range(DECK_SIZE + 1) if c[C_RUN + i]}
+            print(f"{name} {deal}: {VERDICTS[v]} after {n:,} nodes ({sec:.1f} s); expanded (not dead) "
+                  f"{int(c[C_EXPANDED]):,}, dead {int(c[C_DEAD]):,}, arrivals cut by the table {int(c[C_TABLE_CUT]):,}, "
+                  f"children skipped unplayed {int(c[C_SKIPPED]):,}")
+            print(f"  distinct: {census.distinct()}{' (a set filled: counts are lower bounds)' if c[C_FULL] else ''}")
+            print(f"  cards home: {home}")
+            print(f"  cards in top runs: {runs}", flush=True)
+
+
 def solver_part(deals: int, bd_deals: int) -> None:
     """The solver's verdicts and speed per variant on fixed deal sets."""
     strategy = SolverStrategy()
@@ -204,12 +239,12 @@ def sampling_part(deals: int, strategy_seed: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=("goals", "nodes", "solver", "sampling", "all"), default="goals")
+    ap.add_argument("--part", choices=("goals", "nodes", "census", "solver", "sampling", "all"), default="goals")
     ap.add_argument("--goal", action="append", metavar="VARIANT:FIRST-LAST",
                     help="a deal set of part goals (repeatable) [default: bakers-dozen:1-10000 and good-measure:1-1000]")
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                    help="parts goals and nodes: a solver parameter other than its default (repeatable)")
-    ap.add_argument("--source", choices=("default", "pysol"), default="default", help="part nodes: deal numbering")
+                    help="parts goals, nodes and census: a solver parameter other than its default (repeatable)")
+    ap.add_argument("--source", choices=("default", "pysol"), default="default", help="parts nodes and census: deal numbering")
     ap.add_argument("--every", type=int, default=0, help="part goals: print running figures after each N deals")
     ap.add_argument("--deals", type=int, default=200, help="deals per variant (other than bakers-dozen) in part solver")
     ap.add_argument("--bd-deals", type=int, default=1000, help="PySol bakers-dozen deals (and Spanish with worrying back)")
@@ -228,6 +263,8 @@ def main() -> None:
         goals_part(cases, args.every, params)
     if args.part == "nodes":
         nodes_part(cases, args.source, params)
+    if args.part == "census":
+        census_part(cases, args.source, params)
     if args.part in ("solver", "all"):
         solver_part(args.deals, args.bd_deals)
     if args.part in ("sampling", "all"):

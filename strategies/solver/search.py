@@ -77,6 +77,7 @@ from sim.engine import (
     undo_move,
 )
 from sim.rng import nb_mix64
+from strategies.solver.census import C_DEAD, C_SKIPPED, C_TABLE_CUT, census_node
 from strategies.solver.dead import is_dead
 from strategies.solver.hash import CHECK_SALT, position_key
 from strategies.solver.order import move_score
@@ -213,13 +214,15 @@ def _undo_safe(st, prm, abuf, start, stop, keys, lin, ksum):  # noqa: ANN001, AN
 
 
 @nb.njit(cache=True)
-def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0):  # noqa: ANN001, ANN201 (numba)
+def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census=None):  # noqa: ANN001, ANN201 (numba)
     """Search the position ``st0`` (not modified). Returns (verdict, nodes, line length, seconds).
 
     ``work`` is `SolverWork.arrays`. On WON, its line array (``work[W_LINE]``)
     holds in ``[:length]`` the engine move codes that win from st0.
     ``seed`` and ``noise`` add a pseudo-random term in [0, noise) to each move's
-    ordering score (restarts).
+    ordering score (restarts). With ``census`` (`strategies.solver.census.Census.arrays`) it
+    also counts what the search spends its nodes on (`census_node`); without one that code
+    is compiled out.
     """
     t0 = clock()
     keys, tt, meta, frames, mbuf = work[W_KEYS], work[W_TT], work[W_META], work[W_FRAMES], work[W_MBUF]
@@ -281,6 +284,8 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0):  # no
             else:
                 key, check = position_key(st, prm, keys)
             expand = not tt_seen(tt, key, check, gen)
+            if census is not None and not expand:
+                census[0][C_TABLE_CUT] += 1
             n = 0
             if expand:
                 nodes += 1
@@ -292,6 +297,10 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0):  # no
                     return S_UNKNOWN, nodes, 0, clock() - t0
                 if use_dead and is_dead(st, prm, dwork):
                     expand = False
+                    if census is not None:
+                        census[0][C_DEAD] += 1
+                if census is not None and expand:
+                    census_node(st, prm, keys, census)
             if expand:
                 n = _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise)
                 if n < 0:
@@ -324,6 +333,8 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0):  # no
                     child_check = (ksum[1] - nb_mix64(lin[src] ^ CHECK_SALT) + nb_mix64(ls ^ CHECK_SALT)
                                    - nb_mix64(lin[dst] ^ CHECK_SALT) + nb_mix64(ld ^ CHECK_SALT))
                     if tt_lookup(tt, child, child_check, gen):
+                        if census is not None:
+                            census[0][C_SKIPPED] += 1
                         continue
             frames[d, FR_MOVE] = m
             frames[d, FR_REV] = apply_move(st, prm, m)
