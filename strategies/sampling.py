@@ -11,10 +11,15 @@ At each decision with cards still face down it:
    hidden cards, and a completion that contradicts a face-up king resting on
    hidden cards (then all of them must be kings) is drawn again. Completions
    are consistent with everything on the table; they are not weighted by how
-   the king step reorders deals, which is a close approximation;
+   the king step reorders deals, which is a close approximation. The
+   completions are kept from one decision to the next with what their solves
+   found (`strategies.sampling_keep`: a card that turns up is swapped into
+   place, a fair conditional draw), and only those that no longer fit are
+   drawn again;
 3. solves every completion with the solver (`strategies.solver.strategy.decide`) on a
-   budget of ``sample_nodes`` nodes; the first moves of the winning lines are
-   the candidates. When they are all the same move it plays it (there is
+   budget of ``sample_nodes`` nodes, except those kept with a winning line
+   (its next move is their vote) or proven lost (lost whatever is played);
+   the first moves of the winning lines are the candidates. When they are all the same move it plays it (there is
    nothing to compare). Otherwise each candidate, most votes first and at most
    ``candidates`` of them, is played on every completion and the result
    decided the same way: a win scores 2, an undecided result 1, a loss 0. It
@@ -27,7 +32,9 @@ At each decision with cards still face down it:
    (``tiebreak=nodes``: the easier wins), then the one with more votes, then
    the earlier in the heuristic order (`strategies.solver.order`, reading
    face-up cards only). A candidate is dropped as soon as it can no longer
-   beat the best so far;
+   beat the best so far. A completion proven lost scores 0 for every
+   candidate without a solve; the winning lines (and proofs of loss) found
+   after the move it plays are kept for the next decision;
 4. a candidate that would bring back a position already seen in this game
    (known from the face-up cards) is considered only if no other candidate
    scores: a player whose samples call many moves winning could otherwise
@@ -35,7 +42,10 @@ At each decision with cards still face down it:
 5. when no completion is won, it plays as `greedy` does.
 
 It never reads a face-down card: it reads only the face-up part of each pile
-and the foundations, and overwrites the hidden slots with its own draws.
+and the foundations, and overwrites the hidden slots with its own draws (new or
+kept). Keeping the completions (version 3) made it stronger at the same
+settings (benchmarks/README.md), perhaps because a kept line is a plan it goes
+on with, where fresh solves at every decision may drift between plans.
 
 Once no card is face down (at once on face-up variants) the position is fully
 known, and it plays as the `solver` does (its searches with ``nodes`` /
