@@ -34,8 +34,10 @@ SPECS = ("sampling:preset=fast", "sampling:candidates=2", "sampling", "solver", 
 """The curve's points (fastest first) and the two references."""
 
 
-def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: int) -> None:
-    """Print one line per spec: wins, win rate, 95% interval, unknown, seconds per deal."""
+def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: int, every: int = 0) -> None:
+    """Print one line per spec: wins, win rate, 95% interval, unknown, seconds per deal; with ``every``
+    > 0, also a line for the deals played so far after each ``every`` deals (a long run that is cut
+    short still gives its first deals)."""
     rules = find_variant(variant)
     numbers = np.arange(first, last + 1, dtype=np.int64)
     deals = len(numbers)
@@ -46,14 +48,21 @@ def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: 
     for spec in specs:
         strategy = load_strategy(spec)
         play_batch(rules, strategy, numbers[:1], strategy_seed=strategy_seed)  # compile outside the clock
-        t, c = time.perf_counter(), time.process_time()
-        result = play_batch(rules, strategy, numbers, strategy_seed=strategy_seed)
-        dt, dc = time.perf_counter() - t, time.process_time() - c
-        won = int((result.outcome == WON).sum())
-        low, high = win_rate_interval(won, deals)
-        unknown = int((result.outcome == UNKNOWN).sum())
-        print(f"{strategy.label:42} {won:5d} {won / deals:9.2%} {low:8.2%} - {high:8.2%} {unknown:8d} {dt / deals:8.3f} {dc / deals:10.3f}",
-              flush=True)
+        step = every if every > 0 else deals
+        won = unknown = 0
+        dt = dc = 0.0
+        for start in range(0, deals, step):
+            part = numbers[start : start + step]
+            t, c = time.perf_counter(), time.process_time()
+            result = play_batch(rules, strategy, part, strategy_seed=strategy_seed)
+            dt, dc = dt + time.perf_counter() - t, dc + time.process_time() - c
+            won += int((result.outcome == WON).sum())
+            unknown += int((result.outcome == UNKNOWN).sum())
+            played = start + len(part)
+            low, high = win_rate_interval(won, played)
+            label = strategy.label if played == deals else f"{strategy.label} [{first}-{first + played - 1}]"
+            print(f"{label:42} {won:5d} {won / played:9.2%} {low:8.2%} - {high:8.2%} {unknown:8d} {dt / played:8.3f} "
+                  f"{dc / played:10.3f}", flush=True)
 
 
 def main() -> None:
@@ -64,9 +73,10 @@ def main() -> None:
     ap.add_argument("--last", type=int, default=1000)
     ap.add_argument("--spec", action="append", help=f"strategy spec (repeatable; default {', '.join(SPECS)})")
     ap.add_argument("--strategy-seed", type=int, default=0)
+    ap.add_argument("--every", type=int, default=0, help="also print the running totals every N deals")
     args = ap.parse_args()
     for variant in args.variant or ["dick-1883", "castles-in-spain"]:
-        curve(variant, args.first, args.last, args.spec or list(SPECS), args.strategy_seed)
+        curve(variant, args.first, args.last, args.spec or list(SPECS), args.strategy_seed, args.every)
         print()
 
 

@@ -11,10 +11,15 @@ At each decision with cards still face down it:
    hidden cards, and a completion that contradicts a face-up king resting on
    hidden cards (then all of them must be kings) is drawn again. Completions
    are consistent with everything on the table; they are not weighted by how
-   the king step reorders deals, which is a close approximation;
+   the king step reorders deals, which is a close approximation. The
+   completions are kept from one decision to the next with what their solves
+   found (`strategies.sampling_keep`: a card that turns up is swapped into
+   place, a fair conditional draw), and only those that no longer fit are
+   drawn again;
 3. solves every completion with the solver (`strategies.solver.strategy.decide`) on a
-   budget of ``sample_nodes`` nodes; the first moves of the winning lines are
-   the candidates. When they are all the same move it plays it (there is
+   budget of ``sample_nodes`` nodes, except those kept with a winning line
+   (its next move is their vote) or proven lost (lost whatever is played);
+   the first moves of the winning lines are the candidates. When they are all the same move it plays it (there is
    nothing to compare). Otherwise each candidate, most votes first and at most
    ``candidates`` of them, is played on every completion and the result
    decided the same way: a win scores 2, an undecided result 1, a loss 0. It
@@ -27,7 +32,9 @@ At each decision with cards still face down it:
    (``tiebreak=nodes``: the easier wins), then the one with more votes, then
    the earlier in the heuristic order (`strategies.solver.order`, reading
    face-up cards only). A candidate is dropped as soon as it can no longer
-   beat the best so far;
+   beat the best so far. A completion proven lost scores 0 for every
+   candidate without a solve; the winning lines (and proofs of loss) found
+   after the move it plays are kept for the next decision;
 4. a candidate that would bring back a position already seen in this game
    (known from the face-up cards) is considered only if no other candidate
    scores: a player whose samples call many moves winning could otherwise
@@ -35,7 +42,10 @@ At each decision with cards still face down it:
 5. when no completion is won, it plays as `greedy` does.
 
 It never reads a face-down card: it reads only the face-up part of each pile
-and the foundations, and overwrites the hidden slots with its own draws.
+and the foundations, and overwrites the hidden slots with its own draws (new or
+kept). Keeping the completions (version 3) made it stronger at the same
+settings (benchmarks/README.md), perhaps because a kept line is a plan it goes
+on with, where fresh solves at every decision may drift between plans.
 
 Once no card is face down (at once on face-up variants) the position is fully
 known, and it plays as the `solver` does (its searches with ``nodes`` /
@@ -61,6 +71,7 @@ from sim.engine import (
     FOUNDATION,
     P_FOUND,
     P_KTB,
+    P_MOVEBUF,
     P_PILES,
     P_SIZE,
     P_WORRY,
@@ -84,9 +95,10 @@ from sim.rng import nb_mix64, nb_rng_below
 from sim.rules import Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
 from strategies.greedy import greedy_policy
+from strategies.sampling_keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, keep_size, restore_kept, store_kept
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
-from strategies.solver.search import W_LINE
+from strategies.solver.search import S_LOST, S_WON, W_LINE
 from strategies.solver.strategy import (
     POLICY_CONFIG,
     POLICY_WORK,
@@ -108,7 +120,13 @@ TIEBREAKS = ("length", "nodes")
 REDRAWS = 50
 SEEN_SLOTS = 1 << 13
 """Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots)."""
-SAMPLING_SCRATCH = SCRATCH_SIZE + SEEN_SLOTS
+KEEP_BASE = SCRATCH_SIZE + SEEN_SLOTS
+"""Start of the completions kept from one decision to the next (`strategies.sampling_keep`) in the scratch."""
+
+
+def scratch_size(rules: Rules, samples: int) -> int:
+    """Scratch slots of a game of ``rules`` with ``samples`` completions kept."""
+    return KEEP_BASE + keep_size(rules.columns, rules.cards_per_column, samples)
 
 
 @nb.njit(cache=True)
@@ -232,6 +250,22 @@ def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
 
 
 @nb.njit(cache=True)
+def _advance(status, lines, llen, m):  # noqa: ANN001, ANN202 (numba)
+    """The kept completions' status after move m: a won line that starts with m loses its first
+    move, any other won line is dropped (solve again); a lost completion stays lost."""
+    for j in range(status.shape[0]):
+        if status[j] != KEEP_WON:
+            continue
+        if llen[j] > 0 and lines[j, 0] == m:
+            for k in range(1, llen[j]):
+                lines[j, k - 1] = lines[j, k]
+            llen[j] -= 1
+        else:
+            status[j] = KEEP_NONE
+            llen[j] = 0
+
+
+@nb.njit(cache=True)
 def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
     """Compiled sampling player; see the module text."""
     P = prm[P_PILES]
@@ -244,26 +278,52 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
         if i == -2:
             return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
         return i
+    S = scfg[SP_SAMPLES]
+    samples = np.empty((S, prm[P_SIZE]), dtype=np.int8)  # sized for this position at each decision
+    status = np.zeros(S, dtype=np.int64)
+    llen = np.zeros(S, dtype=np.int64)
+    lines = np.empty((S, LINE_SLOTS), dtype=np.int64)
+    kept = np.zeros(S, dtype=np.bool_)
+    pool = np.zeros(DECK_SIZE, dtype=np.int64)
+    mbuf = np.empty(prm[P_MOVEBUF], dtype=np.int64)
+    for j in range(S):
+        samples[j, :] = st
+    restore_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen, kept, mbuf, pool)
+    for j in range(S):
+        if not kept[j]:
+            samples[j, :] = st
+            draw_completion(st, prm, samples[j], rng, pool)
+    i = -1
     if n == 1:
-        return 0
-    if prm[P_FOUND] == 0:
-        for i in range(n):
-            m = moves[i]
+        i = 0
+    elif prm[P_FOUND] == 0:
+        for k in range(n):
+            m = moves[k]
             if move_to(m) >= FOUNDATION and move_from(m) < FOUNDATION:
                 c = top_card(st, prm, move_from(m))
                 if is_safe_home(st, prm, c, prm[P_WORRY] != 0):
-                    return i
+                    i = k
+                    break
+    if i >= 0:
+        _advance(status, lines, llen, moves[i])
+    else:
+        i = _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen)
+    store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
+    return i
+
+
+@nb.njit(cache=True)
+def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen):  # noqa: ANN001, ANN202 (numba)
+    """Steps 3-5 of the module text on the completions ``samples``, given what is kept of each
+    (``status``, ``lines``, ``llen``: won with a line from here, lost, or to be solved); returns the
+    move's index and leaves in those arrays each completion's status after the move."""
+    cfg, work, scfg = pparams[POLICY_CONFIG], pparams[POLICY_WORK], pparams[POLICY_SAMPLING]
     S = scfg[SP_SAMPLES]
     budget = scfg[SP_SAMPLE_NODES]
-    samples = np.empty((S, prm[P_SIZE]), dtype=np.int8)  # sized for this position at each decision
     buf = np.zeros(DECK_SIZE + 4 * n + 2 * S, dtype=np.int64)
-    pool = buf[0:DECK_SIZE]
     order = buf[DECK_SIZE : DECK_SIZE + n]
     okeys = buf[DECK_SIZE + n : DECK_SIZE + 2 * n]
     turns = buf[DECK_SIZE + 3 * n + 2 * S : DECK_SIZE + 4 * n + 2 * S]  # 1 where the move turns a card up
-    for j in range(S):
-        samples[j, :] = st
-        draw_completion(st, prm, samples[j], rng, pool)
     for i in range(n):  # heuristic order (stable, best first)
         sc = move_score(st, prm, moves[i], True)
         k = i
@@ -287,7 +347,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
             order[fresh], order[a] = order[a], order[fresh]
             okeys[fresh], okeys[a] = okeys[a], okeys[fresh]
             fresh += 1
-    # stage 1: solve every completion as it stands; the first moves of the winning lines are the candidates
+    # stage 1: the first moves of the completions' winning lines (kept, or solved now) are the candidates
     votes = buf[DECK_SIZE + 2 * n : DECK_SIZE + 3 * n]
     first = buf[DECK_SIZE + 3 * n : DECK_SIZE + 3 * n + S]  # index of sample j's winning first move, or -1
     flen = buf[DECK_SIZE + 3 * n + S : DECK_SIZE + 3 * n + 2 * S]  # length (or nodes) of the rest of that line
@@ -299,16 +359,33 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     by_nodes = scfg[SP_TIEBREAK] == TIE_NODES
     for j in range(S):
         first[j] = -1
+        if status[j] == KEEP_WON:
+            for i in range(n):
+                if moves[i] == lines[j, 0]:
+                    first[j] = i
+            if first[j] >= 0:
+                votes[first[j]] += 1
+                flen[j] = 0 if by_nodes else llen[j] - 1
+                continue
+            status[j] = KEEP_NONE  # cannot happen: the line was legal on this table
+        if status[j] == KEEP_LOST:
+            continue
         v, used, length, sec = decide(samples[j], prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
         nodes += used
         seconds += sec
-        if v == 1 and length > 0:
+        if v == S_LOST:
+            status[j] = KEEP_LOST
+        if v == S_WON and length > 0:
             for i in range(n):
                 if moves[i] == line[0]:
                     votes[i] += 1
                     first[j] = i
                     flen[j] = used if by_nodes else length - 1
                     break
+            if length <= LINE_SLOTS:
+                status[j] = KEEP_WON
+                llen[j] = length
+                lines[j, :length] = line[:length]
     # candidates: fresh positions first, then most votes (stable: heuristic order among equals), at most SP_CANDIDATES
     cands = 0
     for a in range(n):
@@ -317,7 +394,10 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     if cands == 0:
         scratch[SCRATCH_NODES] += nodes
         scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
-        return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
+        i = greedy_policy(st, prm, moves, n, cfg, rng, scratch)
+        if i >= 0:
+            _advance(status, lines, llen, moves[i])
+        return i
     for a in range(n):  # sort key: seen positions after fresh ones, then most votes first
         okeys[a] = okeys[a] * (S + 1) + (S - votes[order[a]])
     for a in range(1, n):  # insertion sort, stable: the heuristic order among equals
@@ -338,8 +418,14 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
             if votes[order[a]] > 0:
                 best_i = order[a]
     # stage 2: each candidate on every completion: a win scores 2, undecided 1; ties go to the
-    # shorter winning lines (progress) or the fewer nodes (the easier wins)
-    s2 = np.empty(prm[P_SIZE], dtype=np.int8)
+    # shorter winning lines (progress) or the fewer nodes (the easier wins). What each solve finds
+    # after the best candidate is kept for the next decision.
+    cur_st = np.zeros(S, dtype=np.int64)  # status after the candidate, for completions solved here (-1: not)
+    cur_len = np.zeros(S, dtype=np.int64)
+    cur_lines = np.empty((S, LINE_SLOTS), dtype=np.int64)
+    best_st = np.full(S, -1, dtype=np.int64)
+    best_lens = np.zeros(S, dtype=np.int64)
+    best_lines = np.empty((S, LINE_SLOTS), dtype=np.int64)
     tried = 0
     for round_ in range(2):
         if best_i >= 0:
@@ -351,6 +437,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
             tried += 1
             score = 0
             total = 0
+            cur_st[:] = -1
             for j in range(S):
                 reach = score + 2 * (S - j)
                 if reach < best or (reach == best and (turns[i] < best_turn or (turns[i] == best_turn and total >= best_len))):
@@ -360,15 +447,25 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                     score += 2
                     total += flen[j]
                     continue
+                if status[j] == KEEP_LOST:
+                    cur_st[j] = KEEP_LOST
+                    continue
                 s2[:] = samples[j]
                 apply_move(s2, prm, moves[i])
                 v, used, length, sec = decide(s2, prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
                 nodes += used
                 seconds += sec
-                if v == 1:
+                cur_st[j] = KEEP_NONE
+                if v == S_WON:
                     score += 2
                     total += used if by_nodes else length
-                elif v == 2:
+                    if length <= LINE_SLOTS:
+                        cur_st[j] = KEEP_WON
+                        cur_len[j] = length
+                        cur_lines[j, :length] = line[:length]
+                elif v == S_LOST:
+                    cur_st[j] = KEEP_LOST
+                else:
                     score += 1
                     total += budget if by_nodes else 1000
             if score > best or (score == best and score > 0 and (turns[i] > best_turn or (turns[i] == best_turn and total < best_len))):
@@ -376,10 +473,24 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                 best_len = total
                 best_turn = turns[i]
                 best_i = i
+                best_st[:] = cur_st
+                for j in range(S):
+                    if cur_st[j] == KEEP_WON:
+                        best_lens[j] = cur_len[j]
+                        best_lines[j, : cur_len[j]] = cur_lines[j, : cur_len[j]]
     scratch[SCRATCH_NODES] += nodes
     scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
     if best_i < 0:
-        return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
+        best_i = greedy_policy(st, prm, moves, n, cfg, rng, scratch)
+        if best_i < 0:
+            return best_i
+        best_st[:] = -1
+    _advance(status, lines, llen, moves[best_i])
+    for j in range(S):
+        if best_st[j] >= 0:
+            status[j] = best_st[j]
+            llen[j] = best_lens[j] if best_st[j] == KEEP_WON else 0
+            lines[j, : llen[j]] = best_lines[j, : llen[j]]
     return best_i
 
 
@@ -398,7 +509,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
@@ -433,7 +544,7 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_CANDIDATES] = self.params["candidates"]
         self._scfg[SP_TIEBREAK] = TIEBREAKS.index(self.params["tiebreak"])
         self._scfg[SP_REVEAL] = int(self.params["reveal"])
-        self._scratch = np.zeros(SAMPLING_SCRATCH, dtype=np.int64)
+        self._scratch = np.zeros(0, dtype=np.int64)  # sized for the rules at the first decision
 
     @property
     def label(self) -> str:
@@ -460,6 +571,8 @@ class SamplingStrategy(Strategy):
         codes = np.array([m.code for m in moves], dtype=np.int64)
         assert self.rng is not None, "reset() hands the strategy its RNG before play"
         rng = np.array([self.rng.key, self.rng.counter], dtype=np.uint64)
+        if self._scratch.shape[0] != scratch_size(rules, self.params["samples"]):
+            self._scratch = np.zeros(scratch_size(rules, self.params["samples"]), dtype=np.int64)
         before = int(self._scratch[SCRATCH_NODES])
         i = int(sampling_policy(game.state_array(), game.rule_params, codes, len(moves), self._pparams(rules), rng, self._scratch))
         self.rng.counter = int(rng[1])
@@ -471,4 +584,4 @@ class SamplingStrategy(Strategy):
         return moves[i]
 
     def compiled(self, rules: Rules) -> CompiledPolicy:
-        return CompiledPolicy(sampling_policy, self._pparams(rules), SAMPLING_SCRATCH)
+        return CompiledPolicy(sampling_policy, self._pparams(rules), scratch_size(rules, self.params["samples"]))

@@ -1,0 +1,213 @@
+"""Completions the `sampling` player keeps from one decision to the next, with what their solves found.
+
+After a move, every completion of the hidden cards that agrees with what has
+turned up is still a fair guess at the deal, and a completion whose solve found
+a winning line starting with the move just played still has the rest of that
+line: it votes for the line's next move without a new solve. A completion
+proven lost stays lost whatever is played. So the player keeps, in its per-game
+scratch, each completion's face-down cards (pile by pile, slot by slot: the
+layout of the state array may change between decisions, these do not) and its
+status after the move it chose: won (with the rest of the line), lost, or
+unknown (solve again).
+
+At the next decision each kept completion is rebuilt on the table as it now
+stands. A face-down card that has since turned up is checked against the
+completion: where it put another card there, the two are swapped (the turned-up
+card leaves the hidden slot the completion had put it in, and that slot takes
+the completion's card). Why this is still a fair draw: let the completion be a
+uniform random arrangement of the unseen cards over the H hidden slots, and c
+the card that turned up in slot s. The swap maps an arrangement to one with c
+in s; every arrangement with c in s is reached from exactly H arrangements (itself,
+and for each other slot t the one that differs by c and the card of t having
+traded places), so the repaired completion is uniform over the arrangements
+with c in s: exactly the conditional draw. Where kings go to the bottom at the
+deal, arrangements are not uniform to begin with (`strategies.sampling`'s
+approximation); a repaired completion that breaks the king rule (a hidden king
+over a hidden non-king, or a hidden non-king under a face-up king) is drawn
+afresh instead. A completion changed by a swap keeps a won line only if the
+line, replayed on it move by move, is still legal and still wins; otherwise it
+is solved again. Anything that does not fit (a card set that differs from the
+unseen cards) is drawn afresh.
+
+Only face-up cards and the foundations of the real table are read; the hidden
+slots of the state come from the kept completion or a new draw.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from sim.cards import DECK_SIZE
+from sim.engine import (
+    P_CPC,
+    P_KTB,
+    P_PILES,
+    apply_move,
+    cards_home,
+    down_at,
+    fheight_at,
+    found_at,
+    gen_moves,
+    is_king,
+    pile_base,
+)
+
+KEEP_NONE, KEEP_WON, KEEP_LOST = 0, 1, 2
+"""A kept completion's status after the move played: to be solved, won (line kept), proven lost."""
+LINE_SLOTS = 320
+"""Longest winning line kept per completion (longer ones are solved again)."""
+K_KEPT, K_HEAD = 0, 1
+"""Slots of the kept block: whether completions are kept, then each pile's face-down count."""
+KS_STATUS, KS_LEN, KS_HEAD = 0, 1, 2
+"""Slots of one completion: status, line length, then its hidden cards (piles x cards per column), then its line."""
+
+
+def keep_size(piles: int, cards_per_column: int, samples: int) -> int:
+    """Scratch slots the kept block needs for ``samples`` completions of ``piles`` piles."""
+    return K_HEAD + piles + samples * (KS_HEAD + piles * cards_per_column + LINE_SLOTS)
+
+
+@nb.njit(cache=True, inline="always")
+def _slot(prm, base, j):  # noqa: ANN001, ANN202 (numba)
+    P = prm[P_PILES]
+    return base + K_HEAD + P + j * (KS_HEAD + P * prm[P_CPC] + LINE_SLOTS)
+
+
+@nb.njit(cache=True)
+def store_kept(scratch, base, prm, st, samples, status, lines, llen):  # noqa: ANN001, ANN201 (numba)
+    """Keep each completion's hidden cards (as laid out in st's face-down slots), status and line."""
+    P, C = prm[P_PILES], prm[P_CPC]
+    scratch[base + K_KEPT] = 1
+    for p in range(P):
+        scratch[base + K_HEAD + p] = np.int64(st[down_at(P, p)])
+    for j in range(samples.shape[0]):
+        o = _slot(prm, base, j)
+        won = status[j] == KEEP_WON and llen[j] <= LINE_SLOTS
+        scratch[o + KS_STATUS] = status[j] if won or status[j] != KEEP_WON else KEEP_NONE
+        scratch[o + KS_LEN] = llen[j] if won else 0
+        for p in range(P):
+            pb = pile_base(prm, p)
+            for i in range(np.int64(st[down_at(P, p)])):
+                scratch[o + KS_HEAD + p * C + i] = np.int64(samples[j, pb + i])
+        if won:
+            h = o + KS_HEAD + P * C
+            for k in range(llen[j]):
+                scratch[h + k] = lines[j, k]
+
+
+@nb.njit(cache=True)
+def _line_wins(s, prm, line, length, mbuf):  # noqa: ANN001, ANN202 (numba)
+    """Whether ``line[:length]``, played from s (changed in place), is legal and wins."""
+    for k in range(length):
+        n = gen_moves(s, prm, mbuf)
+        ok = False
+        for i in range(n):
+            if mbuf[i] == line[k]:
+                ok = True
+                break
+        if not ok:
+            return False
+        apply_move(s, prm, line[k])
+    return cards_home(s, prm) == DECK_SIZE
+
+
+@nb.njit(cache=True)
+def _fits_kings(s, st, prm):  # noqa: ANN001, ANN202 (numba)
+    """Where kings go to the bottom: no hidden king over a hidden non-king, only kings under a face-up king."""
+    if prm[P_KTB] == 0:
+        return True
+    P = prm[P_PILES]
+    for p in range(P):
+        d = np.int64(st[down_at(P, p)])
+        b = pile_base(prm, p)
+        under_king = d > 0 and is_king(np.int64(st[b + d]))
+        seen_other = False
+        for i in range(d):
+            k = is_king(np.int64(s[b + i]))
+            if (k and seen_other) or (under_king and not k):
+                return False
+            seen_other = seen_other or not k
+    return True
+
+
+@nb.njit(cache=True)
+def restore_kept(scratch, base, prm, st, samples, status, lines, llen, unseen, mbuf, tmp):  # noqa: ANN001, ANN201 (numba)
+    """Rebuild the kept completions on the table st (see the module text).
+
+    samples[j] must hold st with its hidden slots to fill. Writes each completion's hidden
+    cards, status and line; returns for each j whether it could be kept (``unseen[j]`` is
+    set False where it must be drawn afresh). ``unseen`` doubles as the per-sample result."""
+    P, C = prm[P_PILES], prm[P_CPC]
+    seen = np.zeros(DECK_SIZE, dtype=np.bool_)
+    for p in range(P):
+        b = pile_base(prm, p)
+        for i in range(np.int64(st[down_at(P, p)]), np.int64(st[p])):
+            seen[np.int64(st[b + i])] = True
+    for f in range(4):
+        for i in range(np.int64(st[fheight_at(P, f)])):
+            seen[np.int64(st[found_at(P, f) + i])] = True
+    where = np.empty(DECK_SIZE, dtype=np.int64)  # kept card -> its slot in the completion (pile * C + i)
+    for j in range(samples.shape[0]):
+        unseen[j] = False
+        status[j] = KEEP_NONE
+        llen[j] = 0
+        if scratch[base + K_KEPT] == 0:
+            continue
+        o = _slot(prm, base, j)
+        h = o + KS_HEAD
+        where[:] = -1
+        for p in range(P):
+            for i in range(scratch[base + K_HEAD + p]):
+                where[scratch[h + p * C + i]] = p * C + i
+        changed = False
+        ok = True
+        for p in range(P):  # cards turned up since: swap into place where the completion had another card
+            b = pile_base(prm, p)
+            d_old, d = scratch[base + K_HEAD + p], np.int64(st[down_at(P, p)])
+            if d > d_old:
+                ok = False
+            for i in range(d, d_old):
+                c, x = np.int64(st[b + i]), scratch[h + p * C + i]
+                if c == x:
+                    continue
+                t = where[c]
+                if t < 0 or t % C >= np.int64(st[down_at(P, t // C)]):
+                    ok = False
+                    break
+                scratch[h + t] = x
+                scratch[h + p * C + i] = c
+                where[x], where[c] = t, p * C + i
+                changed = True
+        if not ok:
+            continue
+        for c in range(DECK_SIZE):  # the hidden cards must be exactly the unseen ones
+            tmp[c] = 0
+        count = 0
+        for p in range(P):
+            b = pile_base(prm, p)
+            for i in range(np.int64(st[down_at(P, p)])):
+                c = scratch[h + p * C + i]
+                if seen[c] or tmp[c] != 0:
+                    ok = False
+                tmp[c] = 1
+                samples[j, b + i] = c
+                count += 1
+        if not ok or count + seen.sum() != DECK_SIZE or not _fits_kings(samples[j], st, prm):
+            continue
+        unseen[j] = True
+        s = scratch[o + KS_STATUS]
+        n = scratch[o + KS_LEN]
+        if s == KEEP_LOST and not changed:
+            status[j] = KEEP_LOST
+        elif s == KEEP_WON and n > 0:
+            for k in range(n):
+                lines[j, k] = scratch[h + P * C + k]
+            keep = True
+            if changed:
+                s2 = samples[j].copy()
+                keep = _line_wins(s2, prm, lines[j], n, mbuf)
+            if keep:
+                status[j] = KEEP_WON
+                llen[j] = n
+    return unseen
