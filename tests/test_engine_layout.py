@@ -23,7 +23,7 @@ from sim.notation import ANY_FOUNDATION, FOUNDATION, Move
 from sim.rules import VARIANTS, Rules
 from strategies import features as F
 from strategies.heuristic import HP_ALLOW_DIG, HP_HOME_FIRST, HP_SIZE, HP_WEIGHT, PRESETS, RULES, WIDTHS, policy_params
-from strategies.sampling import SAMPLING_SCRATCH
+from strategies.sampling import KEEP_BASE, scratch_size
 from strategies.solver import search as S
 from strategies.solver import strategy as SS
 
@@ -144,7 +144,8 @@ def test_scratch_slots_do_not_overlap() -> None:
     assert F.VISITED_OFFSET + F.VISITED_SLOTS <= F.NEEDS_OFFSET
     assert F.NEEDS_STAMP >= DECK_SIZE and F.NEEDS_OFFSET + F.NEEDS_STAMP < F.SCRATCH_MOVED < F.PILES_OFFSET
     assert F.PILES_OFFSET + DECK_SIZE <= F.SCRATCH_WITH_VISITED  # a slot for every pile a rule set may have
-    assert own <= SS.SC_STATUS < SS.SC_LEN < SS.SC_POS < SS.SCRATCH_SIZE < SAMPLING_SCRATCH
+    assert own <= SS.SC_STATUS < SS.SC_LEN < SS.SC_POS < SS.SCRATCH_SIZE < KEEP_BASE  # sampling: solver's, seen set, kept
+    assert all(KEEP_BASE < scratch_size(v.rules, 1) < scratch_size(v.rules, 2) for v in VARIANTS)
 
 
 def test_solver_work_arrays_are_where_their_names_say() -> None:
