@@ -639,14 +639,20 @@ LOKY_IDLE_SECONDS = 300
 _POOL: dict[int, Any] = {}
 """The runner's own loky executor by worker count (not loky's global one, which joblib.Parallel shares and
 decorates), kept after a clean run so that the next run of this process finds its workers warm."""
+_POOL_IDLE_SINCE: dict[int, float] = {}
+"""When each kept pool last finished its work (`time.monotonic`): a pool idle for over half
+`LOKY_IDLE_SECONDS` is replaced rather than reused, since its workers may be timing out just as new work
+arrives (loky then restarts them itself, with a warning about "a memory leak" that is only that race)."""
 
 
 def _executor(jobs: int) -> Any:
     """A loky process pool of ``jobs`` workers: the one kept from the last clean run, or a new one."""
     from joblib.externals.loky import ProcessPoolExecutor
 
-    for n in [n for n in _POOL if n != jobs]:
+    stale = time.monotonic() - _POOL_IDLE_SINCE.get(jobs, math.inf) > LOKY_IDLE_SECONDS / 2
+    for n in [n for n in _POOL if n != jobs or stale]:
         _POOL.pop(n).shutdown(wait=False)
+    _POOL_IDLE_SINCE[jobs] = math.inf  # busy until the run that takes it is done (`_stream`)
     if jobs not in _POOL:
         if not _POOL:
             atexit.register(_close_pools)
@@ -717,6 +723,7 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
             while len(pending) < 2 * jobs and (task := next(source, None)) is not None:
                 pending[executor.submit(play_chunk, task)] = task
             if not pending:
+                _POOL_IDLE_SINCE[jobs] = time.monotonic()
                 return
             done, _ = wait(pending, timeout=WATCH_INTERVAL, return_when=FIRST_COMPLETED)
             for future in done:

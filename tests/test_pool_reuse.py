@@ -1,0 +1,49 @@
+"""The runner's kept worker pool is reused while warm and replaced once it has idled long enough for loky to
+start timing its workers out (reusing it then races their exit and prints loky's "memory leak" warning)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from studies import runner
+
+
+class FakePool:
+    """Stands for a kept loky pool: records being shut down."""
+
+    def __init__(self) -> None:
+        self.shut = False
+
+    def shutdown(self, wait: bool = True, kill_workers: bool = False) -> None:
+        self.shut = True
+
+
+@pytest.fixture
+def kept(monkeypatch):
+    pool = FakePool()
+    monkeypatch.setattr(runner, "_POOL", {1: pool})
+    monkeypatch.setattr(runner, "_POOL_IDLE_SINCE", {})
+    yield pool
+    for p in runner._POOL.values():
+        p.shutdown(wait=True)
+
+
+def test_a_recently_idle_pool_is_reused_and_marked_busy(kept):
+    runner._POOL_IDLE_SINCE[1] = time.monotonic() - 1
+    assert runner._executor(1) is kept and not kept.shut
+    assert runner._POOL_IDLE_SINCE[1] == float("inf")  # busy: a long run never makes it look stale
+
+
+def test_a_pool_idle_past_half_the_worker_timeout_is_replaced(kept):
+    runner._POOL_IDLE_SINCE[1] = time.monotonic() - runner.LOKY_IDLE_SECONDS / 2 - 1
+    fresh = runner._executor(1)
+    assert kept.shut and fresh is not kept and runner._POOL == {1: fresh}
+
+
+def test_a_run_that_streams_to_the_end_stamps_its_pool_idle(monkeypatch):
+    monkeypatch.setattr(runner, "_POOL_IDLE_SINCE", {})
+    before = time.monotonic()
+    assert list(runner._stream(iter(()), 1, "loky", None)) == []
+    assert before <= runner._POOL_IDLE_SINCE[1] <= time.monotonic()
