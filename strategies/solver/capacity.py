@@ -36,8 +36,8 @@ from __future__ import annotations
 import numpy as np
 
 from sim.cards import DECK_SIZE
-from sim.engine import P_BUILD, P_PILES, builds_on, fheight_at, is_king, pile_base
-from sim.rules import Rules
+from sim.engine import P_BUILD, P_FILL, P_FOUND, P_PILES, P_WORRY, builds_on, fheight_at, is_king, pile_base, rule_params
+from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
 
 RANKS = 13
 WON, LOST, CAPPED = "won", "lost", "capped"
@@ -45,8 +45,13 @@ WON, LOST, CAPPED = "won", "lost", "capped"
 
 def applies(rules: Rules) -> bool:
     """Whether the argument above holds under ``rules``."""
-    return (rules.foundation == "suit" and not rules.worrying_back and rules.build == "any-suit"
-            and rules.empty_fill == "none")
+    return applies_to(rule_params(rules))
+
+
+def applies_to(prm: np.ndarray) -> bool:
+    """`applies`, read from the engine's rule parameters ``prm`` (as the solver holds them)."""
+    return bool(prm[P_FOUND] == FOUNDATIONS.index("suit") and not prm[P_WORRY]
+                and prm[P_BUILD] == BUILDS.index("any-suit") and prm[P_FILL] == EMPTY_FILLS.index("none"))
 
 
 def split(piles: list[tuple[int, ...]], build: int) -> list[tuple[int, ...]]:

@@ -49,13 +49,13 @@ from typing import Any, ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import P_BUILD, P_FILL, P_FOUND, P_SIZE, P_WORRY, SCRATCH_MICROS, SCRATCH_NODES, SCRATCH_OWN, clock, rule_params
+from sim.engine import P_FOUND, P_SIZE, P_WORRY, SCRATCH_MICROS, SCRATCH_NODES, SCRATCH_OWN, clock, rule_params
 from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
 from sim.rules import Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
-from strategies.solver.capacity import LOST, free_parking_state
+from strategies.solver.capacity import LOST, applies_to, free_parking_state
 from strategies.solver.layers import prove
 from strategies.solver.line import shorten_line
 from strategies.solver.search import (
@@ -115,7 +115,7 @@ def prove_unknown(st: np.ndarray, prm: np.ndarray, flags: int, capacity_states: 
     One call, so that `decide` leaves compiled code once (numba miscompiles two object-mode blocks
     in it)."""
     n, sec = 0, 0.0
-    if capacity_states > 0 and prm[P_BUILD] == 0 and prm[P_FILL] == 0:
+    if capacity_states > 0 and applies_to(prm):
         v, n, sec = capacity_for_solver(st, prm, capacity_states)
         if v == S_LOST:
             return v, n, sec
