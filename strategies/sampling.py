@@ -80,7 +80,6 @@ from sim.engine import (
     apply_move,
     down_at,
     fheight_at,
-    found_at,
     is_king,
     move_from,
     move_to,
@@ -95,7 +94,16 @@ from sim.rng import nb_mix64, nb_rng_below
 from sim.rules import Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
 from strategies.greedy import greedy_policy
-from strategies.sampling_keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, keep_size, restore_kept, store_kept
+from strategies.sampling_keep import (
+    KEEP_LOST,
+    KEEP_NONE,
+    KEEP_WON,
+    LINE_SLOTS,
+    cards_in_sight,
+    keep_size,
+    restore_kept,
+    store_kept,
+)
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
 from strategies.solver.search import S_LOST, S_WON, W_LINE
@@ -193,14 +201,7 @@ def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
     are dealt to such piles first and the rest shuffled into the other slots.
     """
     P = prm[P_PILES]
-    seen = np.zeros(DECK_SIZE, dtype=np.bool_)
-    for p in range(P):
-        base = pile_base(prm, p)
-        for i in range(np.int64(st[down_at(P, p)]), np.int64(st[p])):
-            seen[np.int64(st[base + i])] = True
-    for f in range(4):
-        for i in range(np.int64(st[fheight_at(P, f)])):
-            seen[np.int64(st[found_at(P, f) + i])] = True
+    seen = cards_in_sight(st, prm)
     u = 0
     for c in range(DECK_SIZE):
         if not seen[c]:

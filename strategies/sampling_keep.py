@@ -132,13 +132,10 @@ def _fits_kings(s, st, prm):  # noqa: ANN001, ANN202 (numba)
 
 
 @nb.njit(cache=True)
-def restore_kept(scratch, base, prm, st, samples, status, lines, llen, unseen, mbuf, tmp):  # noqa: ANN001, ANN201 (numba)
-    """Rebuild the kept completions on the table st (see the module text).
-
-    samples[j] must hold st with its hidden slots to fill. Writes each completion's hidden
-    cards, status and line; returns for each j whether it could be kept (``unseen[j]`` is
-    set False where it must be drawn afresh). ``unseen`` doubles as the per-sample result."""
-    P, C = prm[P_PILES], prm[P_CPC]
+def cards_in_sight(st, prm):  # noqa: ANN001, ANN201 (numba)
+    """Which cards a player sees on the table st: the face-up part of each pile and the foundations
+    (True by card); every other card is face down somewhere, the cards a completion deals."""
+    P = prm[P_PILES]
     seen = np.zeros(DECK_SIZE, dtype=np.bool_)
     for p in range(P):
         b = pile_base(prm, p)
@@ -147,6 +144,18 @@ def restore_kept(scratch, base, prm, st, samples, status, lines, llen, unseen, m
     for f in range(4):
         for i in range(np.int64(st[fheight_at(P, f)])):
             seen[np.int64(st[found_at(P, f) + i])] = True
+    return seen
+
+
+@nb.njit(cache=True)
+def restore_kept(scratch, base, prm, st, samples, status, lines, llen, unseen, mbuf, tmp):  # noqa: ANN001, ANN201 (numba)
+    """Rebuild the kept completions on the table st (see the module text).
+
+    samples[j] must hold st with its hidden slots to fill. Writes each completion's hidden
+    cards, status and line; returns for each j whether it could be kept (``unseen[j]`` is
+    set False where it must be drawn afresh). ``unseen`` doubles as the per-sample result."""
+    P, C = prm[P_PILES], prm[P_CPC]
+    seen = cards_in_sight(st, prm)
     where = np.empty(DECK_SIZE, dtype=np.int64)  # kept card -> its slot in the completion (pile * C + i)
     for j in range(samples.shape[0]):
         unseen[j] = False
