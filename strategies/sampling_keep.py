@@ -43,15 +43,13 @@ from sim.engine import (
     P_CPC,
     P_KTB,
     P_PILES,
-    apply_move,
-    cards_home,
     down_at,
     fheight_at,
     found_at,
-    gen_moves,
     is_king,
     pile_base,
 )
+from strategies.solver.line import line_wins
 
 KEEP_NONE, KEEP_WON, KEEP_LOST = 0, 1, 2
 """A kept completion's status after the move played: to be solved, won (line kept), proven lost."""
@@ -94,22 +92,6 @@ def store_kept(scratch, base, prm, st, samples, status, lines, llen):  # noqa: A
             h = o + KS_HEAD + P * C
             for k in range(llen[j]):
                 scratch[h + k] = lines[j, k]
-
-
-@nb.njit(cache=True)
-def _line_wins(s, prm, line, length, mbuf):  # noqa: ANN001, ANN202 (numba)
-    """Whether ``line[:length]``, played from s (changed in place), is legal and wins."""
-    for k in range(length):
-        n = gen_moves(s, prm, mbuf)
-        ok = False
-        for i in range(n):
-            if mbuf[i] == line[k]:
-                ok = True
-                break
-        if not ok:
-            return False
-        apply_move(s, prm, line[k])
-    return cards_home(s, prm) == DECK_SIZE
 
 
 @nb.njit(cache=True)
@@ -215,7 +197,7 @@ def restore_kept(scratch, base, prm, st, samples, status, lines, llen, unseen, m
             keep = True
             if changed:
                 s2 = samples[j].copy()
-                keep = _line_wins(s2, prm, lines[j], n, mbuf)
+                keep = line_wins(s2, prm, lines[j], n, mbuf)
             if keep:
                 status[j] = KEEP_WON
                 llen[j] = n

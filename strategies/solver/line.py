@@ -104,7 +104,17 @@ def shorten_line(st0: np.ndarray, prm: np.ndarray, keys: np.ndarray, line: np.nd
         if new >= length:
             break
         length = new
-    st = st0.copy()
+    if not line_wins(st0.copy(), prm, line, length, tmp):
+        line[:n0] = original
+        return n0
+    return length
+
+
+@nb.njit(cache=True)
+def line_wins(st: np.ndarray, prm: np.ndarray, line: np.ndarray, length: np.int64, tmp: np.ndarray) -> bool:
+    """Whether ``line[:length]``, played from ``st`` (changed in place), is legal move by move and wins.
+
+    ``tmp`` is a move buffer (`sim.engine.new_moves`)."""
     for i in range(length):
         n = gen_moves(st, prm, tmp)
         legal = False
@@ -113,10 +123,6 @@ def shorten_line(st0: np.ndarray, prm: np.ndarray, keys: np.ndarray, line: np.nd
                 legal = True
                 break
         if not legal:
-            line[:n0] = original
-            return n0
+            return False
         apply_move(st, prm, line[i])
-    if cards_home(st, prm) != DECK_SIZE:
-        line[:n0] = original
-        return n0
-    return length
+    return cards_home(st, prm) == DECK_SIZE
