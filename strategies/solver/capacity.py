@@ -35,11 +35,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.cards import DECK_SIZE
+from sim.cards import DECK_SIZE, KING, card, rank_of, suit_of
 from sim.engine import P_BUILD, P_FILL, P_FOUND, P_PILES, P_WORRY, builds_on, fheight_at, is_king, pile_base, rule_params
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
 
-RANKS = 13
 WON, LOST, CAPPED = "won", "lost", "capped"
 
 
@@ -73,28 +72,28 @@ def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) 
 
     def feasible(L: tuple[int, ...], h: tuple[int, ...]) -> bool:
         inbase = {bases[p][i] for p in range(P) for i in range(L[p])}
-        parked = [0] * RANKS
-        holders = [0] * (RANKS + 1)
+        parked = [0] * (KING + 1)  # by rank
+        holders = [0] * (KING + 2)
         for p in range(P):
             if L[p]:
-                holders[bases[p][L[p] - 1] % RANKS] += 1
+                holders[rank_of(bases[p][L[p] - 1])] += 1
         for c in range(DECK_SIZE):
-            if c % RANKS >= h[c // RANKS] and c not in inbase:
-                parked[c % RANKS] += 1
-        return parked[RANKS - 1] == 0 and all(parked[r] <= holders[r + 1] + parked[r + 1] for r in range(RANKS - 1))
+            if rank_of(c) >= h[suit_of(c)] and c not in inbase:
+                parked[rank_of(c)] += 1
+        return parked[KING] == 0 and all(parked[r] <= holders[r + 1] + parked[r + 1] for r in range(KING))
 
     def children(L: tuple[int, ...], h: tuple[int, ...]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
         inbase = {bases[p][i] for p in range(P) for i in range(L[p])}
         out = []
         for s in range(4):  # a parked card home
-            if h[s] < RANKS and s * RANKS + h[s] not in inbase:
+            if h[s] <= KING and card(h[s], s) not in inbase:
                 out.append((L, h[:s] + (h[s] + 1,) + h[s + 1:]))
         for p in range(P):  # a base top home, or parked
             if L[p]:
                 b = bases[p][L[p] - 1]
                 L2 = L[:p] + (L[p] - 1,) + L[p + 1:]
-                s = b // RANKS
-                if h[s] == b % RANKS:
+                s = suit_of(b)
+                if h[s] == rank_of(b):
                     out.append((L2, h[:s] + (h[s] + 1,) + h[s + 1:]))
                 if not is_king(b):
                     out.append((L2, h))
@@ -107,7 +106,7 @@ def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) 
         for x in stack[-1]:
             if x in seen:
                 continue
-            if all(v == RANKS for v in x[1]):
+            if all(v == KING + 1 for v in x[1]):
                 return WON, len(seen)
             seen.add(x)
             if len(seen) > cap:
