@@ -640,9 +640,10 @@ _POOL: dict[int, Any] = {}
 """The runner's own loky executor by worker count (not loky's global one, which joblib.Parallel shares and
 decorates), kept after a clean run so that the next run of this process finds its workers warm."""
 _POOL_IDLE_SINCE: dict[int, float] = {}
-"""When each kept pool last finished its work (`time.monotonic`): a pool idle for over half
-`LOKY_IDLE_SECONDS` is replaced rather than reused, since its workers may be timing out just as new work
-arrives (loky then restarts them itself, with a warning about "a memory leak" that is only that race)."""
+"""When each kept pool was last handed out or last finished a run's chunks (`time.monotonic`): a pool idle
+for over half `LOKY_IDLE_SECONDS` is replaced rather than reused, since its workers may be timing out just as
+new work arrives (loky then restarts them itself, with a warning about "a memory leak" that is only that
+race). Stamped at hand-out too, so that a pool warmed for a run that then played nothing ages like any other."""
 
 
 def _executor(jobs: int) -> Any:
@@ -652,7 +653,7 @@ def _executor(jobs: int) -> Any:
     stale = time.monotonic() - _POOL_IDLE_SINCE.get(jobs, math.inf) > LOKY_IDLE_SECONDS / 2
     for n in [n for n in _POOL if n != jobs or stale]:
         _POOL.pop(n).shutdown(wait=False)
-    _POOL_IDLE_SINCE[jobs] = math.inf  # busy until the run that takes it is done (`_stream`)
+    _POOL_IDLE_SINCE[jobs] = time.monotonic()  # `_stream` stamps it again when the run's chunks are done
     if jobs not in _POOL:
         if not _POOL:
             atexit.register(_close_pools)
