@@ -643,7 +643,10 @@ _POOL_IDLE_SINCE: dict[int, float] = {}
 """When each kept pool was last handed out or last finished a run's chunks (`time.monotonic`): a pool idle
 for over half `LOKY_IDLE_SECONDS` is replaced rather than reused, since its workers may be timing out just as
 new work arrives (loky then restarts them itself, with a warning about "a memory leak" that is only that
-race). Stamped at hand-out too, so that a pool warmed for a run that then played nothing ages like any other."""
+race). A run stamps it when its first chunk finishes after the last was handed out, when a worker may first
+have nothing to do (not when the last chunk finishes: a worker idle since then would time out sooner than the
+stamp says). Stamped at hand-out too, so that a pool warmed for a run that then played nothing ages like any
+other."""
 
 
 def _executor(jobs: int) -> Any:
@@ -653,7 +656,7 @@ def _executor(jobs: int) -> Any:
     stale = time.monotonic() - _POOL_IDLE_SINCE.get(jobs, math.inf) > LOKY_IDLE_SECONDS / 2
     for n in [n for n in _POOL if n != jobs or stale]:
         _POOL.pop(n).shutdown(wait=False)
-    _POOL_IDLE_SINCE[jobs] = time.monotonic()  # `_stream` stamps it again when the run's chunks are done
+    _POOL_IDLE_SINCE[jobs] = time.monotonic()  # `_stream` stamps it again when its workers may start idling
     if jobs not in _POOL:
         if not _POOL:
             atexit.register(_close_pools)
@@ -719,14 +722,22 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
     executor = _executor(jobs)
     source = iter(tasks)
     pending: dict[Future[ChunkResult], ChunkTask] = {}
+    exhausted = idle_stamped = False
     try:
         while True:
-            while len(pending) < 2 * jobs and (task := next(source, None)) is not None:
-                pending[executor.submit(play_chunk, task)] = task
+            while not exhausted and len(pending) < 2 * jobs:
+                if (task := next(source, None)) is None:
+                    exhausted = True
+                else:
+                    pending[executor.submit(play_chunk, task)] = task
             if not pending:
-                _POOL_IDLE_SINCE[jobs] = time.monotonic()
                 return
             done, _ = wait(pending, timeout=WATCH_INTERVAL, return_when=FIRST_COMPLETED)
+            if done and exhausted and not idle_stamped:
+                # A worker's idle clock (loky's timeout) starts when it finds no next chunk: the first
+                # chunk to finish after the last was handed out may leave one idle while others still play.
+                _POOL_IDLE_SINCE[jobs] = time.monotonic()
+                idle_stamped = True
             for future in done:
                 del pending[future]
                 yield future.result()

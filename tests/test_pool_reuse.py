@@ -56,3 +56,19 @@ def test_a_run_that_streams_to_the_end_stamps_its_pool_idle(monkeypatch):
     before = time.monotonic()
     assert list(runner._stream(iter(()), 1, "loky", None)) == []
     assert before <= runner._POOL_IDLE_SINCE[1] <= time.monotonic()
+
+
+def test_a_pool_is_stamped_idle_when_its_first_worker_runs_out_of_chunks(monkeypatch):
+    """With chunks of uneven length, one worker idles (and its loky timeout runs) while another still plays:
+    the stamp must be that first idle moment, not the end of the run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    threads = ThreadPoolExecutor(max_workers=2)
+    monkeypatch.setattr(runner, "_executor", lambda jobs: threads)
+    monkeypatch.setattr(runner, "_POOL_IDLE_SINCE", {})
+    monkeypatch.setattr(runner, "play_chunk", lambda seconds: time.sleep(seconds) or seconds)
+    start = time.monotonic()
+    assert sorted(runner._stream(iter([0.05, 1.0]), 2, "loky", None)) == [0.05, 1.0]
+    end = time.monotonic()
+    threads.shutdown()
+    assert start + 0.05 <= runner._POOL_IDLE_SINCE[2] < end - 0.5
