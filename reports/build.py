@@ -251,6 +251,10 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     manifests = {k: m[-1] if m else {} for k, m in every.items()}
     s = summary(rows)
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
+    rules = {k: run_rules(manifests[k], str(fp)) for k, fp in zip(s["key"], s["rules_fingerprint"], strict=True)}
+    # A strategy that peeks saw face-down cards only where the variant deals some: elsewhere its figure is not a bound.
+    s = s.assign(clairvoyant=[bool(c) and (rules[k] is None or rules[k].face_down > 0)
+                              for k, c in zip(s["key"], s["clairvoyant"], strict=True)])
     by_key = s.set_index("key")
     by_run = {str(k): g for k, g in rows.groupby("key", sort=False, observed=True)}
     deals_of = {k: g["deal"].to_numpy(dtype=np.int64) for k, g in by_run.items()}
@@ -272,8 +276,8 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
         f"Results store `{store_path}`: {len(s)} run(s), {count(int(s['deals'].sum()))} deals played, bakers-dozen "
         f"{', '.join(versions)}.",
         "Every win rate comes with its 95% Wilson interval and its number of deals. Differences between runs on the "
-        "same deals are paired (Newcombe's interval, McNemar's exact test); a strategy marked (clairvoyant) sees "
-        "face-down cards, so its figure is an upper bound for an honest player. Tournaments and variant comparisons "
+        "same deals are paired (Newcombe's interval, McNemar's exact test); a figure marked (clairvoyant) saw the "
+        "face-down cards, so it is an upper bound for an honest player. Tournaments and variant comparisons "
         "are made only of runs one command played on the same deals; each figure names its deals and the commands "
         "that replay exactly them.",
     ]
@@ -290,7 +294,6 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     if diffs is not None:
         sections.append(diffs)
     sections.extend(later)
-    rules = {k: run_rules(manifests[k], str(by_key.loc[k, "rules_fingerprint"])) for k in s["key"]}
     replays = Replays(store_path, rules, work / REPLAY_DIR, earlier.parent / REPLAY_DIR if earlier is not None else None)
     sections.extend(_tournaments(by_run, s, [g for g in groups if g.kind == "tournament"], paint, commands, replays))
     sections.extend(_sweeps(s, rules, ranges, paint, lambda keys_: commands(keys_, None)))

@@ -49,7 +49,10 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
     paragraphs = [
         "Each cell: win rate, its 95% Wilson interval, and the number of deals. Players climb as a ladder from "
         f"{ladder[0]} to {ladder[-1]}; the colour of a cell is its win rate on a log scale (darker: higher). "
-        "Unknown verdicts (a search out of budget) count as not won and are shown in the cell.",
+        "A cell with unknown verdicts (a search out of budget) is a range: from the deals won to the deals won or "
+        "unknown, with the interval from the lower Wilson bound of the first to the upper bound of the second; "
+        "for perfect play that is the winnable share, won <= p <= won + unknown. A cell marked (clairvoyant) saw "
+        "the face-down cards: an upper bound for an honest player.",
         f"Deals: {where}.",
     ]
     if left:
@@ -96,7 +99,9 @@ def appendix(s: pd.DataFrame, ranges: dict[str, str], commands: Commands) -> Sec
     """Every run: deals, wins, rate, interval, cards home, score, unknown verdicts and errors."""
     names = grid.player_names(list(s["strategy"]))
     table = pd.DataFrame({
-        "variant": s["variant"], "player": [names[x] for x in s["strategy"]], "deals": s["deals"].map(count),
+        "variant": s["variant"],
+        "player": [names[x] + (grid.CLAIRVOYANT if c else "") for x, c in zip(s["strategy"], s["clairvoyant"], strict=True)],
+        "deals": s["deals"].map(count),
         "deal range": [ranges[k] for k in s["key"]], "seed": s["seed"], "wins": s["wins"].map(count),
         "win rate": s["win_rate"].map(pct),
         "95% interval": [interval(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],

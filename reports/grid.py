@@ -19,6 +19,7 @@ from matplotlib.colors import to_hex
 
 from reports.formats import count, pct
 from sim.rules import variant_names
+from studies.stats import win_rate_interval
 
 LADDER = ("random", "greedy", "heuristic", "lookahead", "sampling")
 SOLVER = "solver"
@@ -49,11 +50,12 @@ CLAIRVOYANT = " (clairvoyant)"
 
 def player_names(labels: list[str]) -> dict[str, str]:
     """What the report calls each of ``labels``: `player_name`, except that the solver is "perfect play (solver)"
-    without its parameters (with " (clairvoyant)" when its label says so) wherever that still names every label
-    apart; `parameter_notes` then says which strategy each short name is."""
+    without its parameters wherever that still names every label apart; `parameter_notes` then says which
+    strategy each short name is. Whether a figure saw face-down cards depends on the variant, so the cells say
+    it (`cell_text`), not the player's name."""
     labels = list(dict.fromkeys(labels))
     names = {x: player_name(x) for x in labels}
-    short = {x: SOLVER_LABEL + (CLAIRVOYANT if x.endswith(CLAIRVOYANT) else "") for x in labels if _base(x) == SOLVER}
+    short = {x: SOLVER_LABEL for x in labels if _base(x) == SOLVER}
     others = {names[x] for x in labels if x not in short}
     if len(set(short.values())) == len(short) and not others & set(short.values()):
         names.update(short)
@@ -63,7 +65,8 @@ def player_names(labels: list[str]) -> dict[str, str]:
 def parameter_notes(names: dict[str, str]) -> list[str]:
     """A line for each player `player_names` shortened: the strategy, with its parameters, that the name stands for."""
     return [f"{name}: the strategy `{label.removesuffix(CLAIRVOYANT)}`"
-            + (", which sees the face-down cards (its figure is an upper bound)" if label.endswith(CLAIRVOYANT) else "")
+            + (", which sees the face-down cards: on a variant that deals some, its figure is an upper bound for an "
+               "honest player, marked (clairvoyant)" if label.endswith(CLAIRVOYANT) else "")
             + "." for label, name in names.items() if name != player_name(label)]
 
 
@@ -86,12 +89,23 @@ def cells(s: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def cell_text(r: pd.Series) -> str:
-    """"10.29% (9.99–10.59%) of 40,000", with unknown verdicts and errors when there are any."""
-    text = f"{pct(r['win_rate'])} ({r['ci_low']:.2%}–{r['ci_high']:.2%}) of {count(r['deals'])}"
+    """"10.29% (9.99–10.59%) of 40,000", with unknown verdicts and errors when there are any, and
+    "(clairvoyant)" when the run saw face-down cards (its ``clairvoyant`` column).
+
+    Unknown verdicts make the cell a range: the deals won, up to the deals won or unknown (for the solver,
+    winnable p with won <= p <= won + unknown), and the interval runs from the Wilson low of the first to
+    the Wilson high of the second."""
     if r["unknown"]:
-        text += f", {count(r['unknown'])} unknown"
+        upper = (r["wins"] + r["unknown"]) / r["deals"]
+        high = win_rate_interval(int(r["wins"] + r["unknown"]), int(r["deals"]))[1]
+        text = (f"{pct(r['win_rate'])}–{pct(upper)} ({r['ci_low']:.2%}–{high:.2%}) of {count(r['deals'])}, "
+                f"{count(r['unknown'])} unknown")
+    else:
+        text = f"{pct(r['win_rate'])} ({r['ci_low']:.2%}–{r['ci_high']:.2%}) of {count(r['deals'])}"
     if r["errors"]:
         text += f", {count(r['errors'])} errors"
+    if r.get("clairvoyant", False):
+        text += CLAIRVOYANT
     return text
 
 

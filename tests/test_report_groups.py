@@ -18,6 +18,7 @@ from reports.formats import count, deal_ranges, p_clause, p_value
 from reports.front import APPENDIX
 from sim.rules import find_variant
 from studies.runner import RunSpec, run
+from studies.stats import win_rate_interval
 from studies.store import DamagedFileWarning, read_store
 
 N = 150
@@ -82,8 +83,15 @@ def test_the_ladder_puts_perfect_play_last_and_shows_unknown_verdicts():
     assert grid.player_order(labels) == ["random:home_first=True", "greedy", "heuristic", "lookahead", "sampling",
                                          "mine", "solver"]
     assert grid.player_name("solver") == "perfect play (solver)"
-    cell = pd.Series({"win_rate": 0.5, "ci_low": 0.4, "ci_high": 0.6, "deals": 27139, "unknown": 12, "errors": 0})
-    assert grid.cell_text(cell) == "50.00% (40.00%–60.00%) of 27,139, 12 unknown"
+    cell = pd.Series({"win_rate": 0.5, "ci_low": 0.4, "ci_high": 0.6, "deals": 1000, "wins": 500, "unknown": 0,
+                      "errors": 0, "clairvoyant": False})
+    assert grid.cell_text(cell) == "50.00% (40.00%–60.00%) of 1,000"
+    assert grid.cell_text(pd.Series({**cell, "clairvoyant": True})) == "50.00% (40.00%–60.00%) of 1,000 (clairvoyant)"
+    low = win_rate_interval(500, 1000)[0]
+    bounds = pd.Series({"win_rate": 0.5, "ci_low": low, "ci_high": 0.53, "deals": 1000, "wins": 500, "unknown": 12,
+                        "errors": 0, "clairvoyant": False})  # winnable between 500 and 512 of 1,000
+    assert grid.cell_text(bounds) == f"50.00%–51.20% ({low:.2%}–54.29%) of 1,000, 12 unknown"
+    assert round(win_rate_interval(512, 1000)[1], 4) == 0.5429
 
 
 def test_numbers_have_one_format():
@@ -138,10 +146,10 @@ def test_an_interrupted_invocation_is_named_and_not_shown_twice():
 def test_the_solver_is_named_as_in_the_grid_and_its_parameters_are_in_small_print():
     labels = ["heuristic", "solver:nodes=200000,seconds=1000000.0 (clairvoyant)"]
     names = grid.player_names(labels)
-    assert names == {"heuristic": "heuristic", labels[1]: "perfect play (solver) (clairvoyant)"}
+    assert names == {"heuristic": "heuristic", labels[1]: "perfect play (solver)"}
     assert grid.parameter_notes(names) == [
-        "perfect play (solver) (clairvoyant): the strategy `solver:nodes=200000,seconds=1000000.0`, which sees the "
-        "face-down cards (its figure is an upper bound)."]
+        "perfect play (solver): the strategy `solver:nodes=200000,seconds=1000000.0`, which sees the face-down "
+        "cards: on a variant that deals some, its figure is an upper bound for an honest player, marked (clairvoyant)."]
     two = ["solver:nodes=10", "solver:nodes=20"]  # short names would make two players one: both keep their parameters
     assert grid.player_names(two) == {x: grid.player_name(x) for x in two} and grid.parameter_notes(grid.player_names(two)) == []
 
