@@ -287,7 +287,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     s = summary(rows)
 
     where = f"deals {first}-{last}, source {source}" + (f", seed {seed}" if source == "default" else "")
-    title = f"{rules.name} ({rules.fingerprint}), {where}, {strategy.label}"
+    title = f"{rules.name} ({rules.fingerprint}), {where}, {strategy.label_for(rules)}"
     if show_rows == "all" or (show_rows == "auto" and len(rows) <= 100):
         shown = rows
     else:
@@ -318,7 +318,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         f"store: {result.store} (key {result.key}); solved now {result.played:,}, reused {result.reused:,}",
     ]
     if retry:
-        lines.append(f"retried: the {retried:,} deal(s) the default budget left unknown, with {strategy.label}")
+        lines.append(f"retried: the {retried:,} deal(s) the default budget left unknown, with {strategy.label_for(rules)}")
     if rules.face_down:
         lines.append("clairvoyant: the solver sees face-down cards; its win rate is an upper bound for honest play")
     for line in lines:

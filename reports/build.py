@@ -252,7 +252,8 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     s = summary(rows)
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
     rules = {k: run_rules(manifests[k], str(fp)) for k, fp in zip(s["key"], s["rules_fingerprint"], strict=True)}
-    # A strategy that peeks saw face-down cards only where the variant deals some: elsewhere its figure is not a bound.
+    # A strategy that peeks saw face-down cards only where the variant deals some (stores written before
+    # `Strategy.label_for` mark every run of a peeking strategy): elsewhere its figure is not a bound.
     s = s.assign(clairvoyant=[bool(c) and (rules[k] is None or rules[k].face_down > 0)
                               for k, c in zip(s["key"], s["clairvoyant"], strict=True)])
     by_key = s.set_index("key")

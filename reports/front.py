@@ -40,7 +40,9 @@ def _deals_by_player(s: pd.DataFrame, ranges: dict[str, str], names: dict[str, s
 
 
 def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, commands: Commands) -> tuple[Section, list[str]]:
-    """The first section (grid, then grouped chart) and a line for each run the grid leaves to the appendix."""
+    """The first section (grid, then grouped chart) and a line for each run the grid leaves to the appendix.
+    A player is one column whatever the variant: whether a run saw face-down cards is its cell's to say."""
+    s = s.assign(strategy=s["strategy"].map(lambda label: label.removesuffix(grid.CLAIRVOYANT)))
     shown, left = grid.cells(s)
     names = grid.player_names(list(s["strategy"]))
     text, colours = grid.table(shown, names)

@@ -46,6 +46,8 @@ def player_name(label: str) -> str:
 
 
 CLAIRVOYANT = " (clairvoyant)"
+"""The suffix of a label that saw face-down cards (`strategies.base.CLAIRVOYANT`; not imported: the report reads
+rows and does not load the engine)."""
 
 
 def player_names(labels: list[str]) -> dict[str, str]:

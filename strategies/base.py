@@ -22,6 +22,9 @@ from sim.notation import Move
 from sim.rng import CounterRNG
 from sim.rules import Rules
 
+CLAIRVOYANT = " (clairvoyant)"
+"""What a label ends with when the figure saw face-down cards (`Strategy.label_for`)."""
+
 
 class StrategyError(UserError):
     """An unknown strategy, parameter or parameter value."""
@@ -207,10 +210,20 @@ class Strategy:
 
     @property
     def label(self) -> str:
-        """The name shown in tables; clairvoyant strategies say so."""
+        """The name shown in tables; clairvoyant strategies say so (`label_for` says it only where it is true)."""
         args = ",".join(f"{k}={v}" for k, v in self.params.items() if v != self.PARAMETERS[k].default)
         text = self.name + (f":{args}" if args else "")
-        return text + (" (clairvoyant)" if self.peeks else "")
+        return text + (CLAIRVOYANT if self.peeks else "")
+
+    def sees_hidden(self, rules: Rules) -> bool:
+        """Whether this strategy's play under ``rules`` sees cards an honest player could not: it peeks and
+        the rules deal cards face down (on a face-up deal peeking sees nothing more)."""
+        return self.peeks and rules.face_down > 0
+
+    def label_for(self, rules: Rules) -> str:
+        """`label` for a run under ``rules``: "(clairvoyant)" only when `sees_hidden`, as the figure is then an
+        upper bound for an honest player and otherwise is not."""
+        return self.label if self.sees_hidden(rules) else self.label.removesuffix(CLAIRVOYANT)
 
     def reset(self, deal: DealInfo, rng: CounterRNG) -> None:
         """Called once before each deal with the RNG the runner made for it."""

@@ -485,8 +485,8 @@ def run_labels(spec: RunSpec, strategy: Any) -> RunLabels:
         strategy=strategy.name,
         strategy_version=str(strategy.version),
         strategy_params=json.dumps(strategy.params, sort_keys=True, default=str),
-        strategy_label=strategy.label,
-        clairvoyant=bool(strategy.peeks),
+        strategy_label=strategy.label_for(spec.rules),
+        clairvoyant=strategy.sees_hidden(spec.rules),
         toolkit_version=__version__,
     )
 
@@ -956,7 +956,7 @@ def run(
 
                 n_jobs = jobs or cpu_count()
             summary = RunSummary(
-                variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=strategy.label,
+                variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=strategy.label_for(spec.rules),
                 strategy_identity=strategy.identity, seed=spec.seed, source=spec.source, strategy_seed=spec.strategy_seed,
                 first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
                 seconds=0.0, store=str(st.path), key=key, backend=backend, damaged=damaged,
@@ -994,7 +994,7 @@ def run(
 
             played = _Tally()
             written: list[tuple[int, int]] = []
-            progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {strategy.label}")
+            progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {strategy.label_for(spec.rules)}")
             for path in summary.corrupt:
                 progress.note(f"[yellow]damaged chunk file moved aside and replayed: {path}")
             for line in damaged:
@@ -1303,7 +1303,7 @@ def _manifest(spec: RunSpec, labels: RunLabels, strategy: Any, started: float, r
             "rules_fingerprint": spec.rules.fingerprint,
             "strategy_spec": spec.strategy,
             "strategy_identity": strategy.identity,
-            "strategy_label": strategy.label,
+            "strategy_label": strategy.label_for(spec.rules),
             "seed": spec.seed,
             "source": spec.source,
             "strategy_seed": spec.strategy_seed,

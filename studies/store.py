@@ -71,8 +71,10 @@ strategy           category                     strategy name
 strategy_version   category                     strategy version
 strategy_params    category                     parameters as JSON (sorted keys)
 strategy_identity  category                     ``name@version:params`` (part of the key)
-strategy_label     category                     name shown in tables (says ``(clairvoyant)``)
-clairvoyant        bool                         the strategy peeks at face-down cards
+strategy_label     category                     name shown in tables (says ``(clairvoyant)`` where it saw
+                                                face-down cards: `Strategy.label_for`)
+clairvoyant        bool                         the strategy saw face-down cards (it peeks and the
+                                                rules deal some; before 2026-12-01: it peeks)
 strategy_seed      int64                        seed of the strategy's random generator
 tier               category                     ``compiled`` or ``python``
 outcome            category                     ``lost``, ``won``, ``unknown`` or ``error``

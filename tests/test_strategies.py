@@ -191,6 +191,10 @@ def test_hidden_cards_are_refused_unless_the_strategy_declares_it_peeks():
     assert honest.seen == [HIDDEN_CARD] * 13
     assert clairvoyant.seen == truth
     assert "(clairvoyant)" in clairvoyant.label and "clairvoyant" not in honest.label
+    assert clairvoyant.label_for(rules) == clairvoyant.label and clairvoyant.sees_hidden(rules)
+    face_up = find_variant("bakers-dozen")  # peeking sees nothing more there: the figure is not a bound
+    assert "clairvoyant" not in clairvoyant.label_for(face_up) and not clairvoyant.sees_hidden(face_up)
+    assert honest.label_for(rules) == honest.label and not honest.sees_hidden(rules)
 
 
 # --- registry and parameters ----------------------------------------------------------------
