@@ -124,10 +124,8 @@ def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) 
 
 
 @nb.njit(cache=True)
-def _store(L, h, word, shift, table, key) -> bool:  # noqa: ANN001
-    """Add the configuration (L, h) to the open-addressing set ``table``; False if it is there already.
-
-    ``key`` is scratch for the packed words (one row of ``table``)."""
+def _pack(L, h, word, shift, key) -> None:  # noqa: ANN001
+    """Pack the configuration (L, h) into ``key``: bit 0 of word 0 set (a used slot), then the fields."""
     P = L.shape[0]
     key[:] = 0
     key[0] = 1
@@ -135,6 +133,22 @@ def _store(L, h, word, shift, table, key) -> bool:  # noqa: ANN001
         key[word[p]] |= np.uint64(L[p]) << np.uint64(shift[p])
     for s in range(4):
         key[word[P + s]] |= np.uint64(h[s]) << np.uint64(shift[P + s])
+
+
+@nb.njit(cache=True)
+def _bump(key, word, shift, f, up) -> None:  # noqa: ANN001
+    """Field f of the packed configuration ``key`` one up (``up``) or down (fields never overflow: a base
+    length only shrinks from its packed start, a foundation height stays within 0..13)."""
+    if up:
+        key[word[f]] += np.uint64(1) << np.uint64(shift[f])
+    else:
+        key[word[f]] -= np.uint64(1) << np.uint64(shift[f])
+
+
+@nb.njit(cache=True)
+def _store(table, key) -> bool:  # noqa: ANN001
+    """Add the packed configuration ``key`` to the open-addressing set ``table``; False if it is there
+    already. The hash only picks the first slot: membership compares every word."""
     x = np.uint64(0)
     for i in range(key.shape[0]):
         x = nb_mix64(x ^ key[i])
@@ -154,27 +168,27 @@ def _store(L, h, word, shift, table, key) -> bool:  # noqa: ANN001
 
 
 @nb.njit(cache=True)
-def _feasible(h, inbase, holders) -> bool:  # noqa: ANN001
-    """The holder count per rank. The parked cards of rank r are the cards of rank r neither home nor in a
-    base: a card of rank r is not home exactly when its suit's height is at most r, and every base card is
-    such a card, so they number #{s : h[s] <= r} - ``inbase[r]``."""
-    above = 0
-    for r in range(KING, -1, -1):
-        parked = -inbase[r]
-        for s in range(4):
-            if h[s] <= r:
-                parked += 1
-        if parked > (holders[r + 1] + above if r < KING else 0):
+def _feasible(parked, holders) -> bool:  # noqa: ANN001
+    """The holder count per rank: no parked king, and for every rank r the parked cards of rank r are at most
+    the base tops and parked cards of rank r + 1."""
+    if parked[KING] > 0:
+        return False
+    for r in range(KING):
+        if parked[r] > holders[r + 1] + parked[r + 1]:
             return False
-        above = parked
     return True
 
 
 @nb.njit(cache=True)
-def _child(L, h, inbase, holders, b, pile_of, idx_of, j, nL, nh, ninb, nhold) -> bool:  # noqa: ANN001
-    """Step j of configuration (L, h) (with its base cards ``inbase`` and base tops ``holders`` per rank) into
-    (nL, nh, ninb, nhold); False if it is not a step. In `free_parking_reference`'s order: j = 0..3, the parked
-    card of suit j home; then pile p's base top home (j = 4 + 2p) or parked (j = 5 + 2p)."""
+def _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j) -> bool:  # noqa: ANN001
+    """Play step j on the configuration (L, h) with its parked cards and base tops per rank and its packed
+    form ``key`` (fields at ``word``, ``shift``), in place; False
+    (and nothing changed) if it is not a step. In `free_parking_reference`'s order: j = 0..3, the parked card
+    of suit j home; then pile p's base top home (j = 4 + 2p) or parked (j = 5 + 2p).
+
+    The parked cards of rank r are the cards of rank r neither home nor in a base, so they change only when
+    a parked card goes home (one fewer of its rank) or a base top is parked (one more); a base top going
+    home leaves them as they are."""
     if j < 4:
         if h[j] > KING:
             return False
@@ -182,76 +196,102 @@ def _child(L, h, inbase, holders, b, pile_of, idx_of, j, nL, nh, ninb, nhold) ->
         q = pile_of[c]
         if q >= 0 and idx_of[c] < L[q]:
             return False
-        nL[:] = L
-        nh[:] = h
-        ninb[:] = inbase
-        nhold[:] = holders
-        nh[j] += 1
+        parked[h[j]] -= 1
+        h[j] += 1
+        _bump(key, word, shift, L.shape[0] + j, True)
         return True
     p = (j - 4) // 2
     if L[p] == 0:
         return False
     c = b[p, L[p] - 1]
     r = _rank(c)
-    home = j % 2 == 0
-    if (home and h[_suit(c)] != r) or (not home and is_king(c)):
+    if j % 2 == 0:
+        if h[_suit(c)] != r:
+            return False
+        h[_suit(c)] += 1
+        _bump(key, word, shift, L.shape[0] + _suit(c), True)
+    elif is_king(c):
         return False
-    nL[:] = L
-    nh[:] = h
-    ninb[:] = inbase
-    nhold[:] = holders
-    if home:
-        nh[_suit(c)] += 1
-    nL[p] -= 1
-    ninb[r] -= 1
-    nhold[r] -= 1
-    if nL[p] > 0:
-        nhold[_rank(b[p, nL[p] - 1])] += 1
+    else:
+        parked[r] += 1
+    L[p] -= 1
+    _bump(key, word, shift, p, False)
+    holders[r] -= 1
+    if L[p] > 0:
+        holders[_rank(b[p, L[p] - 1])] += 1
     return True
 
 
 @nb.njit(cache=True)
+def _unstep(L, h, parked, holders, key, word, shift, b, j) -> None:  # noqa: ANN001
+    """Take back step j, played by `_step` on (L, h, parked, holders, key)."""
+    if j < 4:
+        h[j] -= 1
+        parked[h[j]] += 1
+        _bump(key, word, shift, L.shape[0] + j, False)
+        return
+    p = (j - 4) // 2
+    if L[p] > 0:
+        holders[_rank(b[p, L[p] - 1])] -= 1
+    c = b[p, L[p]]
+    r = _rank(c)
+    L[p] += 1
+    _bump(key, word, shift, p, True)
+    holders[r] += 1
+    if j % 2 == 0:
+        h[_suit(c)] -= 1
+        _bump(key, word, shift, L.shape[0] + _suit(c), False)
+    else:
+        parked[r] -= 1
+
+
+@nb.njit(cache=True)
 def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table):  # noqa: ANN001, ANN202
-    """`free_parking`'s depth-first search: (0 lost / 1 won / 2 capped, states). Every step takes a card
-    out of a base or home, so a path has at most sum(L0) + 52 - sum(h0) steps: the stack's depth."""
+    """`free_parking`'s depth-first search: (0 lost / 1 won / 2 capped, states). One configuration is played
+    forward and taken back in place; the stack holds each level's next step and the step taken. Every step
+    takes a card out of a base or home, so a path has at most sum(L0) + 52 - sum(h0) steps."""
     P = L0.shape[0]
     D = L0.sum() + DECK_SIZE - h0.sum() + 1
-    FL = np.zeros((D, P), dtype=np.int64)
-    FH = np.zeros((D, 4), dtype=np.int64)
-    FI = np.zeros((D, KING + 1), dtype=np.int64)  # base cards per rank
-    FO = np.zeros((D, KING + 2), dtype=np.int64)  # base tops per rank (a king's slot above: none)
-    FJ = np.zeros(D, dtype=np.int64)
-    FL[0], FH[0] = L0, h0
+    L, h = L0.copy(), h0.copy()
+    parked = np.zeros(KING + 1, dtype=np.int64)  # cards neither home nor in a base, per rank
+    holders = np.zeros(KING + 2, dtype=np.int64)  # base tops per rank (a king's slot above: none)
+    for c in range(DECK_SIZE):
+        if _rank(c) >= h0[_suit(c)]:
+            parked[_rank(c)] += 1
     for p in range(P):
         for i in range(L0[p]):
-            FI[0, _rank(b[p, i])] += 1
+            parked[_rank(b[p, i])] -= 1
         if L0[p] > 0:
-            FO[0, _rank(b[p, L0[p] - 1])] += 1
-    nL, nH = L0.copy(), h0.copy()
-    nI, nO = FI[0].copy(), FO[0].copy()
+            holders[_rank(b[p, L0[p] - 1])] += 1
+    next_step = np.zeros(D, dtype=np.int64)
+    taken = np.zeros(D, dtype=np.int64)
     key = np.zeros(table.shape[1], dtype=np.uint64)
-    _store(L0, h0, word, shift, table, key)
+    _pack(L, h, word, shift, key)
+    _store(table, key)
     steps = 4 + 2 * P
     d, n = 0, 1
-    while d >= 0:
-        if FJ[d] >= steps:
+    while True:
+        if next_step[d] >= steps:
+            if d == 0:
+                return 0, n
             d -= 1
+            _unstep(L, h, parked, holders, key, word, shift, b, taken[d])
             continue
-        FJ[d] += 1
-        if not _child(FL[d], FH[d], FI[d], FO[d], b, pile_of, idx_of, FJ[d] - 1, nL, nH, nI, nO):
+        j = next_step[d]
+        next_step[d] += 1
+        if not _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j):
             continue
-        if not _feasible(nH, nI, nO):
+        if not _feasible(parked, holders) or not _store(table, key):
+            _unstep(L, h, parked, holders, key, word, shift, b, j)
             continue
-        if not _store(nL, nH, word, shift, table, key):
-            continue
-        if nH.sum() == 4 * (KING + 1):
+        if h.sum() == 4 * (KING + 1):
             return 1, n
         n += 1
         if n > cap:
             return 2, n
+        taken[d] = j
         d += 1
-        FL[d], FH[d], FI[d], FO[d], FJ[d] = nL, nH, nI, nO, 0
-    return 0, n
+        next_step[d] = 0
 
 
 def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) -> tuple[str, int]:

@@ -245,8 +245,9 @@ class SolverStrategy(Strategy):
         "prover_mb": Param(int, 1024, "memory for the layered prover's positions in MiB", minimum=1,
                            maximum=1 << 20),
         "capacity_states": Param(int, 2_000_000, "states for the free-parking relaxation on a deal the searches "
-                                 "leave unknown (0: none; any-suit building, empty piles stay empty; about 5 us and "
-                                 "16 bytes a state); its loss is a proof", minimum=0, maximum=10**9),
+                                 "leave unknown (0: none; any-suit building, empty piles stay empty; 3-5 us a "
+                                 "state, a table of 16-32 bytes per state of the budget); its loss is a proof",
+                                 minimum=0, maximum=10**9),
         "safe": Param(bool, True, "play safe moves home without search"),
         "dead": Param(bool, True, "cut dead positions (strategies.solver.dead)"),
         "order": Param(bool, True, "order moves by the heuristic score"),
