@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from sim.game import Game
 from sim.cards import KING
 from sim.deals import make_deal
 from sim.engine import P_BUILD, P_PILES, fheight_at, pile_base
+from sim.game import Game
 from sim.rules import Rules, find_variant
 from strategies.solver.capacity import (
     CAPPED,
