@@ -17,13 +17,24 @@ cannot be the reduction that decides the deal.
   rank whose suit is next (the suits of moved cards are forgotten). The state
   is the base lengths, the foundation heights and each pile's run length.
 
+With ``--solver``, each deal is also solved by the default search alone
+(``capacity_states=0``, no time limit), and a summary compares them: how many
+of the search's losses and unknowns the ``free`` relaxation proves within
+``--cap`` states, at what cost in CPU seconds against the search's, and the
+CPU time per deal of running the relaxation first (``--before`` states) and
+the search only where it does not prove a loss. CPU seconds are
+``time.process_time`` of this one-threaded process.
+
 Usage: ``nice .venv/bin/python benchmarks/relaxations.py --goal good-measure:22,39,65 --walks 500``
-(``--walks``: also the ``free`` relaxation from the ends of N random real lines from each deal).
+(``--walks``: also the ``free`` relaxation from the ends of N random real lines from each deal);
+``nice .venv/bin/python benchmarks/relaxations.py --goal good-measure:1-1000 --no-shape --solver --cap 100000``
+(``--source pysol`` for PySol's numbering).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -41,7 +52,8 @@ from sim.game import Game  # noqa: E402
 from sim.position import Position  # noqa: E402
 from sim.rng import nb_mix64  # noqa: E402
 from sim.rules import Rules, find_variant  # noqa: E402
-from strategies.solver.capacity import CAPPED, LOST, WON, free_parking, split  # noqa: E402
+from strategies.solver.capacity import CAPPED, LOST, WON, free_parking, free_parking_state, split  # noqa: E402
+from strategies.solver.strategy import SolverStrategy  # noqa: E402
 
 RANKS = 13
 MAX_DEPTH = 1 << 22
@@ -174,23 +186,78 @@ def walk_ends(rules: Rules, start: Position, walks: int, seed: int) -> list[tupl
     return out
 
 
+def deal_numbers(spec: str) -> list[int]:
+    """``"1-5,9"`` as [1, 2, 3, 4, 5, 9]."""
+    out: list[int] = []
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        out += range(int(a), int(b or a) + 1)
+    return out
+
+
+def cpu_call(f, *args):  # noqa: ANN001, ANN002, ANN201
+    """f(*args) and the CPU seconds it took."""
+    t = time.process_time()
+    r = f(*args)
+    return r, time.process_time() - t
+
+
+def compare(rows: list[tuple[int, str, int, float, str, int, float, str, int, float]], cap: int, before: int) -> None:
+    """The summary of ``--solver``: rows (deal, search verdict, nodes, CPU s, free verdict at ``cap``, states,
+    CPU s, free verdict at ``before``, states, CPU s)."""
+    search_cpu = sum(r[3] for r in rows)
+    print(f"search alone: won {sum(r[1] == 'won' for r in rows)}, lost {sum(r[1] == 'lost' for r in rows)}, "
+          f"unknown {sum(r[1] == 'unknown' for r in rows)}; {sum(r[2] for r in rows):,} nodes, {search_cpu:.1f} CPU s "
+          f"(mean {search_cpu / len(rows) * 1000:.1f} ms, max {max(r[3] for r in rows):.2f} s)")
+    wrong = [r[0] for r in rows if r[4] == LOST and r[1] == WON]
+    print(f"free relaxation lost where the search won (must be none): {wrong}")
+    for verdict in ("lost", "unknown"):
+        sel = [r for r in rows if r[1] == verdict]
+        proved = [r for r in sel if r[4] == LOST]
+        print(f"search {verdict} {len(sel)}: free proves {len(proved)} within {cap:,} states "
+              f"({sum(r[5] for r in proved):,} states, {sum(r[6] for r in proved):.2f} CPU s; the search on them "
+              f"{sum(r[2] for r in proved):,} nodes, {sum(r[3] for r in proved):.2f} CPU s); not proved: "
+              f"{[r[0] for r in sel if r[4] != LOST]}")
+    after = search_cpu + sum(r[6] for r in rows if r[1] == "unknown")
+    first = sum(r[9] + (0.0 if r[7] == LOST else r[3]) for r in rows)
+    worst = max(r[9] + (0.0 if r[7] == LOST else r[3]) for r in rows)
+    print(f"free after the search ({cap:,} states, unknowns only): {after:.1f} CPU s, mean {after / len(rows) * 1000:.1f} "
+          f"ms; unknown left {sum(r[1] == 'unknown' and r[4] != LOST for r in rows)}")
+    print(f"free first ({before:,} states, every deal), then the search where it does not prove a loss: {first:.1f} "
+          f"CPU s, mean {first / len(rows) * 1000:.1f} ms, max {worst:.2f} s; the free stage alone "
+          f"{sum(r[9] for r in rows):.1f} CPU s, {sum(r[8] for r in rows):,} states; proves "
+          f"{sum(r[7] == LOST for r in rows)} lost")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--goal", action="append", required=True, metavar="VARIANT:D1,D2,...")
+    ap.add_argument("--goal", action="append", required=True, metavar="VARIANT:D1,D2-D3,...")
+    ap.add_argument("--source", choices=("default", "pysol"), default="default", help="deal numbering")
     ap.add_argument("--cap", type=int, default=20_000_000, help="states per relaxed search")
     ap.add_argument("--walks", type=int, default=0)
     ap.add_argument("--no-shape", action="store_true", help="only the free relaxation")
+    ap.add_argument("--solver", action="store_true", help="also the default search alone, and the summary")
+    ap.add_argument("--before", type=int, default=20_000, help="with --solver: states of the free stage run first")
     args = ap.parse_args()
+    search = SolverStrategy(seconds=1e6, capacity_states=0)
+    print(f"{time.strftime('%Y-%m-%d %H:%M')}; load average {os.getloadavg()}", flush=True)
     for goal in args.goal:
         name, _, deals = goal.partition(":")
         rules = find_variant(name)
-        for deal in (int(d) for d in deals.split(",")):
-            pos = make_deal(rules, deal).position
-            build = int(Game(rules, pos).rule_params[P_BUILD])
+        rows = []
+        numbers = deal_numbers(deals)
+        if args.solver:  # compile (or load) both before the first timed deal
+            warm = Game(rules, make_deal(rules, numbers[0], source=args.source).position)
+            search.solve_state(rules, warm.state_array(), warm.rule_params)
+            free_parking_state(warm.state_array(), warm.rule_params, args.before)
+        for deal in numbers:
+            pos = make_deal(rules, deal, source=args.source).position
+            game = Game(rules, pos)
+            build = int(game.rule_params[P_BUILD])
             piles, home = [tuple(p) for p in pos.piles], tuple(len(f) for f in pos.foundations)
-            t = time.time()
-            free = free_parking(split(piles, build), home, args.cap)
-            line = f"{name} {deal}: free {free[0]} ({free[1]:,} states, {time.time() - t:.1f} s)"
+            bases = split(piles, build)
+            free, sec = cpu_call(free_parking, bases, home, args.cap)
+            line = f"{name} {deal}: free {free[0]} ({free[1]:,} states, {sec:.2f} CPU s)"
             if not args.no_shape:
                 t = time.time()
                 shape = shape_relaxation(piles, home, build, args.cap)
@@ -200,7 +267,18 @@ def main() -> None:
                 verdicts = [free_parking(split(p, build), h, args.cap)[0] for p, h in ends]
                 line += f"; free from {len(ends)} random line ends: " + ", ".join(
                     f"{v} {verdicts.count(v)}" for v in (WON, LOST, CAPPED))
+            if args.solver:
+                (verdict, nodes, _, _), ssec = cpu_call(search.solve_state, rules, game.state_array(), game.rule_params)
+                small, bsec = cpu_call(free_parking, bases, home, args.before)
+                rows.append((deal, verdict, nodes, ssec, free[0], free[1], sec, small[0], small[1], bsec))
+                line += f"; search {verdict} ({nodes:,} nodes, {ssec:.2f} CPU s)"
+                if verdict == "won" and free[0] == WON:
+                    continue  # the common case: one line per deal of interest only
             print(line, flush=True)
+        if rows:
+            print(f"{name} {deals} ({args.source}):")
+            compare(rows, args.cap, args.before)
+    print(f"load average at the end {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -29,14 +29,26 @@ cards home, no real line does: X is lost. The states are exact (no hashing).
 A relaxed win proves nothing. This is every argument that counts holders per
 rank over time (Hall's condition per rank, as the cards must be parked while
 bases are dug out), and nothing about the order of parked cards on each other.
+
+Two implementations of the same search: `free_parking`, compiled (numba), is
+what the solver runs; `free_parking_reference`, plain Python sets and tuples,
+is the independent reference it is tested against (same verdicts and state
+counts, in the same depth-first order). The compiled one stores each
+configuration exactly, packed into 64-bit words (a bit field per base length,
+wide enough for the pile's base at X, and 4 bits per foundation height), in an
+open-addressing set with linear probing sized from the state budget: the hash
+only picks the slot, membership compares every word, so no two configurations
+are ever merged.
 """
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 from sim.cards import DECK_SIZE, KING, card, rank_of, suit_of
 from sim.engine import P_BUILD, P_FILL, P_FOUND, P_PILES, P_WORRY, builds_on, fheight_at, is_king, pile_base, rule_params
+from sim.rng import nb_mix64
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
 
 WON, LOST, CAPPED = "won", "lost", "capped"
@@ -64,10 +76,227 @@ def split(piles: list[tuple[int, ...]], build: int) -> list[tuple[int, ...]]:
     return bases
 
 
+HOME_BITS = 4
+"""Bits of a foundation height (0..13) in a packed configuration."""
+
+_rank = nb.njit(cache=True)(rank_of)
+_suit = nb.njit(cache=True)(suit_of)
+_card = nb.njit(cache=True)(card)
+"""`sim.cards`'s accessors, compiled for the search below."""
+
+
 def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) -> tuple[str, int]:
     """The relaxed game from (``bases``, foundation heights ``home``): (WON / LOST / CAPPED, states expanded).
 
-    CAPPED: more than ``cap`` states, undecided."""
+    CAPPED: more than ``cap`` states, undecided. Compiled; memory: a set of at most ``cap + 1`` packed
+    configurations (one to a few 64-bit words each, at most half full)."""
+    P = len(bases)
+    if all(v == KING + 1 for v in home):
+        return WON, 1
+    width = max((len(b) for b in bases), default=0) + 1
+    b = np.full((P, width), -1, dtype=np.int64)
+    pile_of = np.full(DECK_SIZE, -1, dtype=np.int64)
+    idx_of = np.zeros(DECK_SIZE, dtype=np.int64)
+    for p, base in enumerate(bases):
+        for i, c in enumerate(base):
+            b[p, i], pile_of[c], idx_of[c] = c, p, i
+    # bit fields: pile p's base length (0..its length now), then the four foundation heights; bit 0 of
+    # word 0 marks a used slot; a field never straddles two words
+    bits = [len(x).bit_length() for x in bases] + [HOME_BITS] * 4
+    word = np.zeros(P + 4, dtype=np.int64)
+    shift = np.zeros(P + 4, dtype=np.int64)
+    w, used = 0, 1
+    for f, n in enumerate(bits):
+        if used + n > 64:
+            w, used = w + 1, 0
+        word[f], shift[f] = w, used
+        used += n
+    space = 1  # configurations there are at all: a set never needs more room than that
+    for x in bases:
+        space *= len(x) + 1
+    for v in home:
+        space *= KING + 2 - v
+    slots = 1 << max(10, (2 * (min(cap, space) + 2)).bit_length())
+    table = np.zeros((slots, w + 1), dtype=np.uint64)
+    L0 = np.array([len(x) for x in bases], dtype=np.int64)
+    v, n = _search(b, pile_of, idx_of, L0, np.array(home, dtype=np.int64), word, shift, np.int64(cap), table)
+    return (LOST, WON, CAPPED)[v], int(n)
+
+
+@nb.njit(cache=True)
+def _pack(L, h, word, shift, key) -> None:  # noqa: ANN001
+    """Pack the configuration (L, h) into ``key``: bit 0 of word 0 set (a used slot), then the fields."""
+    P = L.shape[0]
+    key[:] = 0
+    key[0] = 1
+    for p in range(P):
+        key[word[p]] |= np.uint64(L[p]) << np.uint64(shift[p])
+    for s in range(4):
+        key[word[P + s]] |= np.uint64(h[s]) << np.uint64(shift[P + s])
+
+
+@nb.njit(cache=True)
+def _bump(key, word, shift, f, up) -> None:  # noqa: ANN001
+    """Field f of the packed configuration ``key`` one up (``up``) or down (fields never overflow: a base
+    length only shrinks from its packed start, a foundation height stays within 0..13)."""
+    if up:
+        key[word[f]] += np.uint64(1) << np.uint64(shift[f])
+    else:
+        key[word[f]] -= np.uint64(1) << np.uint64(shift[f])
+
+
+@nb.njit(cache=True)
+def _store(table, key) -> bool:  # noqa: ANN001
+    """Add the packed configuration ``key`` to the open-addressing set ``table``; False if it is there
+    already. The hash only picks the first slot: membership compares every word."""
+    x = np.uint64(0)
+    for i in range(key.shape[0]):
+        x = nb_mix64(x ^ key[i])
+    mask = np.uint64(table.shape[0] - 1)
+    i = x & mask
+    while table[i, 0] != 0:
+        same = True
+        for k in range(key.shape[0]):
+            if table[i, k] != key[k]:
+                same = False
+                break
+        if same:
+            return False
+        i = (i + np.uint64(1)) & mask
+    table[i, :] = key
+    return True
+
+
+@nb.njit(cache=True)
+def _feasible(parked, holders) -> bool:  # noqa: ANN001
+    """The holder count per rank: no parked king, and for every rank r the parked cards of rank r are at most
+    the base tops and parked cards of rank r + 1."""
+    if parked[KING] > 0:
+        return False
+    for r in range(KING):
+        if parked[r] > holders[r + 1] + parked[r + 1]:
+            return False
+    return True
+
+
+@nb.njit(cache=True)
+def _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j) -> bool:  # noqa: ANN001
+    """Play step j on the configuration (L, h) with its parked cards and base tops per rank and its packed
+    form ``key`` (fields at ``word``, ``shift``), in place; False
+    (and nothing changed) if it is not a step. In `free_parking_reference`'s order: j = 0..3, the parked card
+    of suit j home; then pile p's base top home (j = 4 + 2p) or parked (j = 5 + 2p).
+
+    The parked cards of rank r are the cards of rank r neither home nor in a base, so they change only when
+    a parked card goes home (one fewer of its rank) or a base top is parked (one more); a base top going
+    home leaves them as they are."""
+    if j < 4:
+        if h[j] > KING:
+            return False
+        c = _card(h[j], j)
+        q = pile_of[c]
+        if q >= 0 and idx_of[c] < L[q]:
+            return False
+        parked[h[j]] -= 1
+        h[j] += 1
+        _bump(key, word, shift, L.shape[0] + j, True)
+        return True
+    p = (j - 4) // 2
+    if L[p] == 0:
+        return False
+    c = b[p, L[p] - 1]
+    r = _rank(c)
+    if j % 2 == 0:
+        if h[_suit(c)] != r:
+            return False
+        h[_suit(c)] += 1
+        _bump(key, word, shift, L.shape[0] + _suit(c), True)
+    elif is_king(c):
+        return False
+    else:
+        parked[r] += 1
+    L[p] -= 1
+    _bump(key, word, shift, p, False)
+    holders[r] -= 1
+    if L[p] > 0:
+        holders[_rank(b[p, L[p] - 1])] += 1
+    return True
+
+
+@nb.njit(cache=True)
+def _unstep(L, h, parked, holders, key, word, shift, b, j) -> None:  # noqa: ANN001
+    """Take back step j, played by `_step` on (L, h, parked, holders, key)."""
+    if j < 4:
+        h[j] -= 1
+        parked[h[j]] += 1
+        _bump(key, word, shift, L.shape[0] + j, False)
+        return
+    p = (j - 4) // 2
+    if L[p] > 0:
+        holders[_rank(b[p, L[p] - 1])] -= 1
+    c = b[p, L[p]]
+    r = _rank(c)
+    L[p] += 1
+    _bump(key, word, shift, p, True)
+    holders[r] += 1
+    if j % 2 == 0:
+        h[_suit(c)] -= 1
+        _bump(key, word, shift, L.shape[0] + _suit(c), False)
+    else:
+        parked[r] -= 1
+
+
+@nb.njit(cache=True)
+def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table):  # noqa: ANN001, ANN202
+    """`free_parking`'s depth-first search: (0 lost / 1 won / 2 capped, states). One configuration is played
+    forward and taken back in place; the stack holds each level's next step and the step taken. Every step
+    takes a card out of a base or home, so a path has at most sum(L0) + 52 - sum(h0) steps."""
+    P = L0.shape[0]
+    D = L0.sum() + DECK_SIZE - h0.sum() + 1
+    L, h = L0.copy(), h0.copy()
+    parked = np.zeros(KING + 1, dtype=np.int64)  # cards neither home nor in a base, per rank
+    holders = np.zeros(KING + 2, dtype=np.int64)  # base tops per rank (a king's slot above: none)
+    for c in range(DECK_SIZE):
+        if _rank(c) >= h0[_suit(c)]:
+            parked[_rank(c)] += 1
+    for p in range(P):
+        for i in range(L0[p]):
+            parked[_rank(b[p, i])] -= 1
+        if L0[p] > 0:
+            holders[_rank(b[p, L0[p] - 1])] += 1
+    next_step = np.zeros(D, dtype=np.int64)
+    taken = np.zeros(D, dtype=np.int64)
+    key = np.zeros(table.shape[1], dtype=np.uint64)
+    _pack(L, h, word, shift, key)
+    _store(table, key)
+    steps = 4 + 2 * P
+    d, n = 0, 1
+    while True:
+        if next_step[d] >= steps:
+            if d == 0:
+                return 0, n
+            d -= 1
+            _unstep(L, h, parked, holders, key, word, shift, b, taken[d])
+            continue
+        j = next_step[d]
+        next_step[d] += 1
+        if not _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j):
+            continue
+        if not _feasible(parked, holders) or not _store(table, key):
+            _unstep(L, h, parked, holders, key, word, shift, b, j)
+            continue
+        if h.sum() == 4 * (KING + 1):
+            return 1, n
+        n += 1
+        if n > cap:
+            return 2, n
+        taken[d] = j
+        d += 1
+        next_step[d] = 0
+
+
+def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) -> tuple[str, int]:
+    """`free_parking` in plain Python (sets of tuples): the independent reference the compiled search is
+    tested against, with the same verdicts and state counts."""
     P = len(bases)
 
     def feasible(L: tuple[int, ...], h: tuple[int, ...]) -> bool:
@@ -100,6 +329,8 @@ def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) 
         return [x for x in out if feasible(*x)]
 
     root = (tuple(len(b) for b in bases), tuple(home))
+    if all(v == KING + 1 for v in home):
+        return WON, 1
     seen = {root}
     stack = [iter(children(*root))]
     while stack:

@@ -19,9 +19,14 @@ cut at a node budget that follows the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1,
 
 A deal the searches leave undecided goes to the free-parking relaxation
 (`strategies.solver.capacity`) within ``capacity_states`` states, where it
-applies: its loss is a proof (off by default: of the 28 good-measure deals
-among 1-1,000 that the searches leave unknown it decides two, 125 and 39, in
-45,634 and 1,091,126 states, seconds to minutes of Python). Then it goes to the layered prover
+applies: its loss is a proof. On by default with 2,000,000 states: of the 28
+good-measure deals among 1-1,000 that the searches leave unknown it proves two
+lost, 125 and 39, in 45,634 and 1,091,126 states (0.2 and 5 CPU seconds
+compiled); the other 26 it wins (relaxed, which proves nothing) within 140,000
+states, and a deal it cannot finish costs at most the budget, about 10 CPU
+seconds (benchmarks/README.md, "Unknowns at the default budget"). Run first on
+every deal it would only cost time: the searches prove the losses it proves in
+fewer nodes, mostly one. Then it goes to the layered prover
 (`strategies.solver.layers`) within ``prover_seconds`` and ``prover_mb``:
 it proves losses whose positions overflow any transposition table (in-suit
 foundations without worrying back; elsewhere the searches' verdict stands).
@@ -99,9 +104,8 @@ def luby(i: np.int64) -> np.int64:
 
 
 def capacity_for_solver(st: np.ndarray, prm: np.ndarray, states: int) -> tuple:
-    """The free-parking relaxation (`strategies.solver.capacity`) as `decide` calls it: (verdict, states, seconds).
-
-    Its loss is a proof; anything else leaves the deal unknown."""
+    """The free-parking relaxation (`strategies.solver.capacity`, compiled) as `decide` calls it: (verdict,
+    states, seconds). Its loss is a proof; a relaxed win or a search past ``states`` leaves the deal unknown."""
     t0 = time.perf_counter()
     v, n = free_parking_state(st, prm, int(states))
     return (S_LOST if v == LOST else S_UNKNOWN), n, time.perf_counter() - t0
@@ -240,8 +244,9 @@ class SolverStrategy(Strategy):
                                 maximum=1e6),
         "prover_mb": Param(int, 1024, "memory for the layered prover's positions in MiB", minimum=1,
                            maximum=1 << 20),
-        "capacity_states": Param(int, 0, "states for the free-parking relaxation on a deal the searches leave "
-                                 "unknown (0: none; any-suit building, empty piles stay empty); its loss is a proof",
+        "capacity_states": Param(int, 2_000_000, "states for the free-parking relaxation on a deal the searches "
+                                 "leave unknown (0: none; any-suit building, empty piles stay empty; 3-5 us a "
+                                 "state, a table of 16-32 bytes per state of the budget); its loss is a proof",
                                  minimum=0, maximum=10**9),
         "safe": Param(bool, True, "play safe moves home without search"),
         "dead": Param(bool, True, "cut dead positions (strategies.solver.dead)"),
