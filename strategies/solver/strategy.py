@@ -246,7 +246,8 @@ class SolverStrategy(Strategy):
                            maximum=1 << 20),
         "capacity_states": Param(int, 2_000_000, "states for the free-parking relaxation on a deal the searches "
                                  "leave unknown (0: none; any-suit building, empty piles stay empty; 3-5 us a "
-                                 "state, a table of 16-32 bytes per state of the budget); its loss is a proof",
+                                 "state, so up to about 10 s a deal beyond `seconds`, which bounds the searches; a "
+                                 "table of 16-32 bytes per state of the budget); its loss is a proof",
                                  minimum=0, maximum=10**9),
         "safe": Param(bool, True, "play safe moves home without search"),
         "dead": Param(bool, True, "cut dead positions (strategies.solver.dead)"),
