@@ -43,7 +43,8 @@ def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: 
     numbers = np.arange(first, last + 1, dtype=np.int64)
     deals = len(numbers)
     print(f"{variant}, deals {first}-{last} (seed 0), strategy seed {strategy_seed}; 95% Wilson intervals", flush=True)
-    header = f"{'strategy':42} {'won':>5} {'win rate':>9} {'95% interval':>19} {'unknown':>8} {'s/deal':>8} {'cpu s/deal':>10} {'nodes/deal':>11}"
+    header = (f"{'strategy':42} {'won':>5} {'win rate':>9} {'95% interval':>19} {'unknown':>8} {'s/deal':>8} "
+              f"{'cpu s/deal':>10} {'nodes/deal':>11}")
     print(header)
     print("-" * len(header), flush=True)
     for spec in specs:
