@@ -2,8 +2,9 @@
 
 For each variant and each strategy spec it plays deals FIRST-LAST (seed 0) with
 the compiled tier in this one process (one core) and prints wins, the win
-rate with its interval, and the seconds per deal, wall-clock and this process's CPU time (the
-one-core figure on a machine shared with other work). The default specs
+rate with its interval, the seconds per deal, wall-clock and this process's CPU time (the
+one-core figure on a machine shared with other work), and the solver nodes per deal (which load
+does not change: the budget to compare on a shared machine). The default specs
 are the `sampling` presets from fastest to strongest, then the clairvoyant
 solver and the heuristic for reference.
 
@@ -35,21 +36,22 @@ SPECS = ("sampling:preset=fast", "sampling:candidates=2", "sampling", "solver", 
 
 
 def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: int, every: int = 0) -> None:
-    """Print one line per spec: wins, win rate, 95% interval, unknown, seconds per deal; with ``every``
+    """Print one line per spec: wins, win rate, 95% interval, unknown, seconds and nodes per deal; with ``every``
     > 0, also a line for the deals played so far after each ``every`` deals (a long run that is cut
     short still gives its first deals)."""
     rules = find_variant(variant)
     numbers = np.arange(first, last + 1, dtype=np.int64)
     deals = len(numbers)
     print(f"{variant}, deals {first}-{last} (seed 0), strategy seed {strategy_seed}; 95% Wilson intervals", flush=True)
-    header = f"{'strategy':42} {'won':>5} {'win rate':>9} {'95% interval':>19} {'unknown':>8} {'s/deal':>8} {'cpu s/deal':>10}"
+    header = (f"{'strategy':42} {'won':>5} {'win rate':>9} {'95% interval':>19} {'unknown':>8} {'s/deal':>8} "
+              f"{'cpu s/deal':>10} {'nodes/deal':>11}")
     print(header)
     print("-" * len(header), flush=True)
     for spec in specs:
         strategy = load_strategy(spec)
         play_batch(rules, strategy, numbers[:1], strategy_seed=strategy_seed)  # compile outside the clock
         step = every if every > 0 else deals
-        won = unknown = 0
+        won = unknown = nodes = 0
         dt = dc = 0.0
         for start in range(0, deals, step):
             part = numbers[start : start + step]
@@ -58,11 +60,12 @@ def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: 
             dt, dc = dt + time.perf_counter() - t, dc + time.process_time() - c
             won += int((result.outcome == WON).sum())
             unknown += int((result.outcome == UNKNOWN).sum())
+            nodes += int(result.nodes.sum())
             played = start + len(part)
             low, high = win_rate_interval(won, played)
             label = strategy.label if played == deals else f"{strategy.label} [{first}-{first + played - 1}]"
             print(f"{label:42} {won:5d} {won / played:9.2%} {low:8.2%} - {high:8.2%} {unknown:8d} {dt / played:8.3f} "
-                  f"{dc / played:10.3f}", flush=True)
+                  f"{dc / played:10.3f} {nodes / played:11,.0f}", flush=True)
 
 
 def main() -> None:

@@ -34,7 +34,18 @@ At each decision with cards still face down it:
    face-up cards only). A candidate is dropped as soon as it can no longer
    beat the best so far. A completion proven lost scores 0 for every
    candidate without a solve; the winning lines (and proofs of loss) found
-   after the move it plays are kept for the next decision;
+   after the move it plays are kept for the next decision. With ``shift``
+   (version 4; the ``fast`` preset turns it on), a completion won by a line that starts with
+   another move first tries that line with the candidate moved to the front
+   (the candidate, then the line without its first occurrence of the
+   candidate): moves in different piles often commute, so a plan that makes
+   the candidate later, or never needs the cards it moves, often still wins.
+   The shifted line is replayed move by move (every move legal where it is
+   played, every card home at the end), so a win it gives is a real win on
+   that completion, found without a search; only where it fails is the
+   candidate solved. The same shift keeps a completion's line across a move
+   it did not start with (a safe move home played in another order, or the
+   candidate chosen over its own first move) instead of solving it again;
 4. a candidate that would bring back a position already seen in this game
    (known from the face-up cards) is considered only if no other candidate
    scores: a player whose samples call many moves winning could otherwise
@@ -53,7 +64,10 @@ known, and it plays as the `solver` does (its searches with ``nodes`` /
 an undecided search hands over to `greedy` rather than ending undecided.
 
 Named settings (``preset``: `PRESETS`) trade strength for time; see
-benchmarks/README.md for the measured curve (`benchmarks/honest.py`).
+benchmarks/README.md for the measured curve (`benchmarks/honest.py`). With
+``shift=false`` (the default) it plays as version 3 did, move for move: on
+development deals the shift saved nodes in both settings and won more deals
+with ``fast`` but fewer with the default (within the noise either way).
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
@@ -104,6 +118,7 @@ from strategies.sampling_keep import (
     restore_kept,
     store_kept,
 )
+from strategies.solver.line import line_wins
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
 from strategies.solver.search import S_LOST, S_WON, W_LINE
@@ -122,7 +137,7 @@ from strategies.solver.strategy import (
 POLICY_SAMPLING = POLICY_WORK + 1
 """The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
 at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
-SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SIZE = range(6)
+SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_SIZE = range(7)
 TIE_LENGTH, TIE_NODES = 0, 1
 TIEBREAKS = ("length", "nodes")
 REDRAWS = 50
@@ -251,9 +266,10 @@ def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
 
 
 @nb.njit(cache=True)
-def _advance(status, lines, llen, m):  # noqa: ANN001, ANN202 (numba)
+def _advance(status, lines, llen, m, samples, prm, shift, tline, mbuf):  # noqa: ANN001, ANN202 (numba)
     """The kept completions' status after move m: a won line that starts with m loses its first
-    move, any other won line is dropped (solve again); a lost completion stays lost."""
+    move; with ``shift``, another won line that still wins with m played first (`_shift_line`)
+    goes on from there; any other won line is dropped (solve again); a lost completion stays lost."""
     for j in range(status.shape[0]):
         if status[j] != KEEP_WON:
             continue
@@ -261,9 +277,38 @@ def _advance(status, lines, llen, m):  # noqa: ANN001, ANN202 (numba)
             for k in range(1, llen[j]):
                 lines[j, k - 1] = lines[j, k]
             llen[j] -= 1
+            continue
+        rest = _shift_line(samples[j], prm, lines[j], llen[j], m, tline, mbuf) if shift else -1
+        if rest >= 0:
+            llen[j] = rest
+            lines[j, :rest] = tline[1 : rest + 1]
         else:
             status[j] = KEEP_NONE
             llen[j] = 0
+
+
+@nb.njit(cache=True)
+def _shift_line(sample, prm, line, length, m, out, mbuf):  # noqa: ANN001, ANN202 (numba)
+    """A winning line of the completion ``sample`` that starts with move m, made from its winning
+    line line[:length] without a search: m, then the line without its first m (all of it if it has
+    no m). Writes it into out (`LINE_SLOTS` + 1 slots) and returns the length of its rest after m,
+    or -1 if it does not fit or does not win when replayed move by move (`line_wins`: every move
+    legal where it is played, every card home at the end), so a line it returns is a real win on
+    that completion."""
+    out[0] = m
+    k = 1
+    dropped = False
+    for a in range(length):
+        if not dropped and line[a] == m:
+            dropped = True
+            continue
+        if k >= out.shape[0]:
+            return -1
+        out[k] = line[a]
+        k += 1
+    if not line_wins(sample.copy(), prm, out, k, mbuf):
+        return -1
+    return k - 1
 
 
 @nb.njit(cache=True)
@@ -287,6 +332,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     kept = np.zeros(S, dtype=np.bool_)
     pool = np.zeros(DECK_SIZE, dtype=np.int64)
     mbuf = np.empty(prm[P_MOVEBUF], dtype=np.int64)
+    tline = np.empty(LINE_SLOTS + 1, dtype=np.int64)
     for j in range(S):
         samples[j, :] = st
     restore_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen, kept, mbuf, pool)
@@ -306,18 +352,19 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                     i = k
                     break
     if i >= 0:
-        _advance(status, lines, llen, moves[i])
+        _advance(status, lines, llen, moves[i], samples, prm, scfg[SP_SHIFT] != 0, tline, mbuf)
     else:
-        i = _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen)
+        i = _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen, tline, mbuf)
     store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
     return i
 
 
 @nb.njit(cache=True)
-def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen):  # noqa: ANN001, ANN202 (numba)
+def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen, tline, mbuf):  # noqa: ANN001, ANN202 (numba)
     """Steps 3-5 of the module text on the completions ``samples``, given what is kept of each
     (``status``, ``lines``, ``llen``: won with a line from here, lost, or to be solved); returns the
-    move's index and leaves in those arrays each completion's status after the move."""
+    move's index and leaves in those arrays each completion's status after the move. ``tline`` and
+    ``mbuf`` are work buffers (a line plus one, a move buffer)."""
     cfg, work, scfg = pparams[POLICY_CONFIG], pparams[POLICY_WORK], pparams[POLICY_SAMPLING]
     S = scfg[SP_SAMPLES]
     budget = scfg[SP_SAMPLE_NODES]
@@ -397,7 +444,7 @@ def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines
         scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
         i = greedy_policy(st, prm, moves, n, cfg, rng, scratch)
         if i >= 0:
-            _advance(status, lines, llen, moves[i])
+            _advance(status, lines, llen, moves[i], samples, prm, scfg[SP_SHIFT] != 0, tline, mbuf)
         return i
     for a in range(n):  # sort key: seen positions after fresh ones, then most votes first
         okeys[a] = okeys[a] * (S + 1) + (S - votes[order[a]])
@@ -451,6 +498,15 @@ def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines
                 if status[j] == KEEP_LOST:
                     cur_st[j] = KEEP_LOST
                     continue
+                if scfg[SP_SHIFT] != 0 and first[j] >= 0 and status[j] == KEEP_WON:  # its line, the candidate first
+                    rest = _shift_line(samples[j], prm, lines[j], llen[j], moves[i], tline, mbuf)
+                    if rest >= 0:
+                        score += 2
+                        total += 0 if by_nodes else rest
+                        cur_st[j] = KEEP_WON
+                        cur_len[j] = rest
+                        cur_lines[j, :rest] = tline[1 : rest + 1]
+                        continue
                 s2[:] = samples[j]
                 apply_move(s2, prm, moves[i])
                 v, used, length, sec = decide(s2, prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
@@ -486,7 +542,7 @@ def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines
         if best_i < 0:
             return best_i
         best_st[:] = -1
-    _advance(status, lines, llen, moves[best_i])
+    _advance(status, lines, llen, moves[best_i], samples, prm, scfg[SP_SHIFT] != 0, tline, mbuf)
     for j in range(S):
         if best_st[j] >= 0:
             status[j] = best_st[j]
@@ -497,7 +553,7 @@ def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
-    "fast": {"samples": 4, "sample_nodes": 500, "candidates": 2},
+    "fast": {"samples": 4, "sample_nodes": 500, "candidates": 2, "shift": True},
 }
 """Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
 
@@ -510,7 +566,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "3"
+    version: ClassVar[str] = "4"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
@@ -520,6 +576,8 @@ class SamplingStrategy(Strategy):
         "samples": Param(int, 8, "completions of the hidden cards drawn at each decision", minimum=1, maximum=10_000),
         "sample_nodes": Param(int, 2000, "solver node budget per solve of a completion", minimum=1,
                               maximum=1_000_000_000),
+        "shift": Param(bool, False, "before solving a candidate on a completion won by a line that starts otherwise, "
+                       "try that line with the candidate played first (replayed to check it still wins)"),
         "nodes": Param(int, 4_000_000, "node budget of the solver once nothing is hidden", minimum=1,
                        maximum=10**12),
         "seconds": Param(float, 10.0, "time budget of the solver once nothing is hidden", minimum=0.0,
@@ -545,6 +603,7 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_CANDIDATES] = self.params["candidates"]
         self._scfg[SP_TIEBREAK] = TIEBREAKS.index(self.params["tiebreak"])
         self._scfg[SP_REVEAL] = int(self.params["reveal"])
+        self._scfg[SP_SHIFT] = int(self.params["shift"])
         self._scratch = np.zeros(0, dtype=np.int64)  # sized for the rules at the first decision
 
     @property
