@@ -608,9 +608,11 @@ class SamplingStrategy(Strategy):
 
     @property
     def label(self) -> str:
-        """The name shown in tables: the preset's name stands for the values it sets."""
+        """The name shown in tables: the preset's name stands for the values it sets, and a value given
+        explicitly is shown wherever it differs from the preset's (``preset=fast,shift=False``)."""
+        preset = PRESETS[self.params["preset"]]
         args = ",".join(f"{k}={v}" for k, v in self.params.items()
-                        if v != self.PARAMETERS[k].default and k not in self._from_preset)
+                        if k not in self._from_preset and v != preset.get(k, self.PARAMETERS[k].default))
         return self.name + (f":{args}" if args else "")
 
     def _pparams(self, rules: Rules) -> tuple:

@@ -216,6 +216,12 @@ def test_a_preset_sets_what_the_spec_does_not():
         assert fast.params[key] == value
     assert load_strategy("sampling:preset=fast,samples=7").params["samples"] == 7
     assert load_strategy("sampling").params["samples"] == SamplingStrategy.PARAMETERS["samples"].default
+    # Labels: the preset stands for its values; a value given that differs from the preset's is shown,
+    # even where it is the parameter's default (two different players never share a label).
+    assert fast.label == "sampling:preset=fast"
+    assert load_strategy(UNSHIFTED).label == "sampling:preset=fast,shift=False"
+    assert load_strategy("sampling:preset=fast,samples=4").label == "sampling:preset=fast"
+    assert load_strategy("sampling:samples=4").label == "sampling:samples=4"
     with pytest.raises(ValueError, match="preset"):
         load_strategy("sampling:preset=nonesuch")
 
