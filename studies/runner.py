@@ -291,16 +291,27 @@ class RunSummary:
 # --- the worker side -----------------------------------------------------------------
 
 _STRATEGIES: dict[str, Any] = {}
+"""The strategy this process plays, by spec: the last one only. A kept worker plays many runs in turn, and
+each strategy object holds its tables (the solver's is 64 MiB); holding every one made a worker grow past
+the 300 MB that loky reads as a memory leak, so it retired the worker mid-run, with a warning."""
 
 
 def _strategy(spec: str) -> Any:
-    """The strategy object for ``spec``, made once per worker process."""
+    """The strategy object for ``spec``, made once per worker process (while its runs last)."""
     s = _STRATEGIES.get(spec)
     if s is None:
         from strategies import load_strategy
 
-        s = _STRATEGIES[spec] = load_strategy(spec)
+        s = _keep_strategy(spec, load_strategy(spec))
     return s
+
+
+def _keep_strategy(spec: str, strategy: Any) -> Any:
+    """``strategy`` becomes the one `_strategy` returns for ``spec``, in place of any other."""
+    if spec not in _STRATEGIES:
+        _STRATEGIES.clear()
+        _STRATEGIES[spec] = strategy
+    return _STRATEGIES[spec]
 
 
 def chunk_table(task: ChunkTask) -> pa.Table:
@@ -640,13 +651,13 @@ _POOL: dict[int, Any] = {}
 """The runner's own loky executor by worker count (not loky's global one, which joblib.Parallel shares and
 decorates), kept after a clean run so that the next run of this process finds its workers warm."""
 _POOL_IDLE_SINCE: dict[int, float] = {}
-"""When each kept pool was last handed out or last finished a run's chunks (`time.monotonic`): a pool idle
-for over half `LOKY_IDLE_SECONDS` is replaced rather than reused, since its workers may be timing out just as
-new work arrives (loky then restarts them itself, with a warning about "a memory leak" that is only that
-race). A run stamps it when its first chunk finishes after the last was handed out, when a worker may first
-have nothing to do (not when the last chunk finishes: a worker idle since then would time out sooner than the
-stamp says). Stamped at hand-out too, so that a pool warmed for a run that then played nothing ages like any
-other."""
+"""When each kept pool was last handed out or its workers may first have had nothing to do
+(`time.monotonic`): a pool idle for over half `LOKY_IDLE_SECONDS` is replaced rather than reused, since its
+workers may be timing out just as new work arrives (loky then restarts them itself, with a warning about "a
+memory leak": the same warning as for a worker grown by 300 MB, which `_STRATEGIES` prevents). A run stamps
+it when its first chunk finishes after the last was handed out (not when the last chunk finishes: a worker
+idle since then would time out sooner than the stamp says); a hand-out stamps it too, so that a pool warmed
+for a run that then played nothing ages like any other."""
 
 
 def _executor(jobs: int) -> Any:
@@ -1097,7 +1108,7 @@ def _ready(spec: RunSpec, strategy: Any, jobs: int | None, chunk: int | None, ba
     compiled = _plays_compiled(spec, strategy)
     here = plays_in_process(spec, strategy, compiled, jobs, chunk, backend, deal_timeout)
     if here:  # the chunks play here: with the strategy just loaded (as a worker keeps its own between chunks)
-        _STRATEGIES.setdefault(spec.strategy, strategy)
+        _keep_strategy(spec.strategy, strategy)
     elif backend == "loky":  # the same count as `run`'s unless the store holds part of the run already
         from joblib import cpu_count
 

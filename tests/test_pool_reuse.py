@@ -72,3 +72,31 @@ def test_a_pool_is_stamped_idle_when_its_first_worker_runs_out_of_chunks(monkeyp
     end = time.monotonic()
     threads.shutdown()
     assert start + 0.05 <= runner._POOL_IDLE_SINCE[2] < end - 0.5
+
+
+def test_a_worker_keeps_only_the_strategy_it_plays(monkeypatch):
+    """Each strategy object holds its tables: a kept worker that held every strategy of a study grew past the
+    300 MB that loky reads as a leak, and loky retired it mid-run with its 'memory leak' warning."""
+    monkeypatch.setattr(runner, "_STRATEGIES", {})
+    greedy = runner._strategy("greedy")
+    assert runner._strategy("greedy") is greedy
+    runner._strategy("heuristic")
+    assert list(runner._STRATEGIES) == ["heuristic"]
+
+
+def test_the_solver_keeps_the_table_of_the_rules_it_plays_only():
+    import gc
+    import weakref
+
+    from sim.rules import find_variant
+    from strategies import load_strategy
+
+    solver = load_strategy("solver:tt_mb=1")
+    face_up, face_down = find_variant("bakers-dozen"), find_variant("dick-1883")
+    first = solver.work(face_up)
+    assert solver.work(face_up) is first
+    gone = weakref.ref(first)
+    del first
+    assert solver.work(face_down) is not None
+    gc.collect()
+    assert gone() is None  # the face-up table was let go when the rules changed

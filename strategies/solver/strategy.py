@@ -257,7 +257,7 @@ class SolverStrategy(Strategy):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self._work: dict[Rules, SolverWork] = {}
+        self._work: tuple[Rules, SolverWork] | None = None
         self._line: list[int] = []
         self._status = ST_FRESH
         self.verdict: str | None = None
@@ -265,10 +265,14 @@ class SolverStrategy(Strategy):
 
     # --- the search -----------------------------------------------------------------
     def work(self, rules: Rules) -> SolverWork:
-        """The table and work arrays for ``rules`` (allocated on first use)."""
-        if rules not in self._work:
-            self._work[rules] = SolverWork(rule_params(rules), self.params["tt_mb"], max_depth=self.params["depth"])
-        return self._work[rules]
+        """The table and work arrays for ``rules``: allocated on first use, and again when the rules change.
+        Only the last rules' are kept: a strategy plays one rule set at a time, and a worker process that
+        plays every variant in turn would otherwise hold a ``tt_mb`` table for each (loky retires a worker
+        whose memory grows by 300 MB, as if it leaked)."""
+        if self._work is None or self._work[0] != rules:
+            self._work = None  # the old table goes before the new one is allocated
+            self._work = (rules, SolverWork(rule_params(rules), self.params["tt_mb"], max_depth=self.params["depth"]))
+        return self._work[1]
 
     def policy_params(self, rules: Rules) -> tuple:
         """The compiled policy's parameters for ``rules`` (see `POLICY_CONFIG`)."""
