@@ -39,10 +39,15 @@ def _deals_by_player(s: pd.DataFrame, ranges: dict[str, str], names: dict[str, s
     return "; ".join(f"{', '.join(p)}: {w}" for w, p in groups.items())
 
 
+def _one_name_per_player(s: pd.DataFrame) -> pd.DataFrame:
+    """``s`` with each label without "(clairvoyant)": a player is one name whatever the variant, and whether a
+    run saw face-down cards is its ``clairvoyant`` column's to say."""
+    return s.assign(strategy=s["strategy"].map(lambda label: label.removesuffix(grid.CLAIRVOYANT)))
+
+
 def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, commands: Commands) -> tuple[Section, list[str]]:
-    """The first section (grid, then grouped chart) and a line for each run the grid leaves to the appendix.
-    A player is one column whatever the variant: whether a run saw face-down cards is its cell's to say."""
-    s = s.assign(strategy=s["strategy"].map(lambda label: label.removesuffix(grid.CLAIRVOYANT)))
+    """The first section (grid, then grouped chart) and a line for each run the grid leaves to the appendix."""
+    s = _one_name_per_player(s)
     shown, left = grid.cells(s)
     names = grid.player_names(list(s["strategy"]))
     text, colours = grid.table(shown, names)
@@ -99,6 +104,7 @@ def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]
 
 def appendix(s: pd.DataFrame, ranges: dict[str, str], commands: Commands) -> Section:
     """Every run: deals, wins, rate, interval, cards home, score, unknown verdicts and errors."""
+    s = _one_name_per_player(s)
     names = grid.player_names(list(s["strategy"]))
     table = pd.DataFrame({
         "variant": s["variant"],

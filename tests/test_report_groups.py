@@ -171,3 +171,20 @@ def test_a_game_without_a_page_is_remembered_and_not_played_again(tmp_path):
     assert (out / ("abc-deal-5.html" + NO_PAGE)).is_file()  # carried on, for the build after this one
     known, page = earlier_answer("abc", 6, out, earlier)
     assert known and page == out / "abc-deal-6.html" and page.read_text() == "<html>page</html>"
+
+
+def test_the_appendix_names_a_player_once_and_says_clairvoyant_only_where_it_saw_hidden_cards():
+    from reports.front import appendix
+    from reports.tables import summary
+
+    n, solver = 50, "solver:nodes=200000"
+    labels = [solver, solver + " (clairvoyant)"]  # a face-up run, and a face-down run (`Strategy.label_for`)
+    rows = pd.DataFrame({"key": np.repeat(["up", "down"], n), "deal": np.tile(np.arange(1, n + 1), 2),
+                         "outcome": "won", "cards_home": 52, "variant": np.repeat(["bakers-dozen", "dick-1883"], n),
+                         "rules_fingerprint": np.repeat(["f", "g"], n), "strategy_label": np.repeat(labels, n),
+                         "strategy_identity": "solver@1:nodes=200000", "clairvoyant": np.repeat([False, True], n),
+                         "seed": 0, "source": "default", "toolkit_version": "t"})
+    s = summary(rows)
+    table = appendix(s, {k: f"1–{n}" for k in s["key"]}, lambda keys, deals: []).tables[0][1]
+    players = dict(zip(table["variant"], table["player"], strict=True))
+    assert players == {"bakers-dozen": "perfect play (solver)", "dick-1883": "perfect play (solver) (clairvoyant)"}
