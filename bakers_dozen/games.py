@@ -82,7 +82,8 @@ def play(variant: str, number: int | None, seed: int, source: str, layout_file: 
     policy = None if tier == "python" else compiled_policy(strategy, rules)
     if tier == "compiled" and policy is None:
         raise StrategyError(f"strategy {strategy.name!r} has no compiled tier; allowed tiers for it: python, auto")
-    with _progress(f"{rules.name}, {'deal ' + str(number) if number else 'typed layout'}, {strategy.label_for(rules)}"):
+    label = strategy.label_for(rules)
+    with _progress(f"{rules.name}, {'deal ' + str(number) if number else 'typed layout'}, {label}"):
         if policy is None:
             record = play_python(strategy, game, info, strategy_seed)
         else:
@@ -90,11 +91,11 @@ def play(variant: str, number: int | None, seed: int, source: str, layout_file: 
     numbered = rules.foundation != "suit"
     move_texts = [m.text(numbered) for m in record.moves]
     if as_json:
-        click.echo(json.dumps(game_record_json(rules, game.start, info, strategy.label_for(rules), record.outcome,
+        click.echo(json.dumps(game_record_json(rules, game.start, info, label, record.outcome,
                                                record.cards_home, move_texts, record.error)))
         return
     click.echo(f"# {rules.name} ({rules.fingerprint}), {'deal ' + str(number) if number else 'typed layout'}, "
-               f"strategy {strategy.label_for(rules)}")
+               f"strategy {label}")
     for k in range(0, len(move_texts), 10):
         click.echo(f"{k + 1:4d}. " + "  ".join(move_texts[k : k + 10]))
     click.echo(f"outcome: {record.outcome}, cards home: {record.cards_home}/52, moves: {len(move_texts)}"

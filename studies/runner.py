@@ -967,7 +967,7 @@ def run(
 
                 n_jobs = jobs or cpu_count()
             summary = RunSummary(
-                variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=strategy.label_for(spec.rules),
+                variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=labels.strategy_label,
                 strategy_identity=strategy.identity, seed=spec.seed, source=spec.source, strategy_seed=spec.strategy_seed,
                 first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
                 seconds=0.0, store=str(st.path), key=key, backend=backend, damaged=damaged,
@@ -1005,7 +1005,7 @@ def run(
 
             played = _Tally()
             written: list[tuple[int, int]] = []
-            progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {strategy.label_for(spec.rules)}")
+            progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {labels.strategy_label}")
             for path in summary.corrupt:
                 progress.note(f"[yellow]damaged chunk file moved aside and replayed: {path}")
             for line in damaged:
@@ -1314,7 +1314,7 @@ def _manifest(spec: RunSpec, labels: RunLabels, strategy: Any, started: float, r
             "rules_fingerprint": spec.rules.fingerprint,
             "strategy_spec": spec.strategy,
             "strategy_identity": strategy.identity,
-            "strategy_label": strategy.label_for(spec.rules),
+            "strategy_label": labels.strategy_label,
             "seed": spec.seed,
             "source": spec.source,
             "strategy_seed": spec.strategy_seed,
