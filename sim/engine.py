@@ -47,7 +47,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE, KING
+from sim.cards import DECK_SIZE, KING, card, rank_of, suit_of
 from sim.notation import FOUNDATION
 from sim.rng import nb_below, nb_strategy_key, nb_stream_key
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
@@ -176,6 +176,12 @@ def new_moves(prm: np.ndarray) -> np.ndarray:
     return np.empty(prm[P_MOVEBUF], dtype=np.int64)
 
 
+# The card codes of `sim.cards`, callable from compiled code (one layout, named once).
+nb_rank_of = nb.njit(cache=True, inline="always")(rank_of)
+nb_suit_of = nb.njit(cache=True, inline="always")(suit_of)
+nb_card = nb.njit(cache=True, inline="always")(card)
+
+
 @nb.njit(cache=True, inline="always")
 def down_at(P: np.int64, p: np.int64) -> np.int64:
     """Index of pile p's face-down count (P piles)."""
@@ -227,7 +233,7 @@ def move_to(m: np.int64) -> np.int64:
 @nb.njit(cache=True, inline="always")
 def is_king(c: np.int64) -> bool:
     """Whether card c is a king (the card that may enter an empty pile, or goes to the bottom at the deal)."""
-    return c % 13 == KING
+    return nb_rank_of(c) == KING
 
 
 @nb.njit(cache=True)
@@ -264,22 +270,22 @@ def cards_home(st: np.ndarray, prm: np.ndarray) -> np.int64:
 
 @nb.njit(cache=True, inline="always")
 def _red(c: np.int64) -> bool:
-    s = c // 13
+    s = nb_suit_of(c)
     return s == 1 or s == 2
 
 
 @nb.njit(cache=True, inline="always")
 def builds_on(c: np.int64, t: np.int64, build: np.int64) -> bool:
     """Whether card c may be placed on tableau card t under build rule ``build``."""
-    if c % 13 + 1 != t % 13:
+    if nb_rank_of(c) + 1 != nb_rank_of(t):
         return False
     if build == 0:
         return True
     if build == 1:
-        return c // 13 != t // 13
+        return nb_suit_of(c) != nb_suit_of(t)
     if build == 2:
         return _red(c) != _red(t)
-    return c // 13 == t // 13
+    return nb_suit_of(c) == nb_suit_of(t)
 
 
 @nb.njit(cache=True, inline="always")
@@ -301,9 +307,9 @@ def home_slot(st: np.ndarray, prm: np.ndarray, c: np.int64, start: np.int64) -> 
     one rank lower and of the other colour.
     """
     P = prm[P_PILES]
-    r = c % 13
+    r = nb_rank_of(c)
     if prm[P_FOUND] == 0:
-        s = c // 13
+        s = nb_suit_of(c)
         if s >= start and st[fheight_at(P, s)] == r:
             return s
         return -1
@@ -317,7 +323,7 @@ def home_slot(st: np.ndarray, prm: np.ndarray, c: np.int64, start: np.int64) -> 
                 return f
         else:
             t = np.int64(st[found_at(P, f) + h - 1])
-            if t % 13 + 1 == r and _red(t) != _red(c):
+            if nb_rank_of(t) + 1 == r and _red(t) != _red(c):
                 return f
     return -1
 
@@ -342,7 +348,7 @@ def gen_moves(st: np.ndarray, prm: np.ndarray, out: np.ndarray) -> np.int64:
     for p in range(P - 1, -1, -1):
         t = top_card(st, prm, p)
         out[tops + p] = t
-        b = 13 if t < 0 else t % 13
+        b = 13 if t < 0 else nb_rank_of(t)
         out[nxt + p] = out[head + b]
         out[head + b] = p
     n = 0
@@ -368,7 +374,7 @@ def gen_moves(st: np.ndarray, prm: np.ndarray, out: np.ndarray) -> np.int64:
 def _tableau_targets(out, n, place, c, src, build, fill, head, nxt, tops):  # noqa: ANN001, ANN202 (numba)
     """Append the moves of card c from ``place`` onto piles (ascending): bases of rank c+1 merged with
     empty piles (``src``: the pile c lies on, -1 for a foundation)."""
-    a = -1 if is_king(c) else out[head + c % 13 + 1]
+    a = -1 if is_king(c) else out[head + nb_rank_of(c) + 1]
     e = out[head + 13] if may_enter_empty(c, fill) else -1
     while a >= 0 or e >= 0:
         if e < 0 or (a >= 0 and a < e):
@@ -503,7 +509,7 @@ def deal_state(st: np.ndarray, prm: np.ndarray, deck: np.ndarray, home: np.ndarr
         st[down_at(P, p)] = min(prm[P_FDOWN], max(h - 1, 0))
     for i in range(home.shape[0]):
         c = home[i]
-        _push(st, prm, FOUNDATION + (c // 13 if prm[P_FOUND] == 0 else home_slot(st, prm, c, 0)), c)
+        _push(st, prm, FOUNDATION + (nb_suit_of(c) if prm[P_FOUND] == 0 else home_slot(st, prm, c, 0)), c)
 
 
 @nb.njit(cache=True)

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from sim import engine as E
-from sim.cards import DECK_SIZE, KING, card_str, rank_of
+from sim.cards import DECK_SIZE, KING, card, card_str, rank_of, suit_of
 from sim.deals import Deal, make_deal
 from sim.draw import position_svg, table_svg
 from sim.errors import UserError
@@ -277,10 +277,10 @@ class Game:
             if mv.src >= E.FOUNDATION:
                 return "a card cannot move from one foundation to another"
             if self.rules.foundation == "suit":
-                if mv.dst not in (ANY_FOUNDATION, E.FOUNDATION + mv.card // 13):
-                    return f"{card_str(mv.card)} belongs on foundation F{mv.card // 13 + 1}, not F{mv.dst - E.FOUNDATION + 1}"
-                need = int(self._st[E.offsets(P).fheight + mv.card // 13])
-                return f"{card_str(mv.card)} cannot go home yet: its foundation needs {card_str(mv.card // 13 * 13 + need)} next"
+                if mv.dst not in (ANY_FOUNDATION, E.FOUNDATION + suit_of(mv.card)):
+                    return f"{card_str(mv.card)} belongs on foundation F{suit_of(mv.card) + 1}, not F{mv.dst - E.FOUNDATION + 1}"
+                need = int(self._st[E.offsets(P).fheight + suit_of(mv.card)])
+                return f"{card_str(mv.card)} cannot go home yet: its foundation needs {card_str(card(need, suit_of(mv.card)))} next"
             return f"no foundation accepts {card_str(mv.card)} (foundations build up from the ace in alternating colours)"
         if not 0 <= mv.dst < P:
             return f"pile {mv.dst + 1} does not exist (piles are 1..{P})"

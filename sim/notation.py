@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from sim.cards import CardParseError, card_str, parse_card, quote_short
+from sim.cards import CardParseError, card_str, parse_card, quote_short, suit_of
 from sim.errors import UserError
 
 FOUNDATION = 56
@@ -86,12 +86,13 @@ def parse_move(text: str, piles: int, suit_foundations: bool = True) -> Move:
         w = word.upper()
         if w.startswith("F"):
             if len(w) == 1:
-                return FOUNDATION + c // 13 if suit_foundations else ANY_FOUNDATION
+                return FOUNDATION + suit_of(c) if suit_foundations else ANY_FOUNDATION
             k = int(w[1:])
             if not 1 <= k <= 4:
                 raise MoveParseError(f"{quote_short(text)}: foundation F{k} does not exist; allowed: F1..F4")
-            if suit_foundations and k - 1 != c // 13:
-                raise MoveParseError(f"{quote_short(text)}: foundations build in suit; {card_str(c)} belongs on F{c // 13 + 1} (or just F)")
+            own = suit_of(c)
+            if suit_foundations and k - 1 != own:
+                raise MoveParseError(f"{quote_short(text)}: foundations build in suit; {card_str(c)} belongs on F{own + 1} (or just F)")
             return FOUNDATION + k - 1
         k = int(w)
         if not 1 <= k <= piles:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.cards import DECK_SIZE, CardParseError, card_str, parse_card
+from sim.cards import ACE, DECK_SIZE, CardParseError, card_str, parse_card, rank_of, suit_of
 from sim.errors import UserError
 
 BUILDS = ("any-suit", "other-suit", "alternate-colour", "same-suit")
@@ -149,7 +149,7 @@ def _validate(r: Rules) -> None:
     # Canonical form: upper-case text, ordered by rank then suit. The same set of
     # cards is then the same `Rules` (and fingerprint) whatever order a user wrote,
     # and `start_home_cards` is in an order that can be put home one by one.
-    canonical = tuple(card_str(c) for c in sorted(codes, key=lambda c: (c % 13, c // 13)))
+    canonical = tuple(card_str(c) for c in sorted(codes, key=lambda c: (rank_of(c), suit_of(c))))
     if canonical != r.start_home:
         object.__setattr__(r, "start_home", canonical)
     _check_start_home_buildable(codes, r.foundation)
@@ -165,12 +165,12 @@ def _check_start_home_buildable(codes: list[int], foundation: str) -> None:
     """Cards home at the start must form legal foundation piles (aces, then successors)."""
     ranks_by_suit: dict[int, list[int]] = {}
     for c in codes:
-        ranks_by_suit.setdefault(c // 13, []).append(c % 13)
+        ranks_by_suit.setdefault(suit_of(c), []).append(rank_of(c))
     if foundation == "suit":
         for ranks in ranks_by_suit.values():
             if sorted(ranks) != list(range(len(ranks))):
                 _fail("start_home", [card_str(c) for c in codes], "for each suit, the ace and the next ranks in order")
-    elif any(c % 13 != 0 for c in codes) or len(codes) > 4:
+    elif any(rank_of(c) != ACE for c in codes) or len(codes) > 4:
         _fail("start_home", [card_str(c) for c in codes], "aces only with alternate-colour foundations")
 
 

@@ -27,6 +27,8 @@ from sim.engine import (
     home_slot,
     move_from,
     move_to,
+    nb_card,
+    nb_suit_of,
     pile_base,
 )
 from sim.rng import nb_mix64
@@ -100,7 +102,7 @@ def fill_needs_at(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, at: np.int64
         for s in range(4):
             done = np.int64(st[fheight_at(P, s)]) if prm[P_FOUND] == 0 else lowest
             for r in range(13):
-                buf[at + s * 13 + r] = r - done if r > done else 0
+                buf[at + nb_card(r, s)] = r - done if r > done else 0
     return changed
 
 
@@ -168,12 +170,12 @@ def suit_entry_at(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, buf
     for i in range(k, h - 1):
         c = np.int64(st[base + i])
         below = min(below, buf[at + c] * 16 + (h - 1 - i))
-        suits |= 1 << (c // 13)
+        suits |= 1 << nb_suit_of(c)
     top = np.int64(13)
     if h > 0:
         c = np.int64(st[base + h - 1])
         top = buf[at + c]
-        suits |= 1 << (c // 13)
+        suits |= 1 << nb_suit_of(c)
     e = (below << ENTRY_BELOW_SHIFT) | (suits << ENTRY_SUITS_SHIFT) | (top << ENTRY_TOP_SHIFT) | ENTRY_VALID
     # The last reads of st and buf come last, on every path: numba then drops its
     # references to them in one place, where the pruning can pair them with the entry's.

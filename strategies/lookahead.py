@@ -45,6 +45,7 @@ from sim.engine import (
     gen_moves,
     move_from,
     move_to,
+    nb_suit_of,
     pile_base,
     undo_move,
 )
@@ -98,7 +99,7 @@ def evaluate(st, prm, known, need_of, reveal_bonus, inversion_penalty):  # noqa:
             v -= (h - 1 - i) * (13 - need_of[c])
             for j in range(i + 1, h):  # a higher card of its own suit above it must leave first
                 x = np.int64(st[base + j])
-                if x // 13 == c // 13 and x > c:
+                if nb_suit_of(x) == nb_suit_of(c) and x > c:
                     v -= inversion_penalty
         v += reveal_bonus * (known[p] - min(known[p], np.int64(st[down_at(P, p)])))
     return v

@@ -34,8 +34,8 @@ import itertools
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE
-from sim.engine import P_BUILD, P_PILES, builds_on, fheight_at, pile_base
+from sim.cards import DECK_SIZE, card, rank_of, suit_of
+from sim.engine import P_BUILD, P_PILES, builds_on, fheight_at, nb_card, nb_rank_of, nb_suit_of, pile_base
 from sim.rng import nb_mix64
 
 # `counts` slots: scalar counters, then a histogram of cards home, then one of run cards.
@@ -53,7 +53,7 @@ def suit_permutations(build: int) -> np.ndarray:
     """The relabellings of suits (rows: new suit of suit 0..3) that keep ``builds_on`` for every pair of cards."""
     keep = []
     for perm in itertools.permutations(range(4)):
-        if all(builds_on(c, t, build) == builds_on(perm[c // 13] * 13 + c % 13, perm[t // 13] * 13 + t % 13, build)
+        if all(builds_on(c, t, build) == builds_on(card(rank_of(c), perm[suit_of(c)]), card(rank_of(t), perm[suit_of(t)]), build)
                for c in range(DECK_SIZE) for t in range(DECK_SIZE)):
             keep.append(perm)
     return np.array(keep, dtype=np.int64)
@@ -139,7 +139,7 @@ def census_node(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, census: tuple
                 lin_shape += keys[0, c, i]
             else:
                 config += keys[1, c, 0]
-                lin_shape += keys[1, c % 13, i]
+                lin_shape += keys[1, nb_rank_of(c), i]
                 runs += 1
         config += nb_mix64(lin)
         shape += nb_mix64(lin_shape)
@@ -156,7 +156,7 @@ def census_node(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, census: tuple
             base = pile_base(prm, p)
             for i in range(np.int64(st[p])):
                 c = np.int64(st[base + i])
-                lin += keys[0, perms[k, c // 13] * 13 + c % 13, i]
+                lin += keys[0, nb_card(nb_rank_of(c), perms[k, nb_suit_of(c)]), i]
             total += nb_mix64(lin)
         for s in range(4):
             total += nb_mix64(np.uint64(perms[k, s] * 16 + np.int64(st[fheight_at(P, s)]) + 1))
