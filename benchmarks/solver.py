@@ -54,6 +54,7 @@ from sim.game import Game  # noqa: E402
 from sim.referee import replay_codes  # noqa: E402
 from sim.rules import VARIANTS, Rules, find_variant  # noqa: E402
 from strategies import load_strategy  # noqa: E402
+from strategies.base import CLAIRVOYANT  # noqa: E402
 from strategies.batch import play_batch  # noqa: E402
 from strategies.solver.census import C_DEAD, C_EXPANDED, C_FULL, C_HOME, C_RUN, C_SKIPPED, C_TABLE_CUT, Census  # noqa: E402
 from strategies.solver.search import F_DEAD, F_LONE, F_ORDER, F_SAFE, VERDICTS, SolverWork, solve  # noqa: E402
@@ -113,6 +114,19 @@ def decide_set(rules: Rules, source: str, first: int, last: int, strategy: Solve
                    np.concatenate(seconds), np.concatenate(nodes), not_won)
 
 
+CLAIRVOYANT_NOTE = "* the solver sees the face-down cards there: an upper bound for an honest player (clairvoyant)"
+
+
+def row_name(rules: Rules, strategy: SolverStrategy) -> str:
+    """The variant's name in a table, starred where the solver sees cards an honest player could not."""
+    return rules.name + ("*" if strategy.sees_hidden(rules) else "")
+
+
+def header_label(strategy: SolverStrategy) -> str:
+    """The solver's label for a table of several variants: clairvoyance is marked per row (`row_name`)."""
+    return strategy.label.removesuffix(CLAIRVOYANT)
+
+
 def goals_line(name: str, first: int, last: int, s: DealSet) -> str:
     """One row of the goals table: the figures of deals first..last."""
     return (f"{name:14} {f'{first}-{last}':>11} {s.won:6d} {s.lost:5d} {s.unknown:7d} {s.seconds.max():7.2f} "
@@ -127,7 +141,7 @@ def goals_part(cases: list[tuple[str, int, int]], every: int, params: dict[str, 
     a run stopped part way still leaves figures. ``params`` are solver parameters (default: the defaults)."""
     strategy = SolverStrategy(**params)
     p = strategy.params
-    print(f"solver goals: {strategy.label} (nodes={p['nodes']:,}, seconds={p['seconds']}, tt_mb={p['tt_mb']}); one core")
+    print(f"solver goals: {header_label(strategy)} (nodes={p['nodes']:,}, seconds={p['seconds']}, tt_mb={p['tt_mb']}); one core")
     header = (f"{'variant':14} {'deals':>11} {'won':>6} {'lost':>5} {'unknown':>7} {'max s':>7} {'mean ms':>8} "
               f"{'median ms':>9} {'nodes/s':>11} {'referee':>11} {'peak MiB':>8}")
     print(header)
@@ -139,11 +153,13 @@ def goals_part(cases: list[tuple[str, int, int]], every: int, params: dict[str, 
         for a in range(first, last + 1, step):
             parts.append(decide_set(rules, "default", a, min(a + step - 1, last), strategy, name))
             s = merge(parts)
-            print(("" if a + step > last else "  so far: ") + goals_line(name, first, min(a + step - 1, last), s),
+            print(("" if a + step > last else "  so far: ") + goals_line(row_name(rules, strategy), first, min(a + step - 1, last), s),
                   flush=True)
         unknown = [d for d, v in merge(parts).not_won if v == "unknown"]
         if unknown:
             print(f"{'':14} unknown: {unknown}", flush=True)
+    if any(strategy.sees_hidden(find_variant(name)) for name, _, _ in cases):
+        print(CLAIRVOYANT_NOTE)
 
 
 def merge(parts: list[DealSet]) -> DealSet:
@@ -157,7 +173,7 @@ def merge(parts: list[DealSet]) -> DealSet:
 def nodes_part(cases: list[tuple[str, int, int]], source: str, params: dict[str, str]) -> None:
     """Node totals and verdicts per deal set, without the time limit (load-independent figures)."""
     strategy = SolverStrategy(**{"seconds": 1e6, **params})
-    print(f"solver nodes: {strategy.label}; source {source}")
+    print(f"solver nodes: {header_label(strategy)}; source {source}")
     for name, first, last in cases:
         s = decide_set(find_variant(name), source, first, last, strategy, name)
         print(f"{name} {first}-{last}: {int(s.nodes.sum()):,} nodes; won {s.won}, lost {s.lost}, unknown {s.unknown}; "
@@ -194,7 +210,7 @@ def solver_part(deals: int, bd_deals: int) -> None:
     """The solver's verdicts and speed per variant on fixed deal sets."""
     strategy = SolverStrategy()
     params = strategy.params
-    print(f"solver benchmark: {strategy.label} "
+    print(f"solver benchmark: {header_label(strategy)} "
           f"(nodes={params['nodes']:,}, seconds={params['seconds']}, tt_mb={params['tt_mb']}); one core")
     cases = [(find_variant("bakers-dozen"), "pysol", bd_deals)]
     cases += [(v.rules, "default", deals) for v in VARIANTS if v.name != "bakers-dozen"]
@@ -206,11 +222,12 @@ def solver_part(deals: int, bd_deals: int) -> None:
     print("-" * len(header))
     for rules, source, n in cases:
         s = decide_set(rules, source, 1, n, strategy, rules.name)
-        print(f"{rules.name:18} {source:7} {n:5d} {s.won:5d} {s.lost:4d} {s.unknown:4d} {(s.won + s.lost) / n:8.2%} "
+        print(f"{row_name(rules, strategy):18} {source:7} {n:5d} {s.won:5d} {s.lost:4d} {s.unknown:4d} {(s.won + s.lost) / n:8.2%} "
               f"{s.seconds.mean():8.4f} {np.median(s.seconds):9.4f} {s.seconds.max():7.2f} "
               f"{s.nodes_per_second:10,.0f} {s.verified:4d}/{s.won:<4d} {peak_mib():9.0f}", flush=True)
         if s.not_won:
             print(f"{'':18} not won: {s.not_won}", flush=True)
+    print(CLAIRVOYANT_NOTE)
 
 
 def sampling_part(deals: int, strategy_seed: int) -> None:
@@ -233,7 +250,7 @@ def sampling_part(deals: int, strategy_seed: int) -> None:
         won = int((result.outcome == WON).sum())
         low, high = win_rate_interval(won, deals)
         unknown = int((result.outcome == UNKNOWN).sum())
-        print(f"{strategy.label:42} {won:5d} {won / deals:9.2%} {low:8.2%} - {high:8.2%} {unknown:8d} {dt / deals:8.3f}",
+        print(f"{strategy.label_for(rules):42} {won:5d} {won / deals:9.2%} {low:8.2%} - {high:8.2%} {unknown:8d} {dt / deals:8.3f}",
               flush=True)
 
 
