@@ -76,17 +76,20 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
 def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]) -> Section | None:
     """Every variant comparison's paired differences from its baseline (its first variant), Holm-adjusted together;
     ``compared``: each comparison's `reports.tables.variant_comparison` and the deals it is on."""
-    order = grid.player_order(list(s["strategy"]))
-    names = grid.player_names(list(s["strategy"]))
+    plain = _one_name_per_player(s)["strategy"]
+    order = grid.player_order(list(plain))
+    names = grid.player_names(list(plain))
     parts = []
     for t, deals in compared:
         base = t["variant"].iloc[0]
         for i in range(1, len(t)):
             r = t.iloc[i]
-            parts.append({"player": names[str(r["strategy"])], "_label": str(r["strategy"]), "variant": r["variant"], "baseline": base,
+            label = str(r["strategy"])
+            one = label.removesuffix(grid.CLAIRVOYANT)
+            parts.append({"player": names[one] + label[len(one):], "_label": one, "variant": r["variant"], "baseline": base,
                           "deals": f"{count(len(deals))} ({deal_ranges(deals)})",
                           "_d": r["difference"], "_lo": r["diff_low"], "_hi": r["diff_high"], "_p": r["p_value"],
-                          "_rank": order.index(str(r["strategy"]))})
+                          "_rank": order.index(one)})
     if not parts:
         return None
     t = pd.DataFrame(parts).sort_values("_rank", kind="stable").reset_index(drop=True)

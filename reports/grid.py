@@ -24,6 +24,9 @@ from studies.stats import win_rate_interval
 LADDER = ("random", "greedy", "heuristic", "lookahead", "sampling")
 SOLVER = "solver"
 SOLVER_LABEL = "perfect play (solver)"
+CLAIRVOYANT = " (clairvoyant)"
+"""The suffix of a label that saw face-down cards (`strategies.base.CLAIRVOYANT`; not imported: the report reads
+rows and does not load the engine)."""
 
 
 def _base(label: str) -> str:
@@ -41,13 +44,12 @@ def player_order(labels: list[str]) -> list[str]:
 
 
 def player_name(label: str) -> str:
-    """What the report calls a player: the solver is "perfect play (solver)", others their label."""
-    return SOLVER_LABEL + label[len(SOLVER):] if _base(label) == SOLVER else label
-
-
-CLAIRVOYANT = " (clairvoyant)"
-"""The suffix of a label that saw face-down cards (`strategies.base.CLAIRVOYANT`; not imported: the report reads
-rows and does not load the engine)."""
+    """What the report calls a player: the solver is "perfect play (solver)", with its parameters inside the
+    brackets ("perfect play (solver:nodes=10)"), others their label."""
+    if _base(label) != SOLVER:
+        return label
+    plain = label.removesuffix(CLAIRVOYANT)
+    return (SOLVER_LABEL if plain == SOLVER else f"perfect play ({plain})") + label[len(plain):]
 
 
 def player_names(labels: list[str]) -> dict[str, str]:

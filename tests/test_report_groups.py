@@ -188,3 +188,27 @@ def test_the_appendix_names_a_player_once_and_says_clairvoyant_only_where_it_saw
     table = appendix(s, {k: f"1–{n}" for k in s["key"]}, lambda keys, deals: []).tables[0][1]
     players = dict(zip(table["variant"], table["player"], strict=True))
     assert players == {"bakers-dozen": "perfect play (solver)", "dick-1883": "perfect play (solver) (clairvoyant)"}
+
+
+def test_the_paired_differences_name_the_solver_once_and_mark_only_face_down_rows_clairvoyant():
+    from reports.front import differences
+    from reports.tables import summary, variant_comparison
+
+    n, solver = 60, "solver:nodes=200000"
+    variants = ["bakers-dozen", "dick-1883", "good-measure"]
+    labels = [solver, solver + " (clairvoyant)", solver]  # as `Strategy.label_for` writes them
+    won = np.arange(n) % 3 != 0
+    rows = pd.DataFrame({"key": np.repeat(variants, n), "deal": np.tile(np.arange(1, n + 1), 3),
+                         "outcome": np.where(np.tile(won, 3), "won", "lost"), "cards_home": 52,
+                         "variant": np.repeat(variants, n), "rules_fingerprint": np.repeat(["f", "g", "h"], n),
+                         "strategy_label": np.repeat(labels, n), "strategy_identity": "solver@1:nodes=200000",
+                         "clairvoyant": np.repeat([False, True, False], n), "seed": 0, "source": "default",
+                         "toolkit_version": "t"})
+    s = summary(rows)
+    section = differences(s, [(variant_comparison(rows, variants), np.arange(1, n + 1))])
+    table = section.tables[0][1]
+    assert dict(zip(table["variant"], table["player"], strict=True)) == {
+        "dick-1883": "perfect play (solver) (clairvoyant)", "good-measure": "perfect play (solver)"}
+    assert section.small_print == ["perfect play (solver): the strategy `solver:nodes=200000`."]
+    assert grid.player_name("solver:nodes=10") == "perfect play (solver:nodes=10)"
+    assert grid.player_name("solver:nodes=10 (clairvoyant)") == "perfect play (solver:nodes=10) (clairvoyant)"
