@@ -670,7 +670,7 @@ def _executor(jobs: int) -> Any:
     _POOL_IDLE_SINCE[jobs] = time.monotonic()  # `_stream` stamps it again when its workers may start idling
     if jobs not in _POOL:
         if not _POOL:
-            atexit.register(_close_pools)
+            atexit.register(close_pools)
         _POOL[jobs] = ProcessPoolExecutor(max_workers=jobs, timeout=LOKY_IDLE_SECONDS)
     return _POOL[jobs]
 
@@ -702,8 +702,11 @@ def _warm_worker(rules: Rules, strategy: str, compiled: bool) -> None:
     warm_up(rules, strategy, compiled)
 
 
-def _close_pools() -> None:
-    """Stop the kept workers at exit, while the interpreter is whole (loky complains if it is torn down first)."""
+def close_pools() -> None:
+    """Stop the kept workers: at exit, while the interpreter is whole (loky complains if it is torn down first),
+    or when a caller that plays many different strategies wants fresh workers (the test suite, after each
+    module: a worker keeps the compiled code of every strategy it has played, and loky retires one that grew
+    300 MB with a warning about a memory leak)."""
     while _POOL:
         _POOL.popitem()[1].shutdown(wait=True)
 

@@ -364,7 +364,7 @@ def test_a_relative_store_is_the_callers_folder_even_for_workers_started_elsewhe
     first.mkdir()
     second.mkdir()
     monkeypatch.chdir(first)
-    R._close_pools()
+    R.close_pools()
     assert R._executor(1).submit(os.getcwd).result() == str(first)  # the kept pool's worker starts here
     monkeypatch.chdir(second)
     summary = run(RunSpec(find_variant("bakers-dozen"), "greedy", 40), "s", jobs=1)
