@@ -106,7 +106,7 @@ from sim.notation import Move
 from sim.position import Position
 from sim.rng import nb_mix64, nb_rng_below
 from sim.rules import Rules
-from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
+from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, StrategyError, _Undecided
 from strategies.greedy import greedy_policy
 from strategies.sampling_keep import (
     KEEP_LOST,
@@ -118,6 +118,7 @@ from strategies.sampling_keep import (
     restore_kept,
     store_kept,
 )
+from strategies.sampling_plan import PLAN_SLOTS, by_plans
 from strategies.solver.line import line_wins
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
@@ -137,13 +138,15 @@ from strategies.solver.strategy import (
 POLICY_SAMPLING = POLICY_WORK + 1
 """The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
 at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
-SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_SIZE = range(7)
+SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_PLANS, SP_SIZE = range(8)
 TIE_LENGTH, TIE_NODES = 0, 1
 TIEBREAKS = ("length", "nodes")
 REDRAWS = 50
 SEEN_SLOTS = 1 << 13
 """Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots)."""
-KEEP_BASE = SCRATCH_SIZE + SEEN_SLOTS
+PLAN_BASE = SCRATCH_SIZE + SEEN_SLOTS
+"""Start of the plan in progress (`strategies.sampling_plan`, `PLAN_SLOTS`) in the scratch."""
+KEEP_BASE = PLAN_BASE + PLAN_SLOTS
 """Start of the completions kept from one decision to the next (`strategies.sampling_keep`) in the scratch."""
 
 
@@ -340,6 +343,19 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
         if not kept[j]:
             samples[j, :] = st
             draw_completion(st, prm, samples[j], rng, pool)
+    shift = scfg[SP_SHIFT] != 0
+    plan = scratch[PLAN_BASE : PLAN_BASE + PLAN_SLOTS]
+    if plan[0] > 0:  # a plan in progress (`strategies.sampling_plan`): its next move, without sampling
+        i = -1
+        for k in range(n):
+            if moves[k] == plan[1]:
+                i = k
+        assert i >= 0  # a plan reads only what the player sees: it stays legal until its reveal
+        plan[1 : plan[0]] = plan[2 : plan[0] + 1]
+        plan[0] -= 1
+        _advance(status, lines, llen, moves[i], samples, prm, shift, tline, mbuf)
+        store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
+        return i
     i = -1
     if n == 1:
         i = 0
@@ -352,7 +368,10 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                     i = k
                     break
     if i >= 0:
-        _advance(status, lines, llen, moves[i], samples, prm, scfg[SP_SHIFT] != 0, tline, mbuf)
+        _advance(status, lines, llen, moves[i], samples, prm, shift, tline, mbuf)
+    elif scfg[SP_PLANS] != 0:
+        i = by_plans(st, prm, moves, n, cfg, work, scfg[SP_SAMPLE_NODES], scfg[SP_CANDIDATES], shift, rng, scratch,
+                     samples, status, lines, llen, mbuf, plan)
     else:
         i = _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen, tline, mbuf)
     store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
@@ -587,6 +606,8 @@ class SamplingStrategy(Strategy):
         "tiebreak": Param(str, "length", "among moves winning equally often: the shorter winning lines (length) or the "
                           "fewer solver nodes (nodes)", choices=TIEBREAKS),
         "reveal": Param(bool, False, "among moves winning equally often, prefer one that turns a card up"),
+        "plans": Param(bool, False, "compare plans (each winning line's moves up to its first card turned up) instead "
+                       "of first moves, and play the chosen plan through to its reveal"),
         "tt_mb": Param(float, 16.0, "transposition table size in MiB", minimum=0.01, maximum=16384.0),
     }
 
@@ -604,6 +625,9 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_TIEBREAK] = TIEBREAKS.index(self.params["tiebreak"])
         self._scfg[SP_REVEAL] = int(self.params["reveal"])
         self._scfg[SP_SHIFT] = int(self.params["shift"])
+        self._scfg[SP_PLANS] = int(self.params["plans"])
+        if p["plans"] and (p["tiebreak"] != "length" or p["reveal"]):
+            raise StrategyError("strategy 'sampling': tiebreak and reveal order the move vote's ties; plans=true takes neither")
         self._scratch = np.zeros(0, dtype=np.int64)  # sized for the rules at the first decision
 
     @property
