@@ -52,6 +52,18 @@ At each decision with cards still face down it:
    wander in circles;
 5. when no completion is won, it plays as `greedy` does.
 
+With ``plans`` (version 5; on by default, off in the ``fast`` preset) steps 3
+and 4 compare *plans* instead of first moves (`strategies.sampling_plan`): a
+plan is a winning line's moves up to and including its first move that turns a
+card up, which read only face-up cards and so are playable on every
+completion; each candidate plan is scored across the completions by solving
+the position after its reveal, the best plan's first move is played, and its
+other moves follow at the next decisions without sampling. The solver's
+clairvoyance is delayed to the next reveal (extended PIMC), and the decisions
+inside a plan cost no solver work: on development deals the default won as
+many deals as version 4's default at under half the nodes
+(benchmarks/README.md).
+
 It never reads a face-down card: it reads only the face-up part of each pile
 and the foundations, and overwrites the hidden slots with its own draws (new or
 kept). Keeping the completions (version 3) made it stronger at the same
@@ -65,9 +77,10 @@ an undecided search hands over to `greedy` rather than ending undecided.
 
 Named settings (``preset``: `PRESETS`) trade strength for time; see
 benchmarks/README.md for the measured curve (`benchmarks/honest.py`). With
-``shift=false`` (the default) it plays as version 3 did, move for move: on
-development deals the shift saved nodes in both settings and won more deals
-with ``fast`` but fewer with the default (within the noise either way).
+``plans=false,shift=false`` it plays as version 3 did, move for move, and with
+``plans=false`` as version 4's default; the ``fast`` preset plays as in
+version 4 (with plans it won about as many development deals at the same
+nodes, within the noise).
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
@@ -572,7 +585,7 @@ def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
-    "fast": {"samples": 4, "sample_nodes": 500, "candidates": 2, "shift": True},
+    "fast": {"samples": 4, "sample_nodes": 500, "candidates": 2, "shift": True, "plans": False},
 }
 """Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
 
@@ -585,7 +598,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "4"
+    version: ClassVar[str] = "5"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
@@ -606,7 +619,7 @@ class SamplingStrategy(Strategy):
         "tiebreak": Param(str, "length", "among moves winning equally often: the shorter winning lines (length) or the "
                           "fewer solver nodes (nodes)", choices=TIEBREAKS),
         "reveal": Param(bool, False, "among moves winning equally often, prefer one that turns a card up"),
-        "plans": Param(bool, False, "compare plans (each winning line's moves up to its first card turned up) instead "
+        "plans": Param(bool, True, "compare plans (each winning line's moves up to its first card turned up) instead "
                        "of first moves, and play the chosen plan through to its reveal"),
         "tt_mb": Param(float, 16.0, "transposition table size in MiB", minimum=0.01, maximum=16384.0),
     }
@@ -627,7 +640,8 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_SHIFT] = int(self.params["shift"])
         self._scfg[SP_PLANS] = int(self.params["plans"])
         if p["plans"] and (p["tiebreak"] != "length" or p["reveal"]):
-            raise StrategyError("strategy 'sampling': tiebreak and reveal order the move vote's ties; plans=true takes neither")
+            raise StrategyError("strategy 'sampling': tiebreak and reveal order the move vote's ties; "
+                                "give them with plans=false")
         self._scratch = np.zeros(0, dtype=np.int64)  # sized for the rules at the first decision
 
     @property

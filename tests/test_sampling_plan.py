@@ -13,10 +13,10 @@ from sim.referee import replay_codes
 from sim.rules import find_variant
 from strategies import load_strategy
 from strategies.base import StrategyError
-from strategies.sampling import PLAN_BASE, draw_completion, sampling_policy, scratch_size
+from strategies.sampling import KEEP_BASE, PLAN_BASE, SEEN_SLOTS, draw_completion, sampling_policy, scratch_size
 from strategies.sampling_keep import LINE_SLOTS
-from strategies.sampling_plan import plan_of, shift_plan
-from strategies.solver.strategy import SolverStrategy
+from strategies.sampling_plan import PLAN_SLOTS, plan_of, shift_plan
+from strategies.solver.strategy import SCRATCH_SIZE, SolverStrategy
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
@@ -131,7 +131,12 @@ def test_the_player_holds_to_its_plan_until_the_reveal(rules):
     assert followed > 5
 
 
+def test_the_plan_has_its_own_scratch_slots():
+    """After the solver's slots and the seen set, before the kept completions."""
+    assert SCRATCH_SIZE + SEEN_SLOTS <= PLAN_BASE and PLAN_BASE + PLAN_SLOTS <= KEEP_BASE
+
+
 def test_plans_take_no_move_vote_tiebreaks():
     for spec in (PLANS + ",tiebreak=nodes", PLANS + ",reveal=true"):
-        with pytest.raises(StrategyError, match="plans=true"):
+        with pytest.raises(StrategyError, match="plans=false"):
             load_strategy(spec)
