@@ -60,9 +60,11 @@ completion; each candidate plan is scored across the completions by solving
 the position after its reveal, the best plan's first move is played, and its
 other moves follow at the next decisions without sampling. The solver's
 clairvoyance is delayed to the next reveal (extended PIMC), and the decisions
-inside a plan cost no solver work: on development deals the default won as
-many deals as version 4's default at under half the nodes
-(benchmarks/README.md).
+inside a plan cost no solver work. On development deals (dick-1883
+2001-2300) plans with version 4's default budget (8 samples) won 106 deals at
+379,000 nodes a deal against its 108 at 888,000; the default now draws 10
+samples of 1,500 nodes (115 won at 441,000 nodes, within issue 11's second a
+deal: benchmarks/README.md).
 
 It never reads a face-down card: it reads only the face-up part of each pile
 and the foundations, and overwrites the hidden slots with its own draws (new or
@@ -605,8 +607,8 @@ class SamplingStrategy(Strategy):
     PARAMETERS = {
         "preset": Param(str, "default", "a named setting of the parameters below (each one given explicitly wins): "
                         + "; ".join(f"{k}: {_preset_text(v)}" for k, v in PRESETS.items()), choices=tuple(PRESETS)),
-        "samples": Param(int, 8, "completions of the hidden cards drawn at each decision", minimum=1, maximum=10_000),
-        "sample_nodes": Param(int, 2000, "solver node budget per solve of a completion", minimum=1,
+        "samples": Param(int, 10, "completions of the hidden cards drawn at each decision", minimum=1, maximum=10_000),
+        "sample_nodes": Param(int, 1500, "solver node budget per solve of a completion", minimum=1,
                               maximum=1_000_000_000),
         "shift": Param(bool, False, "before solving a candidate on a completion won by a line that starts otherwise, "
                        "try that line with the candidate played first (replayed to check it still wins)"),
