@@ -50,7 +50,9 @@ once), which is where the nodes a deal go down.
 
 ``tiebreak`` and ``reveal`` order the move vote's ties; a plan always ends in a
 reveal, so they have nothing to add here, and the strategy refuses them with
-``plans``. Only face-up cards, the foundations and the completions are read.
+``plans``. For the same reason a plan never brings back a position seen before
+(a card turned up stays up), so the move vote's guard against wandering in
+circles (step 4 of `strategies.sampling`) has nothing to do here either. Only face-up cards, the foundations and the completions are read.
 """
 
 from __future__ import annotations
