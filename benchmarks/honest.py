@@ -17,6 +17,7 @@ not the test set.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -35,10 +36,12 @@ SPECS = ("sampling:preset=fast", "sampling:candidates=2", "sampling", "solver", 
 """The curve's points (fastest first) and the two references."""
 
 
-def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: int, every: int = 0) -> None:
+def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: int, every: int = 0,
+          outcomes: Path | None = None) -> None:
     """Print one line per spec: wins, win rate, 95% interval, unknown, seconds and nodes per deal; with ``every``
     > 0, also a line for the deals played so far after each ``every`` deals (a long run that is cut
-    short still gives its first deals)."""
+    short still gives its first deals). With ``outcomes``, append to that file one JSON line per spec
+    with the numbers of the deals won, so that two settings can be compared deal by deal (a paired test)."""
     rules = find_variant(variant)
     numbers = np.arange(first, last + 1, dtype=np.int64)
     deals = len(numbers)
@@ -53,12 +56,14 @@ def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: 
         step = every if every > 0 else deals
         won = unknown = nodes = 0
         dt = dc = 0.0
+        won_numbers: list[int] = []
         for start in range(0, deals, step):
             part = numbers[start : start + step]
             t, c = time.perf_counter(), time.process_time()
             result = play_batch(rules, strategy, part, strategy_seed=strategy_seed)
             dt, dc = dt + time.perf_counter() - t, dc + time.process_time() - c
             won += int((result.outcome == WON).sum())
+            won_numbers += part[result.outcome == WON].tolist()
             unknown += int((result.outcome == UNKNOWN).sum())
             nodes += int(result.nodes.sum())
             played = start + len(part)
@@ -66,6 +71,11 @@ def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: 
             label = strategy.label if played == deals else f"{strategy.label} [{first}-{first + played - 1}]"
             print(f"{label:42} {won:5d} {won / played:9.2%} {low:8.2%} - {high:8.2%} {unknown:8d} {dt / played:8.3f} "
                   f"{dc / played:10.3f} {nodes / played:11,.0f}", flush=True)
+        if outcomes is not None:
+            with outcomes.open("a") as f:
+                f.write(json.dumps({"variant": variant, "first": first, "last": last, "spec": spec,
+                                    "label": strategy.label, "strategy_seed": strategy_seed,
+                                    "nodes_per_deal": nodes / deals, "won": won_numbers}) + "\n")
 
 
 def main() -> None:
@@ -77,9 +87,10 @@ def main() -> None:
     ap.add_argument("--spec", action="append", help=f"strategy spec (repeatable; default {', '.join(SPECS)})")
     ap.add_argument("--strategy-seed", type=int, default=0)
     ap.add_argument("--every", type=int, default=0, help="also print the running totals every N deals")
+    ap.add_argument("--outcomes", type=Path, help="append the deals each spec won to this file (JSON lines)")
     args = ap.parse_args()
     for variant in args.variant or ["dick-1883", "castles-in-spain"]:
-        curve(variant, args.first, args.last, args.spec or list(SPECS), args.strategy_seed, args.every)
+        curve(variant, args.first, args.last, args.spec or list(SPECS), args.strategy_seed, args.every, args.outcomes)
         print()
 
 

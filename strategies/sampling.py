@@ -52,6 +52,20 @@ At each decision with cards still face down it:
    wander in circles;
 5. when no completion is won, it plays as `greedy` does.
 
+With ``plans`` (version 5; on by default, off in the ``fast`` preset) steps 3
+and 4 compare *plans* instead of first moves (`strategies.sampling_plan`): a
+plan is a winning line's moves up to and including its first move that turns a
+card up, which read only face-up cards and so are playable on every
+completion; each candidate plan is scored across the completions by solving
+the position after its reveal, the best plan's first move is played, and its
+other moves follow at the next decisions without sampling. The solver's
+clairvoyance is delayed to the next reveal (extended PIMC), and the decisions
+inside a plan cost no solver work. On development deals (dick-1883
+2001-2300) plans with version 4's default budget (8 samples) won 106 deals at
+379,000 nodes a deal against its 108 at 888,000; the default now draws 10
+samples of 1,500 nodes (115 won at 441,000 nodes, within issue 11's second a
+deal: benchmarks/README.md).
+
 It never reads a face-down card: it reads only the face-up part of each pile
 and the foundations, and overwrites the hidden slots with its own draws (new or
 kept). Keeping the completions (version 3) made it stronger at the same
@@ -65,9 +79,10 @@ an undecided search hands over to `greedy` rather than ending undecided.
 
 Named settings (``preset``: `PRESETS`) trade strength for time; see
 benchmarks/README.md for the measured curve (`benchmarks/honest.py`). With
-``shift=false`` (the default) it plays as version 3 did, move for move: on
-development deals the shift saved nodes in both settings and won more deals
-with ``fast`` but fewer with the default (within the noise either way).
+``plans=false,shift=false`` it plays as version 3 did, move for move, and with
+``plans=false`` as version 4's default; the ``fast`` preset plays as in
+version 4 (with plans it won about as many development deals at the same
+nodes, within the noise).
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
@@ -106,7 +121,7 @@ from sim.notation import Move
 from sim.position import Position
 from sim.rng import nb_mix64, nb_rng_below
 from sim.rules import Rules
-from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
+from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, StrategyError, _Undecided
 from strategies.greedy import greedy_policy
 from strategies.sampling_keep import (
     KEEP_LOST,
@@ -118,6 +133,7 @@ from strategies.sampling_keep import (
     restore_kept,
     store_kept,
 )
+from strategies.sampling_plan import PLAN_SLOTS, by_plans
 from strategies.solver.line import line_wins
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
@@ -137,13 +153,15 @@ from strategies.solver.strategy import (
 POLICY_SAMPLING = POLICY_WORK + 1
 """The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
 at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
-SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_SIZE = range(7)
+SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_PLANS, SP_SIZE = range(8)
 TIE_LENGTH, TIE_NODES = 0, 1
 TIEBREAKS = ("length", "nodes")
 REDRAWS = 50
 SEEN_SLOTS = 1 << 13
 """Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots)."""
-KEEP_BASE = SCRATCH_SIZE + SEEN_SLOTS
+PLAN_BASE = SCRATCH_SIZE + SEEN_SLOTS
+"""Start of the plan in progress (`strategies.sampling_plan`, `PLAN_SLOTS`) in the scratch."""
+KEEP_BASE = PLAN_BASE + PLAN_SLOTS
 """Start of the completions kept from one decision to the next (`strategies.sampling_keep`) in the scratch."""
 
 
@@ -340,6 +358,19 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
         if not kept[j]:
             samples[j, :] = st
             draw_completion(st, prm, samples[j], rng, pool)
+    shift = scfg[SP_SHIFT] != 0
+    plan = scratch[PLAN_BASE : PLAN_BASE + PLAN_SLOTS]
+    if plan[0] > 0:  # a plan in progress (`strategies.sampling_plan`): its next move, without sampling
+        i = -1
+        for k in range(n):
+            if moves[k] == plan[1]:
+                i = k
+        assert i >= 0  # a plan reads only what the player sees: it stays legal until its reveal
+        plan[1 : plan[0]] = plan[2 : plan[0] + 1]
+        plan[0] -= 1
+        _advance(status, lines, llen, moves[i], samples, prm, shift, tline, mbuf)
+        store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
+        return i
     i = -1
     if n == 1:
         i = 0
@@ -352,7 +383,10 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                     i = k
                     break
     if i >= 0:
-        _advance(status, lines, llen, moves[i], samples, prm, scfg[SP_SHIFT] != 0, tline, mbuf)
+        _advance(status, lines, llen, moves[i], samples, prm, shift, tline, mbuf)
+    elif scfg[SP_PLANS] != 0:
+        i = by_plans(st, prm, moves, n, cfg, work, scfg[SP_SAMPLE_NODES], scfg[SP_CANDIDATES], shift, rng, scratch,
+                     samples, status, lines, llen, mbuf, plan)
     else:
         i = _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen, tline, mbuf)
     store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
@@ -553,7 +587,7 @@ def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
-    "fast": {"samples": 4, "sample_nodes": 500, "candidates": 2, "shift": True},
+    "fast": {"samples": 4, "sample_nodes": 500, "candidates": 2, "shift": True, "plans": False},
 }
 """Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
 
@@ -566,15 +600,15 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "4"
+    version: ClassVar[str] = "5"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
     PARAMETERS = {
         "preset": Param(str, "default", "a named setting of the parameters below (each one given explicitly wins): "
                         + "; ".join(f"{k}: {_preset_text(v)}" for k, v in PRESETS.items()), choices=tuple(PRESETS)),
-        "samples": Param(int, 8, "completions of the hidden cards drawn at each decision", minimum=1, maximum=10_000),
-        "sample_nodes": Param(int, 2000, "solver node budget per solve of a completion", minimum=1,
+        "samples": Param(int, 10, "completions of the hidden cards drawn at each decision", minimum=1, maximum=10_000),
+        "sample_nodes": Param(int, 1500, "solver node budget per solve of a completion", minimum=1,
                               maximum=1_000_000_000),
         "shift": Param(bool, False, "before solving a candidate on a completion won by a line that starts otherwise, "
                        "try that line with the candidate played first (replayed to check it still wins)"),
@@ -587,6 +621,8 @@ class SamplingStrategy(Strategy):
         "tiebreak": Param(str, "length", "among moves winning equally often: the shorter winning lines (length) or the "
                           "fewer solver nodes (nodes)", choices=TIEBREAKS),
         "reveal": Param(bool, False, "among moves winning equally often, prefer one that turns a card up"),
+        "plans": Param(bool, True, "compare plans (each winning line's moves up to its first card turned up) instead "
+                       "of first moves, and play the chosen plan through to its reveal"),
         "tt_mb": Param(float, 16.0, "transposition table size in MiB", minimum=0.01, maximum=16384.0),
     }
 
@@ -604,6 +640,10 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_TIEBREAK] = TIEBREAKS.index(self.params["tiebreak"])
         self._scfg[SP_REVEAL] = int(self.params["reveal"])
         self._scfg[SP_SHIFT] = int(self.params["shift"])
+        self._scfg[SP_PLANS] = int(self.params["plans"])
+        if p["plans"] and (p["tiebreak"] != "length" or p["reveal"]):
+            raise StrategyError("strategy 'sampling': tiebreak and reveal order the move vote's ties; "
+                                "give them with plans=false")
         self._scratch = np.zeros(0, dtype=np.int64)  # sized for the rules at the first decision
 
     @property
