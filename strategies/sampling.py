@@ -79,8 +79,8 @@ an undecided search hands over to `greedy` rather than ending undecided.
 
 Named settings (``preset``: `PRESETS`) trade strength for time; see
 benchmarks/README.md for the measured curve (`benchmarks/honest.py`). With
-``plans=false,shift=false`` it plays as version 3 did, move for move, and with
-``plans=false`` as version 4's default; the ``fast`` preset plays as in
+``plans=false,samples=8,sample_nodes=2000`` it plays as version 4's default
+(and version 3's) did, move for move; the ``fast`` preset plays as in
 version 4 (with plans it won about as many development deals at the same
 nodes, within the noise).
 
