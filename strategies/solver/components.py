@@ -90,7 +90,6 @@ from sim.engine import (
 )
 from sim.rng import nb_mix64
 from strategies.solver.codec import CARDS_PER_WORD, KEY_WORDS, code_on, decode, set_code
-from strategies.solver.safe import uncovers_safe
 
 SINGLE_WORD = KEY_WORDS - 1
 SINGLE = np.uint64(1) << np.uint64(63)
@@ -111,9 +110,8 @@ of the queue's head resumes at (internal: the expansion stopped there for room).
 
 
 @nb.njit(cache=True, inline="always")
-def is_inner(st: np.ndarray, prm: np.ndarray, m: np.int64, use_safe: bool) -> bool:
-    """Whether legal move m of ``st`` (a position in the safe-moves normal form when ``use_safe``)
-    is inner: an exposed run card onto another non-empty pile, with no safe move home after it."""
+def is_inner(st: np.ndarray, prm: np.ndarray, m: np.int64) -> bool:
+    """Whether legal move m of ``st`` is inner: an exposed run card onto another non-empty pile."""
     src = move_from(m)
     dst = move_to(m)
     if src >= FOUNDATION or dst >= FOUNDATION or st[dst] == 0:
@@ -122,9 +120,7 @@ def is_inner(st: np.ndarray, prm: np.ndarray, m: np.int64, use_safe: bool) -> bo
     if h < 2:
         return False
     base = pile_base(prm, src)
-    if not builds_on(np.int64(st[base + h - 1]), np.int64(st[base + h - 2]), prm[P_BUILD]):
-        return False
-    return not (use_safe and uncovers_safe(st, prm, src, False))
+    return builds_on(np.int64(st[base + h - 1]), np.int64(st[base + h - 2]), prm[P_BUILD])
 
 
 @nb.njit(cache=True, inline="always")
@@ -164,7 +160,7 @@ def _less(a: np.ndarray, i: np.int64, b: np.ndarray, j: np.int64) -> bool:
 
 
 @nb.njit(cache=True)
-def component(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, flags_safe: bool, members: np.ndarray,
+def component(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, members: np.ndarray,
               table: np.ndarray, stamp: np.ndarray, gen: np.ndarray, st: np.ndarray, above: np.ndarray,
               tmp: np.ndarray) -> np.int64:
     """The members of the component of the position ``key[row]``, breadth first from it, in
@@ -190,7 +186,7 @@ def component(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, f
         k = gen_moves(st, prm, tmp)
         for i in range(k):
             m = tmp[i]
-            if not is_inner(st, prm, m, flags_safe):
+            if not is_inner(st, prm, m):
                 continue
             if n > cap:
                 return -1
@@ -270,7 +266,7 @@ def config_hash(st: np.ndarray, prm: np.ndarray) -> np.uint64:
 
 
 @nb.njit(cache=True)
-def canonical(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, use_safe: bool, cw: tuple,
+def canonical(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, cw: tuple,
               out: np.ndarray, orow: np.int64) -> None:
     """Write into ``out[orow]`` the key under which the layer stores the position ``key[row]`` (its
     `SINGLE` bit clear on entry): the least key of its component, or its own key with the `SINGLE` bit
@@ -290,7 +286,7 @@ def canonical(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, u
     cslot = np.int64(ch & np.uint64(bigc.shape[0] - 1))
     n = -2
     if bigc[cslot] != ch:
-        n = component(key, row, prm, rb, use_safe, am, atab, astamp, gen, st, above, tmp)
+        n = component(key, row, prm, rb, am, atab, astamp, gen, st, above, tmp)
         stats[CS_ENUMERATED] += 1
     if n < 0:
         if n == -1:

@@ -150,14 +150,13 @@ def _reindex(members: np.ndarray, count: np.int64, table: np.ndarray) -> None:
 
 
 @nb.njit(cache=True)
-def _add_seeds(members, count, table, seeds, prm, rb, flags, cw, use_comp):  # noqa: ANN001, ANN201 (numba)
+def _add_seeds(members, count, table, seeds, prm, rb, cw, use_comp):  # noqa: ANN001, ANN201 (numba)
     """Add every seed (as its component's canonical key with ``use_comp``) not yet in the layer; returns
     the new count (the caller sized the arrays)."""
-    use_safe = (flags & F_SAFE) != 0
     key = np.zeros((1, KEY_WORDS), dtype=np.uint64)
     for j in range(seeds.shape[0]):
         if use_comp:
-            canonical(seeds, j, prm, rb, use_safe, cw, key, 0)
+            canonical(seeds, j, prm, rb, cw, key, 0)
             added = _insert(members, count, table, key, 0)
         else:
             added = _insert(members, count, table, seeds, j)
@@ -207,7 +206,7 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
                 comp[0, w] = members[head, w]
             comp[0, SINGLE_WORD] &= ~SINGLE
         else:
-            n = component(members, head, prm, rb, use_safe, comp, ctab, cstamp, gen, cst, cabove, ctmp)
+            n = component(members, head, prm, rb, comp, ctab, cstamp, gen, cst, cabove, ctmp)
             if n < 0:
                 return X_BAD, count, head, up_count  # a component stored whole is never over the cap
         resume = stats[CS_RESUME]
@@ -239,7 +238,7 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
             k = _ordered_moves(st, prm, flags & ~F_ORDER, tmp, scores, mbuf, 0, rng, 0)
             for i in range(k):
                 m = mbuf[i]
-                if not single and is_inner(st, prm, m, use_safe):
+                if not single and is_inner(st, prm, m):
                     continue  # its child is a member of this component
                 src = move_from(m)
                 dst = move_to(m)
@@ -272,7 +271,7 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
                     lay = layer_of(ch, prm)
                 if lay == layer:
                     if use_comp:
-                        canonical(key, 0, prm, rb, use_safe, cw, canon, 0)
+                        canonical(key, 0, prm, rb, cw, canon, 0)
                         added = _insert(members, count, table, canon, 0)
                     else:
                         added = _insert(members, count, table, key, 0)
@@ -477,7 +476,7 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
         table = np.full(_pow2(2 * cap), EMPTY, dtype=np.int64)
         count = 0
         for r in runs:
-            count = _add_seeds(members, count, table, r, prm, rb, flags, cw, use_comp)
+            count = _add_seeds(members, count, table, r, prm, rb, cw, use_comp)
         del runs
         head = 0
         while True:
