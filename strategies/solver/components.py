@@ -7,10 +7,17 @@ Definitions (all under the variant's building rule, `sim.engine.builds_on`):
   suit; and so on);
 - the *configuration* of a position is its foundations plus every pile with
   its top run cards taken off (its *base*);
-- an *inner move* is a move of an exposed run card c (lying on b) onto the
-  exposed card t of another, non-empty pile, after which no safe move home
-  applies (`strategies.solver.safe.uncovers_safe` says no for c's pile);
+- an *inner move* (`is_inner`) is a move of an exposed run card c (lying on
+  b) onto the exposed card t of another, non-empty pile;
 - a *component* is a class of positions connected by inner moves.
+
+No safe move home follows an inner move, so an inner move from a position in
+the safe-moves normal form (`strategies.solver.safe`, where the prover works)
+leads to one in it: the foundations do not change and the only card newly
+exposed is b; b is never safe while c, which builds on b, is on the tableau
+(b safe needs every card that builds on it and ranks one lower home, and with
+a same-suit rule c is the card below b in its suit, so b cannot go home at
+all). `tests/test_components.py` checks it on every inner move it replays.
 
 Why members of a component have the same value (won or lost). An inner move
 from X to Y is reversible inside the prover's graph: in Y, c is exposed on t
@@ -19,54 +26,61 @@ relation between two cards), b's pile is not empty (b is in it), and c's pile
 holds at least c and t, so the move c back onto b is legal, is not a move
 into an empty pile (the only target the prover's first-empty-pile rule
 filters) and is not a lone card's move (the lone-card filter). It is inner
-again: c lies on t, on which it builds, so it is a run card, and after it the
-exposed cards are X's, none of which goes home safely (X is in the safe-moves
-normal form the prover works in, and the foundations did not change), so no
-safe move follows. So every inner move has an inner move back, and positions
-of one component reach each other: if one is winnable, all are; if one is
-lost (a dead one, say: `strategies.solver.dead` never fires on a winnable
-position), all are. Inner moves keep the configuration: c was in its pile's
-top run and is again in the other's (t is exposed, so either t is a run card
-and c extends the run, or t ends the base and c begins a run), and b's pile
-loses only a run card. They also keep the foundations, so a component lies
-in one layer of the layered prover.
+again: c lies on t, on which it builds, so it is a run card. So every inner
+move has an inner move back, and positions of one component reach each
+other: if one is winnable, all are; if one is lost (a dead one, say:
+`strategies.solver.dead` never fires on a winnable position), all are. Inner
+moves keep the configuration: c was in its pile's top run and is again in the
+other's (t is exposed, so either t is a run card and c extends the run, or t
+ends the base and c begins a run), and b's pile loses only a run card. They
+also keep the foundations, so a component lies in one layer of the layered
+prover.
 
 Where it holds. The argument uses only that building is a fixed relation
 between two cards, that only exposed cards move, one at a time, and that
 moves are the prover's (in-suit foundations, no worrying back:
-`strategies.solver.layers.layered_rules`). Kings never lie on a card they
-build on (nothing ranks above a king), so a king is never a run card; moves
-into empty piles (any `empty_fill`) and moves of base cards are never inner.
-A move after which a safe move home applies changes the foundations and is an
-*exit*, like every move that is not inner. Variants the prover refuses
-(worrying back, alternate-colour foundations) are excluded here too: with
-worrying back the normal form differs (cards come back from home). Face-down
-cards do not matter: the prover sees every card.
+`strategies.solver.layers.layered_rules`; the normal form there plays no card
+back from home). Kings never lie on a card they build on (nothing ranks above
+a king), so a king is never a run card; moves into empty piles (any
+`empty_fill`: the run card becomes a base card) and moves of base cards change
+the configuration and are never inner; every move that is not inner is an
+*exit*. Variants the prover refuses (worrying back, alternate-colour
+foundations) are excluded here too. Face-down cards do not matter: the prover
+sees every card.
 
 How the prover uses it (`strategies.solver.layers`): a position that arrives
-is replaced by its component's *canonical key*, the least exact key
-(`strategies.solver.codec`) of its members, found by a breadth-first search
-over inner moves (`component`) capped at ``cap`` members; a component above
-the cap is left as single positions (its members are then stored and
-expanded one by one with every move, as without components; whether a
-component exceeds the cap is a property of the component, so its members are
-treated alike wherever they arrive). Expanding a stored component expands the
-exits (`is_inner` false) of every member; a dead member makes the whole
-component lost. A bounded cache from member keys to canonical keys
-(`ComponentWork`) saves enumerating a component again on each arrival; an
-entry that is overwritten costs only a new enumeration.
+is stored in its layer under its component's *canonical key*, the least exact
+key (`strategies.solver.codec`) of its members, found by a breadth-first
+search over inner moves (`component`) capped at ``cap`` members. Expanding a
+stored component enumerates it again and expands the exits of every member;
+a dead member makes the whole component lost (none of its exits is expanded).
+A component over the cap is not stored whole: the arriving position is
+stored on its own, flagged `SINGLE`, and expanded with every move, inner ones
+included, as without components; so is every later arrival in a
+configuration one of whose components passed the cap (a set of hashed
+configurations, `ComponentWork`), which saves enumerating ``cap`` members
+again and again in configurations where the run cards can be arranged in
+astronomically many ways. A bounded cache from member keys to canonical keys
+saves enumerating a component again on each arrival.
 
 Why the prover stays sound (the argument of `strategies.solver.layers`,
-adapted). Suppose the root is winnable and every stored component has been
-expanded without meeting a won position. Among the members of stored
-components that are winnable (the root's component is stored, so there is
-one), take x with the shortest winning line d(x). The prover's move filters
-keep the first move of some shortest line, to a child y with d(y) < d(x).
-If that move is inner, y is a member of x's component, against the choice of
-x. Otherwise it is an exit of x, and exits of every member are expanded:
-y's component is stored (same layer: at once; later layer: through the
+adapted). Call a position *covered* when it is stored single or is a member
+of a component stored whole; every stored key is expanded before the proof
+ends. Suppose the root is winnable and the prover ends without meeting a won
+position. Among the covered winnable positions (the root is covered, whole or
+single) take x with the shortest winning line d(x). The prover's move filters
+keep the first move of some shortest line, to a child y with d(y) < d(x). If
+x is in a component stored whole and the move is inner, y is in the same
+component, covered, against the choice of x. Otherwise the move is expanded
+(an exit of a member of a whole component, or any move of a single), and y is
+covered once it arrives (same layer: at once; later layer: through the
 seeds), again against the choice of x. So the root is lost when the prover
-says so. Keys are exact: no hashing decides anything.
+says so. The argument holds whichever positions are stored single, so the
+cap, the hashed set of big configurations and the cache (whose overwritten
+entries cost only a new enumeration) decide only how much work is done, never
+a verdict; the keys themselves are exact: no hashing decides whether a
+position was seen. A component stored whole is never over the cap when it is
+expanded again (the enumeration is the same), which the prover checks.
 """
 
 from __future__ import annotations

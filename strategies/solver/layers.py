@@ -36,6 +36,14 @@ prover refuses those rules (and alternate-colour foundations, where the
 foundations are not given by the cards home), and the solver falls back to the
 plain search there.
 
+With ``component_cap`` the layer stores components of inner moves (run cards
+moved between holders, reversible, so every member has the value of the
+others) instead of positions: `strategies.solver.components` gives the
+definitions, the argument that they keep the proof sound, and how a component
+too big for the cap is left as single positions. Memory then follows the
+components; the work still follows the positions (every member's exits are
+generated), plus the enumerations.
+
 A won position ends the proof with WON; the prover keeps no parents, so it has
 no line to give (`strategies.solver.strategy` then reports the deal unknown
 rather than claim an unreplayed win).
@@ -391,7 +399,8 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
     directory the proof stops as unknown). ``max_seconds`` bounds this run.
     With ``checkpoint`` an earlier run's state there is resumed (when it is for
     the same position) and the state is saved as described above. ``progress``
-    is called with the figures so far after each layer. ``component_cap`` above 0
+    is called with the figures so far after each layer, and every ``checkpoint_seconds`` inside a
+    long one. ``component_cap`` above 0
     stores components of inner moves instead of positions (`strategies.solver.components`),
     each of at most that many members (bigger ones stay single positions), with a cache of
     ``cache_entries`` members; a checkpoint holds exact keys either way, so a proof may resume
@@ -438,7 +447,7 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
     dwork = np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)
     peak = 0
     finished = 0  # layers finished in this run: a run out of time between layers has finished at least one
-    last_checkpoint = time.perf_counter()
+    last_checkpoint = last_report = time.perf_counter()
     done = {"positions": 0, "components": 0}  # this run's part of the counters, up to the last finished layer
 
     def totals() -> dict:
@@ -499,6 +508,10 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
             late = time.perf_counter() - t0 > max_seconds
             if status == X_DONE:
                 break
+            if progress is not None and time.perf_counter() - last_report > checkpoint_seconds:
+                last_report = time.perf_counter()
+                progress(result(S_UNKNOWN, f"in layer {layer} ({layer_total(layer)} home): {count:,} keys, "
+                                           f"{head:,} expanded"))
             if over or late:
                 settle()
                 stats[CS_RESUME] = 0
