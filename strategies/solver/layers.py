@@ -98,9 +98,9 @@ from strategies.solver.components import (
     CS_DEAD,
     CS_MEMBERS,
     CS_RESUME,
-    ComponentWork,
     SINGLE,
     SINGLE_WORD,
+    ComponentWork,
     canonical,
     component,
     is_inner,
@@ -437,7 +437,7 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
         encode(root, prm, rb, key, 0)
         seeds.add(int(layer_of(root, prm)), key)
     use_comp = component_cap > 0
-    # without components the arrays are the smallest (never read: every key is its own position)
+    # without components only the counters of the (smallest) arrays are used: every key is its own position
     cwork = ComponentWork(prm, component_cap, cache_entries) if use_comp else ComponentWork(prm, 1, 16)
     cw = cwork.arrays()
     stats = cwork.stats
