@@ -202,9 +202,9 @@ def test_components_keep_the_provers_verdicts_on_many_positions(rules) -> None: 
     prm = E.rule_params(rules)
     s = solver(nodes=1_000_000)
     seen = {"won": 0, "lost": 0}
-    for st in late_positions(rules, range(1, 25), 6, seed=13, wander=12):
-        a = prove(st, prm, FLAGS, 2**28, 5.0)
-        b = prove(st, prm, FLAGS, 2**28, 5.0, component_cap=20_000)
+    for st in late_positions(rules, range(1, 17), 4, seed=13, wander=12):
+        a = prove(st, prm, FLAGS, 2**28, 2.0)
+        b = prove(st, prm, FLAGS, 2**28, 2.0, component_cap=20_000)
         if S_UNKNOWN in (a.verdict, b.verdict):
             continue
         assert a.verdict == b.verdict
@@ -212,7 +212,7 @@ def test_components_keep_the_provers_verdicts_on_many_positions(rules) -> None: 
         if search != "unknown":
             assert VERDICTS[b.verdict] == search
         seen[VERDICTS[b.verdict]] += 1
-    assert seen["won"] > 20
+    assert seen["won"] > 10
 
 
 def test_a_proof_with_components_resumes_from_its_checkpoint(tmp_path) -> None:  # noqa: ANN001
