@@ -1,10 +1,13 @@
 """Prove one deal with the layered prover (`strategies.solver.layers`), resumably, printing progress.
 
     python benchmarks/prove_deal.py --source pysol --deal 417 --checkpoint /tmp/proof-417 --gib 6
+    python benchmarks/prove_deal.py --variant good-measure --deal 22 --components 20000
 
 Run it again with the same ``--checkpoint`` to continue a proof that was stopped
 or killed. Prints a line per finished layer (elapsed seconds, positions,
-largest layer, peak MiB) and the verdict with its figures at the end.
+largest layer, peak MiB) and the verdict with its figures at the end; with
+``--components`` the prover stores components of inner moves
+(`strategies.solver.components`) and the figures count components too.
 """
 
 from __future__ import annotations
@@ -33,21 +36,29 @@ def main() -> None:
     ap.add_argument("--checkpoint", default=None, help="directory for the resumable state")
     ap.add_argument("--gib", type=float, default=4.0, help="memory budget for the layer and seeds in memory")
     ap.add_argument("--seconds", type=float, default=1e9, help="stop (resumably) after this long")
+    ap.add_argument("--components", type=int, default=0,
+                    help="store components of inner moves of at most this many members (0: positions)")
+    ap.add_argument("--cache", type=int, default=1 << 22, help="entries of the member -> component cache")
     args = ap.parse_args()
     rules = find_variant(args.variant)
     game = Game(rules, make_deal(rules, args.deal, source=args.source).position)
     t0 = time.perf_counter()
 
     def show(r: ProofResult) -> None:
-        print(f"{time.perf_counter() - t0:9.0f} s  {r.positions:>14,} positions  {r.layers:>6} layers  "
-              f"largest {r.largest_layer:>12,}  peak {r.peak_bytes / 2**20:8.0f} MiB  {r.reason}", flush=True)
+        print(f"{time.perf_counter() - t0:9.0f} s  {r.positions:>14,} positions  {r.components:>12,} keys  "
+              f"{r.layers:>6} layers  largest {r.largest_layer:>12,}  peak {r.peak_bytes / 2**20:8.0f} MiB  "
+              f"{r.reason}", flush=True)
 
     r = prove(game.state_array(), game.rule_params, F_SAFE | F_DEAD | F_LONE, args.gib * 2**30, args.seconds,
-              checkpoint=args.checkpoint, progress=show)
+              checkpoint=args.checkpoint, progress=show, component_cap=args.components, cache_entries=args.cache)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
-    print(f"verdict {VERDICTS[r.verdict]} {r.reason}: {r.positions:,} positions, {r.layers} layers, largest layer "
-          f"{r.largest_layer:,}, peak {r.peak_bytes / 2**20:.0f} MiB of keys, {rss:.0f} MiB resident, "
-          f"{r.seconds:.0f} s this run", flush=True)
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"verdict {VERDICTS[r.verdict]} {r.reason}: {r.positions:,} positions, {r.components:,} keys "
+          f"(components with --components), {r.layers} layers, largest layer {r.largest_layer:,}, peak "
+          f"{r.peak_bytes / 2**20:.0f} MiB of keys, {rss:.0f} MiB resident, {r.seconds:.1f} s this run, "
+          f"{cpu.ru_utime + cpu.ru_stime:.1f} CPU s in the process (compiling included)", flush=True)
+    if r.stats is not None:
+        print("components:", ", ".join(f"{k} {v:,}" for k, v in r.stats.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,14 @@ prover refuses those rules (and alternate-colour foundations, where the
 foundations are not given by the cards home), and the solver falls back to the
 plain search there.
 
+With ``component_cap`` the layer stores components of inner moves (run cards
+moved between holders, reversible, so every member has the value of the
+others) instead of positions: `strategies.solver.components` gives the
+definitions, the argument that they keep the proof sound, and how a component
+too big for the cap is left as single positions. Memory then follows the
+components; the work still follows the positions (every member's exits are
+generated), plus the enumerations.
+
 A won position ends the proof with WON; the prover keeps no parents, so it has
 no line to give (`strategies.solver.strategy` then reports the deal unknown
 rather than claim an unreplayed win).
@@ -84,6 +92,18 @@ from strategies.solver.codec import (
     layer_total,
     root_below,
     set_code,
+)
+from strategies.solver.components import (
+    CS_COMPONENTS,
+    CS_DEAD,
+    CS_MEMBERS,
+    CS_RESUME,
+    SINGLE,
+    SINGLE_WORD,
+    ComponentWork,
+    canonical,
+    component,
+    is_inner,
 )
 from strategies.solver.dead import dead_work_size, is_dead
 from strategies.solver.safe import play_safe_moves, uncovers_safe
@@ -138,27 +158,41 @@ def _reindex(members: np.ndarray, count: np.int64, table: np.ndarray) -> None:
 
 
 @nb.njit(cache=True)
-def _add_seeds(members: np.ndarray, count: np.int64, table: np.ndarray, seeds: np.ndarray) -> np.int64:
-    """Add every seed not yet in the layer; returns the new count (the caller sized the arrays)."""
+def _add_seeds(members, count, table, seeds, prm, rb, cw, use_comp):  # noqa: ANN001, ANN201 (numba)
+    """Add every seed (as its component's canonical key with ``use_comp``) not yet in the layer; returns
+    the new count (the caller sized the arrays)."""
+    key = np.zeros((1, KEY_WORDS), dtype=np.uint64)
     for j in range(seeds.shape[0]):
-        if _insert(members, count, table, seeds, j):
+        if use_comp:
+            canonical(seeds, j, prm, rb, cw, key, 0)
+            added = _insert(members, count, table, key, 0)
+        else:
+            added = _insert(members, count, table, seeds, j)
+        if added:
             count += 1
     return count
 
 
 @nb.njit(cache=True)
-def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags, layer, limit, dwork):  # noqa: ANN001, ANN201 (numba)
+def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags, layer, limit, dwork, cw,  # noqa: ANN001, ANN201 (numba)
+            use_comp):
     """Expand the layer's queue ``members[head:count]`` (growing as children of the layer join it).
 
-    Children in later layers go to ``up`` (keys) and ``up_layer``. Stops when the
-    queue is empty (`X_DONE`), when the arrays may lack room for one more
-    expansion (`X_GROW`: members or table, `X_FLUSH`: up), after ``limit``
-    expansions (`X_LIMIT`), on a won child (`X_WON`) or on a child no key
-    describes (`X_BAD`, a bug). Returns (status, count, head, up_count).
+    Without components (``use_comp`` false) a member is a position; with them, the canonical key of a
+    component (`strategies.solver.components`), whose members are enumerated again here and whose
+    exits (every move of every member but the inner ones) are expanded, none when a member is dead;
+    a component over the cap is its single position, expanded with every move. Same-layer children
+    join the layer (as canonical keys with components); children in later layers go to ``up``
+    (exact keys) and ``up_layer``. Stops when the queue is empty (`X_DONE`), when the arrays may lack
+    room for one more member's children (`X_GROW`: members or table, `X_FLUSH`: up; the expansion
+    of a component resumes at that member, ``cw``'s `CS_RESUME`), after ``limit`` positions
+    (`X_LIMIT`), on a won child (`X_WON`) or on a child no key describes (`X_BAD`, a bug).
+    Returns (status, count, head, up_count); positions and components are counted in ``cw``'s stats.
     """
     use_safe = (flags & F_SAFE) != 0
     use_dead = (flags & F_DEAD) != 0
     room = prm[P_MOVES] + 1
+    comp, ctab, cstamp, gen, cst, cabove, stats, ctmp = cw[0], cw[1], cw[2], cw[3], cw[4], cw[5], cw[8], cw[15]
     st = np.zeros(prm[P_SIZE], dtype=np.int8)
     ch = np.zeros_like(st)
     above = np.empty(52, dtype=np.int64)
@@ -168,58 +202,97 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
     abuf = np.zeros(DECK_SIZE + 1, dtype=np.int64)
     rng = np.zeros(1, dtype=np.uint64)
     key = np.zeros((1, KEY_WORDS), dtype=np.uint64)
+    canon = np.zeros((1, KEY_WORDS), dtype=np.uint64)
     done = 0
     while head < count:
-        if count + room > members.shape[0] or 2 * (count + room) > table.shape[0]:
-            return X_GROW, count, head, up_count
-        if up_count + room > up.shape[0]:
-            return X_FLUSH, count, head, up_count
         if done >= limit:
             return X_LIMIT, count, head, up_count
-        decode(members, head, prm, rb, st, above)
-        row = head
-        head += 1
-        done += 1
-        if use_dead and is_dead(st, prm, dwork):
-            continue
-        n = _ordered_moves(st, prm, flags & ~F_ORDER, tmp, scores, mbuf, 0, rng, 0)
-        for i in range(n):
-            m = mbuf[i]
-            src = move_from(m)
-            dst = move_to(m)
-            if src < FOUNDATION and dst < FOUNDATION:
-                # a tableau move that uncovers no safe card: no safe move follows (the moved card was
-                # not safe where it lay, no foundation changed), so only the moved card's code changes
-                c = np.int64(st[pile_base(prm, src) + np.int64(st[src]) - 1])
-                if not (use_safe and uncovers_safe(st, prm, src, False)):
-                    hd = np.int64(st[dst])
-                    below = np.int64(st[pile_base(prm, dst) + hd - 1]) if hd > 0 else NO_CARD
-                    code = code_on(rb, c, below)
-                    if code < 0:
+        single = not use_comp or (members[head, SINGLE_WORD] & SINGLE) != 0
+        if single:
+            n = 1
+            for w in range(KEY_WORDS):
+                comp[0, w] = members[head, w]
+            comp[0, SINGLE_WORD] &= ~SINGLE
+        else:
+            n = component(members, head, prm, rb, comp, ctab, cstamp, gen, cst, cabove, ctmp)
+            if n < 0:
+                return X_BAD, count, head, up_count  # a component stored whole is never over the cap
+        resume = stats[CS_RESUME]
+        if resume == 0:
+            stats[CS_COMPONENTS] += 1
+            dead = False
+            if use_dead:
+                for j in range(n):
+                    decode(comp, j, prm, rb, st, above)
+                    if is_dead(st, prm, dwork):
+                        dead = True
+                        break
+            if dead:
+                # one dead member: the component is lost (its members reach each other)
+                stats[CS_DEAD] += 1
+                stats[CS_MEMBERS] += n
+                head += 1
+                done += n
+                continue
+        for j in range(max(resume - 1, 0), n):
+            if count + room > members.shape[0] or 2 * (count + room) > table.shape[0]:
+                stats[CS_RESUME] = j + 1
+                return X_GROW, count, head, up_count
+            if up_count + room > up.shape[0]:
+                stats[CS_RESUME] = j + 1
+                return X_FLUSH, count, head, up_count
+            decode(comp, j, prm, rb, st, above)
+            stats[CS_MEMBERS] += 1
+            k = _ordered_moves(st, prm, flags & ~F_ORDER, tmp, scores, mbuf, 0, rng, 0)
+            for i in range(k):
+                m = mbuf[i]
+                if not single and is_inner(st, prm, m):
+                    continue  # its child is a member of this component
+                src = move_from(m)
+                dst = move_to(m)
+                quiet = False
+                if src < FOUNDATION and dst < FOUNDATION:
+                    # a tableau move that uncovers no safe card: no safe move follows (the moved card was
+                    # not safe where it lay, no foundation changed), so only the moved card's code changes
+                    c = np.int64(st[pile_base(prm, src) + np.int64(st[src]) - 1])
+                    if not (use_safe and uncovers_safe(st, prm, src, False)):
+                        hd = np.int64(st[dst])
+                        below = np.int64(st[pile_base(prm, dst) + hd - 1]) if hd > 0 else NO_CARD
+                        code = code_on(rb, c, below)
+                        if code < 0:
+                            return X_BAD, count, head, up_count
+                        for w in range(KEY_WORDS):
+                            key[0, w] = comp[j, w]
+                        set_code(key, 0, c, code)
+                        quiet = True
+                if quiet:
+                    lay = layer
+                else:
+                    ch[:] = st
+                    apply_move(ch, prm, m)
+                    if use_safe:
+                        play_safe_moves(ch, prm, abuf, 0, False)
+                    if cards_home(ch, prm) == DECK_SIZE:
+                        return X_WON, count, head, up_count
+                    if not encode(ch, prm, rb, key, 0):
                         return X_BAD, count, head, up_count
-                    for w in range(KEY_WORDS):
-                        key[0, w] = members[row, w]
-                    set_code(key, 0, c, code)
-                    if _insert(members, count, table, key, 0):
+                    lay = layer_of(ch, prm)
+                if lay == layer:
+                    if use_comp:
+                        canonical(key, 0, prm, rb, cw, canon, 0)
+                        added = _insert(members, count, table, canon, 0)
+                    else:
+                        added = _insert(members, count, table, key, 0)
+                    if added:
                         count += 1
-                    continue
-            ch[:] = st
-            apply_move(ch, prm, m)
-            if use_safe:
-                play_safe_moves(ch, prm, abuf, 0, False)
-            if cards_home(ch, prm) == DECK_SIZE:
-                return X_WON, count, head, up_count
-            if not encode(ch, prm, rb, key, 0):
-                return X_BAD, count, head, up_count
-            lay = layer_of(ch, prm)
-            if lay == layer:
-                if _insert(members, count, table, key, 0):
-                    count += 1
-            else:
-                for w in range(KEY_WORDS):
-                    up[up_count, w] = key[0, w]
-                up_layer[up_count] = lay
-                up_count += 1
+                else:
+                    for w in range(KEY_WORDS):
+                        up[up_count, w] = key[0, w]
+                    up_layer[up_count] = lay
+                    up_count += 1
+        stats[CS_RESUME] = 0
+        head += 1
+        done += n
     return X_DONE, count, head, up_count
 
 
@@ -240,17 +313,22 @@ class ProofResult:
 
     verdict: int
     positions: int
-    """Positions expanded (in this run and the runs it resumed)."""
+    """Positions expanded (in this run and the runs it resumed); with components, every member of every
+    expanded component."""
     layers: int
     """Layers finished."""
     largest_layer: int
-    """The most positions one layer held."""
+    """The most keys one layer held (positions, or components with components on)."""
     peak_bytes: int
-    """The most bytes the layer and the seeds in memory held at once."""
+    """The most bytes the layer, the seeds in memory and the component arrays held at once."""
     seconds: float
     """Seconds of this run."""
     reason: str = ""
     """Why the verdict is unknown ("memory", "seconds", "rules"), or empty."""
+    components: int = 0
+    """Keys expanded (in this run and the runs it resumed): positions without components, components with."""
+    stats: dict[str, int] | None = None
+    """This run's component counters (`strategies.solver.components`, ``CS_*``), with components on."""
 
 
 class _Seeds:
@@ -311,7 +389,8 @@ def _checkpoint(directory: Path, seeds: _Seeds, root: np.ndarray, prm: np.ndarra
 
 def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_seconds: float,
           checkpoint: str | os.PathLike | None = None, checkpoint_seconds: float = 60.0,
-          progress: Callable[[ProofResult], None] | None = None) -> ProofResult:
+          progress: Callable[[ProofResult], None] | None = None, component_cap: int = 0,
+          cache_entries: int = 1 << 20) -> ProofResult:
     """Decide ``st0`` (rules ``prm``) by expanding every layer in order; see the module text.
 
     ``flags`` are the search's switches (`F_SAFE`, `F_DEAD`, `F_LONE`; ordering
@@ -320,7 +399,12 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
     directory the proof stops as unknown). ``max_seconds`` bounds this run.
     With ``checkpoint`` an earlier run's state there is resumed (when it is for
     the same position) and the state is saved as described above. ``progress``
-    is called with the figures so far after each layer.
+    is called with the figures so far after each layer, and every ``checkpoint_seconds`` inside a
+    long one. ``component_cap`` above 0
+    stores components of inner moves instead of positions (`strategies.solver.components`),
+    each of at most that many members (bigger ones stay single positions), with a cache of
+    ``cache_entries`` members; a checkpoint holds exact keys either way, so a proof may resume
+    with another setting.
     """
     t0 = time.perf_counter()
     if not layered_rules(prm):
@@ -333,17 +417,17 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
         return ProofResult(S_WON, 0, 0, 0, 0, time.perf_counter() - t0)
     rb = root_below(root, prm)
     seeds = _Seeds(directory)
-    counters = {"positions": 0, "layers": 0, "largest_layer": 0}
+    counters = {"positions": 0, "components": 0, "layers": 0, "largest_layer": 0}
     meta_path = directory / CHECKPOINT_META if directory is not None else None
     if meta_path is not None and meta_path.exists():
         meta = json.loads(meta_path.read_text())
         if np.array_equal(np.array(meta["root"], dtype=root.dtype), root) and meta["rules"] == prm.tolist():
-            counters = {k: int(meta[k]) for k in counters}
+            counters = {k: int(meta.get(k, 0)) for k in counters}
             seeds.serial = int(meta["serial"])
             seeds.runs = {int(k): list(v) for k, v in meta["runs"].items() if v}
             if not seeds.runs:
                 return ProofResult(S_LOST, counters["positions"], counters["layers"], counters["largest_layer"], 0,
-                                   time.perf_counter() - t0)
+                                   time.perf_counter() - t0, components=counters["components"])
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
     if not seeds.runs and counters["layers"] == 0:
@@ -352,17 +436,34 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
         key = np.zeros((1, KEY_WORDS), dtype=np.uint64)
         encode(root, prm, rb, key, 0)
         seeds.add(int(layer_of(root, prm)), key)
+    use_comp = component_cap > 0
+    # without components only the counters of the (smallest) arrays are used: every key is its own position
+    cwork = ComponentWork(prm, component_cap, cache_entries) if use_comp else ComponentWork(prm, 1, 16)
+    cw = cwork.arrays()
+    stats = cwork.stats
     room = int(prm[P_MOVES]) + 1
     up = np.zeros((max(1 << 16, 4 * room), KEY_WORDS), dtype=np.uint64)
     up_layer = np.zeros(len(up), dtype=np.int64)
     dwork = np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)
     peak = 0
     finished = 0  # layers finished in this run: a run out of time between layers has finished at least one
-    last_checkpoint = time.perf_counter()
+    last_checkpoint = last_report = time.perf_counter()
+    done = {"positions": 0, "components": 0}  # this run's part of the counters, up to the last finished layer
+
+    def totals() -> dict:
+        return dict(counters, positions=counters["positions"] + int(stats[CS_MEMBERS]) - done["positions"],
+                    components=counters["components"] + int(stats[CS_COMPONENTS]) - done["components"])
+
+    def settle() -> None:
+        counters.update(totals())
+        done.update(positions=int(stats[CS_MEMBERS]), components=int(stats[CS_COMPONENTS]))
 
     def result(verdict: int, reason: str = "") -> ProofResult:
-        return ProofResult(verdict, counters["positions"], counters["layers"], counters["largest_layer"], peak,
-                           time.perf_counter() - t0, reason)
+        t = totals()
+        names = ("members", "components", "enumerated", "visited", "cache_hits", "oversize", "big_config", "dead")
+        return ProofResult(verdict, t["positions"], t["layers"], t["largest_layer"], peak,
+                           time.perf_counter() - t0, reason, t["components"],
+                           dict(zip(names, (int(x) for x in stats), strict=False)) if use_comp else None)
 
     while True:
         layer = seeds.next_layer()
@@ -384,37 +485,44 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
         table = np.full(_pow2(2 * cap), EMPTY, dtype=np.int64)
         count = 0
         for r in runs:
-            count = _add_seeds(members, count, table, r)
+            count = _add_seeds(members, count, table, r, prm, rb, cw, use_comp)
         del runs
         head = 0
         while True:
             status, count, head, up_count = _expand(members, count, head, table, up, up_layer, 0, rb, prm, flags,
-                                                    layer, 1 << 16, dwork)
+                                                    layer, 1 << 16, dwork, cw, use_comp)
             if up_count:
                 _flush(seeds, up[:up_count], up_layer[:up_count])
-            peak = max(peak, members.nbytes + table.nbytes + up.nbytes + seeds.bytes)
+            peak = max(peak, members.nbytes + table.nbytes + up.nbytes + seeds.bytes + cwork.nbytes)
             if status == X_WON:
                 return result(S_WON)
             if status == X_BAD:
-                raise RuntimeError("the prover met a position its keys cannot describe")
+                raise RuntimeError("the prover met a position its keys cannot describe, or a component stored whole grew past the cap")
             if status == X_GROW:
                 members = _grown(members, count)
                 table = np.full(_pow2(2 * len(members)), EMPTY, dtype=np.int64)
                 _reindex(members, count, table)
             if seeds.bytes > max_bytes / 2 and directory is not None:
                 seeds.spill()
-            over = members.nbytes + table.nbytes + up.nbytes + seeds.bytes > max_bytes
+            over = members.nbytes + table.nbytes + up.nbytes + seeds.bytes + cwork.nbytes > max_bytes
             late = time.perf_counter() - t0 > max_seconds
             if status == X_DONE:
                 break
+            if progress is not None and time.perf_counter() - last_report > checkpoint_seconds:
+                last_report = time.perf_counter()
+                progress(result(S_UNKNOWN, f"in layer {layer} ({layer_total(layer)} home): {count:,} keys, "
+                                           f"{head:,} expanded"))
             if over or late:
-                counters["positions"] += head
+                settle()
+                stats[CS_RESUME] = 0
                 if directory is not None:
                     # the layer goes back as seeds (its expanded positions are expanded again on resume)
-                    seeds.add(layer, members[:count])
+                    back = members[:count].copy()
+                    back[:, SINGLE_WORD] &= ~SINGLE
+                    seeds.add(layer, back)
                     _checkpoint(directory, seeds, root, prm, counters)
                 return result(S_UNKNOWN, "memory" if over else "seconds")
-        counters["positions"] += count
+        settle()
         counters["layers"] += 1
         finished += 1
         counters["largest_layer"] = max(counters["largest_layer"], count)
