@@ -47,7 +47,21 @@ import numba as nb
 import numpy as np
 
 from sim.cards import DECK_SIZE, KING, card, rank_of, suit_of
-from sim.engine import P_BUILD, P_FILL, P_FOUND, P_PILES, P_WORRY, builds_on, fheight_at, is_king, pile_base, rule_params
+from sim.engine import (
+    P_BUILD,
+    P_FILL,
+    P_FOUND,
+    P_PILES,
+    P_WORRY,
+    builds_on,
+    fheight_at,
+    is_king,
+    nb_card,
+    nb_rank_of,
+    nb_suit_of,
+    pile_base,
+    rule_params,
+)
 from sim.rng import nb_mix64
 from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
 
@@ -79,9 +93,6 @@ def split(piles: list[tuple[int, ...]], build: int) -> list[tuple[int, ...]]:
 HOME_BITS = 4
 """Bits of a foundation height (0..13) in a packed configuration."""
 
-_rank = nb.njit(cache=True)(rank_of)
-_suit = nb.njit(cache=True)(suit_of)
-_card = nb.njit(cache=True)(card)
 """`sim.cards`'s accessors, compiled for the search below."""
 
 
@@ -192,7 +203,7 @@ def _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j) -> boo
     if j < 4:
         if h[j] > KING:
             return False
-        c = _card(h[j], j)
+        c = nb_card(h[j], j)
         q = pile_of[c]
         if q >= 0 and idx_of[c] < L[q]:
             return False
@@ -204,12 +215,12 @@ def _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j) -> boo
     if L[p] == 0:
         return False
     c = b[p, L[p] - 1]
-    r = _rank(c)
+    r = nb_rank_of(c)
     if j % 2 == 0:
-        if h[_suit(c)] != r:
+        if h[nb_suit_of(c)] != r:
             return False
-        h[_suit(c)] += 1
-        _bump(key, word, shift, L.shape[0] + _suit(c), True)
+        h[nb_suit_of(c)] += 1
+        _bump(key, word, shift, L.shape[0] + nb_suit_of(c), True)
     elif is_king(c):
         return False
     else:
@@ -218,7 +229,7 @@ def _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j) -> boo
     _bump(key, word, shift, p, False)
     holders[r] -= 1
     if L[p] > 0:
-        holders[_rank(b[p, L[p] - 1])] += 1
+        holders[nb_rank_of(b[p, L[p] - 1])] += 1
     return True
 
 
@@ -232,15 +243,15 @@ def _unstep(L, h, parked, holders, key, word, shift, b, j) -> None:  # noqa: ANN
         return
     p = (j - 4) // 2
     if L[p] > 0:
-        holders[_rank(b[p, L[p] - 1])] -= 1
+        holders[nb_rank_of(b[p, L[p] - 1])] -= 1
     c = b[p, L[p]]
-    r = _rank(c)
+    r = nb_rank_of(c)
     L[p] += 1
     _bump(key, word, shift, p, True)
     holders[r] += 1
     if j % 2 == 0:
-        h[_suit(c)] -= 1
-        _bump(key, word, shift, L.shape[0] + _suit(c), False)
+        h[nb_suit_of(c)] -= 1
+        _bump(key, word, shift, L.shape[0] + nb_suit_of(c), False)
     else:
         parked[r] -= 1
 
@@ -256,13 +267,13 @@ def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table):  # noqa: ANN00
     parked = np.zeros(KING + 1, dtype=np.int64)  # cards neither home nor in a base, per rank
     holders = np.zeros(KING + 2, dtype=np.int64)  # base tops per rank (a king's slot above: none)
     for c in range(DECK_SIZE):
-        if _rank(c) >= h0[_suit(c)]:
-            parked[_rank(c)] += 1
+        if nb_rank_of(c) >= h0[nb_suit_of(c)]:
+            parked[nb_rank_of(c)] += 1
     for p in range(P):
         for i in range(L0[p]):
-            parked[_rank(b[p, i])] -= 1
+            parked[nb_rank_of(b[p, i])] -= 1
         if L0[p] > 0:
-            holders[_rank(b[p, L0[p] - 1])] += 1
+            holders[nb_rank_of(b[p, L0[p] - 1])] += 1
     next_step = np.zeros(D, dtype=np.int64)
     taken = np.zeros(D, dtype=np.int64)
     key = np.zeros(table.shape[1], dtype=np.uint64)

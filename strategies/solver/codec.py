@@ -29,7 +29,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import P_PILES, fheight_at, found_at, home_at, pile_base
+from sim.engine import P_PILES, fheight_at, found_at, home_at, nb_card, nb_rank_of, nb_suit_of, pile_base
 
 KEY_WORDS = 3
 """uint64 words of a key."""
@@ -76,8 +76,8 @@ def code_on(rb: np.ndarray, c: np.int64, below: np.int64) -> np.int64:
         return C_ROOT
     if below == NO_CARD:
         return C_BOTTOM
-    if below % 13 == c % 13 + 1:
-        return C_ON + below // 13
+    if nb_rank_of(below) == nb_rank_of(c) + 1:
+        return C_ON + nb_suit_of(below)
     return -1
 
 
@@ -123,7 +123,7 @@ def decode(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, st: 
     for s in range(4):
         h = 0
         for r in range(13):
-            c = s * 13 + r
+            c = nb_card(r, s)
             if card_code(key, row, c) == C_HOME:
                 st[found_at(P, s) + h] = c
                 h += 1
@@ -141,7 +141,7 @@ def decode(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, st: 
         elif code == C_BOTTOM:
             b = NO_CARD
         else:
-            b = (code - C_ON) * 13 + c % 13 + 1
+            b = nb_card(nb_rank_of(c) + 1, code - C_ON)
         if b >= 0:
             above[b] = c
     p = 0

@@ -49,7 +49,19 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import P_BUILD, P_FILL, P_PILES, builds_on, fheight_at, is_king, may_enter_empty, pile_base
+from sim.engine import (
+    P_BUILD,
+    P_FILL,
+    P_PILES,
+    builds_on,
+    fheight_at,
+    is_king,
+    may_enter_empty,
+    nb_card,
+    nb_rank_of,
+    nb_suit_of,
+    pile_base,
+)
 
 
 def dead_work_size(piles: int) -> int:
@@ -115,13 +127,13 @@ def is_dead(st: np.ndarray, prm: np.ndarray, work: np.ndarray) -> bool:
             base = pile_base(prm, p)
             while front[p] >= 0:
                 c = np.int64(st[base + front[p]])
-                r = c % 13
-                s = c // 13
-                pred_ok = r == hs[s] or ph[c - 1] != 0
+                r = nb_rank_of(c)
+                s = nb_suit_of(c)
+                pred_ok = r == hs[s] or ph[nb_card(r - 1, s)] != 0
                 ok = pred_ok
                 if not ok and r < 12:
                     for ts in range(4):
-                        t = ts * 13 + r + 1
+                        t = nb_card(r + 1, ts)
                         pt = pile_of[t]
                         if pt >= 0 and idx_of[t] >= front[pt] and builds_on(c, t, build):
                             ok = True

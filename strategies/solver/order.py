@@ -24,7 +24,20 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_BUILD, P_FILL, P_PILES, builds_on, down_at, fheight_at, move_from, move_to, pile_base
+from sim.engine import (
+    FOUNDATION,
+    P_BUILD,
+    P_FILL,
+    P_PILES,
+    builds_on,
+    down_at,
+    fheight_at,
+    move_from,
+    move_to,
+    nb_rank_of,
+    nb_suit_of,
+    pile_base,
+)
 
 
 @nb.njit(cache=True)
@@ -43,14 +56,14 @@ def move_score(st: np.ndarray, prm: np.ndarray, m: np.int64, blind: bool = False
     h = np.int64(st[src])
     base = pile_base(prm, src)
     c = np.int64(st[base + h - 1])
-    cr = c % 13
-    cs = c // 13
+    cr = nb_rank_of(c)
+    cs = nb_suit_of(c)
     score = np.int64(0)
     low = np.int64(st[down_at(P, src)]) if blind else 0
     for i in range(h - 2, low - 1, -1):
         u = np.int64(st[base + i])
-        ur = u % 13
-        us = u // 13
+        ur = nb_rank_of(u)
+        us = nb_suit_of(u)
         gap = ur - np.int64(st[fheight_at(P, us)])
         k = h - 1 - i  # 1 for the card that becomes exposed
         if us == cs and ur < cr:
@@ -68,7 +81,7 @@ def move_score(st: np.ndarray, prm: np.ndarray, m: np.int64, blind: bool = False
         bd = pile_base(prm, dst)
         for i in range(np.int64(st[down_at(P, dst)]) if blind else 0, hd):
             u = np.int64(st[bd + i])
-            if u // 13 == cs and u % 13 < cr:
+            if nb_suit_of(u) == cs and nb_rank_of(u) < cr:
                 score -= 60
     if h == 1 and prm[P_FILL] != 0:
         score += 50

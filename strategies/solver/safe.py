@@ -37,7 +37,19 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, P_BUILD, P_PILES, apply_move, builds_on, fheight_at, make_move, pile_base
+from sim.engine import (
+    FOUNDATION,
+    P_BUILD,
+    P_PILES,
+    apply_move,
+    builds_on,
+    fheight_at,
+    make_move,
+    nb_card,
+    nb_rank_of,
+    nb_suit_of,
+    pile_base,
+)
 
 
 @nb.njit(cache=True, inline="always")
@@ -62,8 +74,8 @@ def played_revealed(e: np.int64) -> np.int64:
 def is_safe_home(st: np.ndarray, prm: np.ndarray, c: np.int64, worrying: bool) -> bool:
     """Whether card c (which can go home now, in-suit foundations) may go home without search."""
     P = prm[P_PILES]
-    r = c % 13
-    s = c // 13
+    r = nb_rank_of(c)
+    s = nb_suit_of(c)
     if r == 0:
         return True
     for s2 in range(4):
@@ -71,7 +83,7 @@ def is_safe_home(st: np.ndarray, prm: np.ndarray, c: np.int64, worrying: bool) -
             continue
         if np.int64(st[fheight_at(P, s2)]) >= r:
             continue  # s2's card of rank r-1 is home
-        if worrying or builds_on(s2 * 13 + r - 1, c, prm[P_BUILD]):
+        if worrying or builds_on(nb_card(r - 1, s2), c, prm[P_BUILD]):
             return False
     return True
 
@@ -87,7 +99,7 @@ def uncovers_safe(st: np.ndarray, prm: np.ndarray, src: np.int64, worrying: bool
     if h < 2:
         return False
     u = np.int64(st[pile_base(prm, src) + h - 2])
-    return np.int64(st[fheight_at(prm[P_PILES], u // 13)]) == u % 13 and is_safe_home(st, prm, u, worrying)
+    return np.int64(st[fheight_at(prm[P_PILES], nb_suit_of(u))]) == nb_rank_of(u) and is_safe_home(st, prm, u, worrying)
 
 
 @nb.njit(cache=True)
@@ -103,8 +115,8 @@ def play_safe_moves(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, top: np.in
             if h == 0:
                 continue
             c = np.int64(st[pile_base(prm, p) + h - 1])
-            s = c // 13
-            if np.int64(st[fheight_at(P, s)]) != c % 13:
+            s = nb_suit_of(c)
+            if np.int64(st[fheight_at(P, s)]) != nb_rank_of(c):
                 continue
             if not is_safe_home(st, prm, c, worrying):
                 continue
