@@ -15,7 +15,8 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import FOUNDATION, top_card
+from sim.cards import rank_of
+from sim.engine import FOUNDATION, move_from, move_to, nb_rank_of, top_card
 from sim.game import View
 from sim.notation import Move
 from sim.rules import Rules
@@ -29,12 +30,12 @@ def lowest_first_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN0
     best, best_rank = -1, 99
     for i in range(n):
         m = moves[i]
-        src, dst = m // 64, m % 64
+        src, dst = move_from(m), move_to(m)
         if dst >= FOUNDATION:
             return i
         if src >= FOUNDATION:
             continue
-        rank = top_card(st, prm, src) % 13
+        rank = nb_rank_of(top_card(st, prm, src))
         if rank < best_rank:
             best, best_rank = i, rank
     if scratch[2] > pparams[0]:
@@ -61,7 +62,7 @@ class LowestFirst(Strategy):
             return home[0]
         if self.moves_made > self.params["max_moves"]:
             return None
-        return min((m for m in moves if not m.from_foundation), key=lambda m: m.card % 13, default=None)
+        return min((m for m in moves if not m.from_foundation), key=lambda m: rank_of(m.card), default=None)
 
     def compiled(self, rules: Rules) -> CompiledPolicy:
         return CompiledPolicy(lowest_first_policy, np.array([self.params["max_moves"]], dtype=np.int64), scratch_size=3)

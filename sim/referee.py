@@ -100,7 +100,7 @@ def builds_on(rules: Rules, card: int, target: int) -> bool:
     """Whether ``card`` may be placed on the tableau card ``target``: one rank
     lower, and of the suit/colour the build rule asks for. A king is never one
     rank lower than anything, so kings never go onto the tableau."""
-    if card % 13 + 1 != target % 13:  # ranks: card one lower than target
+    if rank_of(card) + 1 != rank_of(target):
         return False
     if rules.build == "any-suit":
         return True
