@@ -133,8 +133,7 @@ from strategies.sampling_keep import (
     restore_kept,
     store_kept,
 )
-from strategies.sampling_plan import PLAN_SLOTS, by_plans
-from strategies.solver.line import line_wins
+from strategies.sampling_plan import PLAN_SLOTS, by_plans, shift_plan
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
 from strategies.solver.search import S_LOST, S_WON, W_LINE
@@ -308,25 +307,12 @@ def _advance(status, lines, llen, m, samples, prm, shift, tline, mbuf):  # noqa:
 @nb.njit(cache=True)
 def _shift_line(sample, prm, line, length, m, out, mbuf):  # noqa: ANN001, ANN202 (numba)
     """A winning line of the completion ``sample`` that starts with move m, made from its winning
-    line line[:length] without a search: m, then the line without its first m (all of it if it has
-    no m). Writes it into out (`LINE_SLOTS` + 1 slots) and returns the length of its rest after m,
-    or -1 if it does not fit or does not win when replayed move by move (`line_wins`: every move
-    legal where it is played, every card home at the end), so a line it returns is a real win on
-    that completion."""
-    out[0] = m
-    k = 1
-    dropped = False
-    for a in range(length):
-        if not dropped and line[a] == m:
-            dropped = True
-            continue
-        if k >= out.shape[0]:
-            return -1
-        out[k] = line[a]
-        k += 1
-    if not line_wins(sample.copy(), prm, out, k, mbuf):
-        return -1
-    return k - 1
+    line line[:length] without a search: the one-move plan m shifted to the front
+    (`strategies.sampling_plan.shift_plan`: m, then the line without its first m). Writes it into out
+    (`LINE_SLOTS` + 1 slots) and returns the length of its rest after m, or -1 if it does not fit or
+    does not win when replayed move by move, so a line it returns is a real win on that completion."""
+    k = shift_plan(sample, prm, line, length, np.full(1, m, dtype=np.int64), 1, out, mbuf)
+    return k - 1 if k > 0 else -1
 
 
 @nb.njit(cache=True)
