@@ -1,4 +1,5 @@
-"""Helpers shared by the solver and prover tests: a small solver, random walks, late positions."""
+"""Helpers shared by the solver, prover and sampling tests: a small solver, random walks, late positions, the
+face-down count."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import random
 
 import numpy as np
 
+from sim import engine as E
 from sim.game import Game
 from sim.rules import Rules
 from strategies.solver.strategy import SolverStrategy
@@ -47,3 +49,8 @@ def late_positions(rules: Rules, deals: range, per_deal: int, seed: int = 1, wan
             random_walk(g, rng.randrange(wander), rng)
             out.append(g.state_array())
     return out
+
+
+def face_down(rules: Rules, st: np.ndarray) -> int:
+    """How many cards of the state ``st`` are face down."""
+    return sum(int(st[E.down_at(rules.columns, p)]) for p in range(rules.columns))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sim import engine as E
+from sim.cards import KING, rank_of
 from sim.game import Game
 from sim.position import Position
 from sim.referee import replay_codes
@@ -19,6 +20,7 @@ from strategies.play import play_compiled, play_python
 from strategies.sampling import PRESETS, SamplingStrategy, _shift_line, draw_completion, sampling_policy, scratch_size
 from strategies.sampling_keep import LINE_SLOTS
 from strategies.solver.strategy import SolverStrategy
+from tests.solver_helpers import face_down
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
@@ -38,14 +40,14 @@ def _shuffle_hidden(rules, st: np.ndarray, seed: int) -> np.ndarray:
     prm = E.rule_params(rules)
     P = rules.columns
     out = st.copy()
-    hidden = [int(st[E.pile_base(prm, p) + i]) for p in range(P) for i in range(int(st[P + p]))]
+    hidden = [int(st[E.pile_base(prm, p) + i]) for p in range(P) for i in range(int(st[E.down_at(P, p)]))]
     random.Random(seed).shuffle(hidden)
     k = 0
     for p in range(P):
-        d = int(st[P + p])
+        d = int(st[E.down_at(P, p)])
         part = hidden[k : k + d]
         if rules.kings_to_bottom:
-            part = [c for c in part if c % 13 == 12] + [c for c in part if c % 13 != 12]
+            part = [c for c in part if rank_of(c) == KING] + [c for c in part if rank_of(c) != KING]
         out[E.pile_base(prm, p) : E.pile_base(prm, p) + d] = part
         k += d
     return out
@@ -87,7 +89,7 @@ def test_kept_completions_do_not_depend_on_the_face_down_cards(rules, spec):
         scratch = np.zeros(scratch_size(rules, s.params["samples"]), dtype=np.int64)
         for step in range(60):
             n = E.gen_moves(st, prm, moves)
-            if n == 0 or int(st[rules.columns : 2 * rules.columns].sum()) == 0:
+            if n == 0 or face_down(rules, st) == 0:
                 break
             outcomes = set()
             for variant in range(3):
@@ -124,7 +126,7 @@ def test_completions_are_consistent_with_the_table(rules):
                 assert pile[d:] == [int(c) for c in st[base + d : base + h]]  # face-up cards untouched
                 hidden = pile[:d]
                 if rules.kings_to_bottom:
-                    kings = [c % 13 == 12 for c in hidden]
+                    kings = [rank_of(c) == KING for c in hidden]
                     assert kings == sorted(kings, reverse=True)  # kings under the other hidden cards
                 cards += pile
             assert sorted(cards) == list(range(52))

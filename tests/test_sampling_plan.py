@@ -17,6 +17,7 @@ from strategies.sampling import KEEP_BASE, PLAN_BASE, SEEN_SLOTS, draw_completio
 from strategies.sampling_keep import LINE_SLOTS
 from strategies.sampling_plan import PLAN_SLOTS, plan_of, shift_plan
 from strategies.solver.strategy import SCRATCH_SIZE, SolverStrategy
+from tests.solver_helpers import face_down
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
@@ -115,7 +116,7 @@ def test_the_player_holds_to_its_plan_until_the_reveal(rules):
         scratch = np.zeros(scratch_size(rules, s.params["samples"]), dtype=np.int64)
         for _ in range(200):
             n = E.gen_moves(st, prm, moves)
-            if n == 0 or int(st[rules.columns : 2 * rules.columns].sum()) == 0:
+            if n == 0 or face_down(rules, st) == 0:
                 break
             held = [int(m) for m in scratch[PLAN_BASE + 1 : PLAN_BASE + 1 + scratch[PLAN_BASE]]]
             nodes = int(scratch[E.SCRATCH_NODES])
