@@ -35,7 +35,7 @@ At each decision with cards still face down it:
    beat the best so far. A completion proven lost scores 0 for every
    candidate without a solve; the winning lines (and proofs of loss) found
    after the move it plays are kept for the next decision. With ``shift``
-   (version 4; the ``fast`` preset turns it on), a completion won by a line that starts with
+   (version 4; off by default), a completion won by a line that starts with
    another move first tries that line with the candidate moved to the front
    (the candidate, then the line without its first occurrence of the
    candidate): moves in different piles often commute, so a plan that makes
@@ -52,7 +52,7 @@ At each decision with cards still face down it:
    wander in circles;
 5. when no completion is won, it plays as `greedy` does.
 
-With ``plans`` (version 5; on by default, off in the ``fast`` preset) steps 3
+With ``plans`` (version 5; on by default, and in the ``fast`` preset from version 6) steps 3
 and 4 compare *plans* instead of first moves (`strategies.sampling_plan`): a
 plan is a winning line's moves up to and including its first move that turns a
 card up, which read only face-up cards and so are playable on every
@@ -80,9 +80,11 @@ an undecided search hands over to `greedy` rather than ending undecided.
 Named settings (``preset``: `PRESETS`) trade strength for time; see
 benchmarks/README.md for the measured curve (`benchmarks/honest.py`). With
 ``plans=false,samples=8,sample_nodes=2000`` it plays as version 4's default
-(and version 3's) did, move for move; the ``fast`` preset plays as in
-version 4 (with plans it won about as many development deals at the same
-nodes, within the noise).
+(and version 3's) did, move for move, and with
+``plans=false,samples=4,sample_nodes=500,candidates=2,shift=true`` as version
+4's and 5's ``fast`` preset. Version 6's ``fast`` (5 samples of 600 nodes, 3
+candidates, plans) won 21.7% of dick-1883 deals 1-1,000 against that 18.1%, at
+0.15 s a deal against 0.11 (benchmarks/README.md).
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
@@ -573,7 +575,7 @@ def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
-    "fast": {"samples": 4, "sample_nodes": 500, "candidates": 2, "shift": True, "plans": False},
+    "fast": {"samples": 5, "sample_nodes": 600, "candidates": 3, "plans": True},
 }
 """Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
 
@@ -586,7 +588,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "5"
+    version: ClassVar[str] = "6"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False

@@ -21,7 +21,7 @@ from tests.solver_helpers import face_down
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
-PLANS = "sampling:preset=fast,plans=true"
+PLANS = "sampling:samples=4,sample_nodes=500,candidates=2,shift=true,plans=true"
 
 
 def _won_completions(rules, number, count, seed):
