@@ -134,6 +134,7 @@ from strategies.sampling_keep import (
     keep_size,
     restore_kept,
     store_kept,
+    take_best,
 )
 from strategies.sampling_plan import PLAN_SLOTS, by_plans, shift_plan
 from strategies.solver.order import move_score
@@ -552,11 +553,7 @@ def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines
                 best_len = total
                 best_turn = turns[i]
                 best_i = i
-                best_st[:] = cur_st
-                for j in range(S):
-                    if cur_st[j] == KEEP_WON:
-                        best_lens[j] = cur_len[j]
-                        best_lines[j, : cur_len[j]] = cur_lines[j, : cur_len[j]]
+                take_best(cur_st, cur_len, cur_lines, best_st, best_lens, best_lines)
     scratch[SCRATCH_NODES] += nodes
     scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
     if best_i < 0:

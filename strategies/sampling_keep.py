@@ -95,6 +95,17 @@ def store_kept(scratch, base, prm, st, samples, status, lines, llen):  # noqa: A
 
 
 @nb.njit(cache=True)
+def take_best(cur_st, cur_len, cur_lines, best_st, best_lens, best_lines):  # noqa: ANN001, ANN201 (numba)
+    """Make the candidate just scored the best so far: copy its completions' statuses, and the winning
+    lines of those it won, as what the player keeps if it plays this candidate."""
+    best_st[:] = cur_st
+    for j in range(cur_st.shape[0]):
+        if cur_st[j] == KEEP_WON:
+            best_lens[j] = cur_len[j]
+            best_lines[j, : cur_len[j]] = cur_lines[j, : cur_len[j]]
+
+
+@nb.njit(cache=True)
 def _fits_kings(s, st, prm):  # noqa: ANN001, ANN202 (numba)
     """Where kings go to the bottom: no hidden king over a hidden non-king, only kings under a face-up king."""
     if prm[P_KTB] == 0:

@@ -62,7 +62,7 @@ import numpy as np
 
 from sim.engine import SCRATCH_MICROS, SCRATCH_NODES, apply_move
 from strategies.greedy import greedy_policy
-from strategies.sampling_keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS
+from strategies.sampling_keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, take_best
 from strategies.solver.line import line_wins
 from strategies.solver.order import move_score
 from strategies.solver.search import S_LOST, S_WON, W_LINE
@@ -256,11 +256,7 @@ def by_plans(st, prm, moves, n, cfg, work, budget, candidates, shift, rng, scrat
                 total += 1000
         if score > best or (score == best and total < best_len):
             best, best_len, best_d = score, total, d
-            best_st[:] = cur_st
-            for j in range(S):
-                if cur_st[j] == KEEP_WON:
-                    best_lens[j] = cur_len[j]
-                    best_lines[j, : cur_len[j]] = cur_lines[j, : cur_len[j]]
+            take_best(cur_st, cur_len, cur_lines, best_st, best_lens, best_lines)
     scratch[SCRATCH_NODES] += nodes
     scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
     pl, k = plans[best_d], plen[best_d]
