@@ -86,6 +86,12 @@ benchmarks/README.md for the measured curve (`benchmarks/honest.py`). With
 candidates, plans) won 21.7% of dick-1883 deals 1-1,000 against that 18.1%, at
 0.15 s a deal against 0.11 (benchmarks/README.md).
 
+Version 7 solves each completion in a window of the transposition table
+sized from ``sample_nodes`` (`sample_work`) instead of the whole table: the
+same play (the same wins and nodes as version 6 on dick-1883 deals 1-1,000
+with ``fast`` and 1-100 with the default), 5-7% sooner (benchmarks/README.md,
+"Version 7").
+
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
 """
@@ -139,7 +145,20 @@ from strategies.sampling_keep import (
 from strategies.sampling_plan import PLAN_SLOTS, by_plans, shift_plan
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
-from strategies.solver.search import S_LOST, S_WON, W_LINE
+from strategies.solver.search import (
+    S_LOST,
+    S_WON,
+    W_ABUF,
+    W_DWORK,
+    W_FRAMES,
+    W_KEYS,
+    W_LINE,
+    W_MBUF,
+    W_META,
+    W_SCORES,
+    W_TMP,
+    W_TT,
+)
 from strategies.solver.strategy import (
     POLICY_CONFIG,
     POLICY_WORK,
@@ -164,6 +183,8 @@ SEEN_SLOTS = 1 << 13
 PLAN_BASE = SCRATCH_SIZE + SEEN_SLOTS
 """Start of the plan in progress (`strategies.sampling_plan`, `PLAN_SLOTS`) in the scratch."""
 KEEP_BASE = PLAN_BASE + PLAN_SLOTS
+SAMPLE_TT_MIN = 1 << 10
+"""Fewest slots of the table window of a completion's solve (`sample_work`)."""
 """Start of the completions kept from one decision to the next (`strategies.sampling_keep`) in the scratch."""
 
 
@@ -204,6 +225,23 @@ def _seen(scratch, key, insert):  # noqa: ANN001, ANN201 (numba)
             return False
         slot = (slot + 1) & mask
     return False  # full: forget nothing new
+
+
+@nb.njit(cache=True)
+def sample_work(work, budget):  # noqa: ANN001, ANN201 (numba)
+    """The solver's work arrays (`SolverWork.arrays`) with the transposition table cut to a window
+    for one solve of a completion on ``budget`` nodes. A search adds at most one entry a node
+    (restarts start a new generation), so a window of at least four slots a node stays at most a
+    quarter full: the search meets the same positions in the table (bar eight neighbouring slots all
+    taken, rare at a quarter full), and a small table stays in the processor's cache, where
+    the whole table (tt_mb, sized for the solver's search once nothing is hidden) costs a cache
+    miss at most nodes (benchmarks/README.md, "Version 7")."""
+    tt = work[W_TT]
+    size = SAMPLE_TT_MIN
+    while size < 4 * (budget + 1) and size < tt.shape[0]:
+        size *= 2
+    return (work[W_KEYS], tt[: min(size, tt.shape[0])], work[W_META], work[W_FRAMES], work[W_MBUF], work[W_ABUF],
+            work[W_TMP], work[W_SCORES], work[W_DWORK], work[W_LINE])
 
 
 @nb.njit(cache=True)
@@ -371,24 +409,26 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                 if is_safe_home(st, prm, c, prm[P_WORRY] != 0):
                     i = k
                     break
+    swork = sample_work(work, scfg[SP_SAMPLE_NODES])
     if i >= 0:
         _advance(status, lines, llen, moves[i], samples, prm, shift, tline, mbuf)
     elif scfg[SP_PLANS] != 0:
-        i = by_plans(st, prm, moves, n, cfg, work, scfg[SP_SAMPLE_NODES], scfg[SP_CANDIDATES], shift, rng, scratch,
+        i = by_plans(st, prm, moves, n, cfg, swork, scfg[SP_SAMPLE_NODES], scfg[SP_CANDIDATES], shift, rng, scratch,
                      samples, status, lines, llen, mbuf, plan)
     else:
-        i = _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen, tline, mbuf)
+        i = _by_samples(st, prm, moves, n, cfg, swork, scfg, rng, scratch, samples, status, lines, llen, tline, mbuf)
     store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
     return i
 
 
 @nb.njit(cache=True)
-def _by_samples(st, prm, moves, n, pparams, rng, scratch, samples, status, lines, llen, tline, mbuf):  # noqa: ANN001, ANN202 (numba)
+def _by_samples(st, prm, moves, n, cfg, work, scfg, rng, scratch, samples, status, lines, llen, tline, mbuf):  # noqa: ANN001, ANN202 (numba)
     """Steps 3-5 of the module text on the completions ``samples``, given what is kept of each
     (``status``, ``lines``, ``llen``: won with a line from here, lost, or to be solved); returns the
-    move's index and leaves in those arrays each completion's status after the move. ``tline`` and
-    ``mbuf`` are work buffers (a line plus one, a move buffer)."""
-    cfg, work, scfg = pparams[POLICY_CONFIG], pparams[POLICY_WORK], pparams[POLICY_SAMPLING]
+    move's index and leaves in those arrays each completion's status after the move. ``cfg``,
+    ``work`` and ``scfg`` are the solver's configuration, its work arrays for a completion's solve
+    (`sample_work`) and the sampling configuration; ``tline`` and ``mbuf`` are work buffers (a line
+    plus one, a move buffer)."""
     S = scfg[SP_SAMPLES]
     budget = scfg[SP_SAMPLE_NODES]
     buf = np.zeros(DECK_SIZE + 4 * n + 2 * S, dtype=np.int64)
@@ -585,7 +625,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "6"
+    version: ClassVar[str] = "7"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
