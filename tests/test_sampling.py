@@ -265,4 +265,4 @@ def test_a_completion_is_solved_in_a_table_window_sized_from_its_budget(budget):
     assert np.shares_memory(window, table)
     assert size & (size - 1) == 0 and size >= SAMPLE_TT_MIN
     assert size == table.shape[0] or (size >= 4 * (budget + 1) and size // 2 < max(4 * (budget + 1), SAMPLE_TT_MIN))
-    assert all(a is b for i, (a, b) in enumerate(zip(sample_work(work, budget), work)) if i != W_TT)
+    assert all(a is b for i, (a, b) in enumerate(zip(sample_work(work, budget), work, strict=True)) if i != W_TT)
