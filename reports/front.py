@@ -40,9 +40,8 @@ def _deals_by_player(s: pd.DataFrame, ranges: dict[str, str], names: dict[str, s
 
 
 def _one_name_per_player(s: pd.DataFrame) -> pd.DataFrame:
-    """``s`` with each label without "(clairvoyant)": a player is one name whatever the variant, and whether a
-    run saw face-down cards is its ``clairvoyant`` column's to say."""
-    return s.assign(strategy=s["strategy"].map(lambda label: label.removesuffix(grid.CLAIRVOYANT)))
+    """``s`` with each label its player's one name (`grid.one_name`)."""
+    return s.assign(strategy=s["strategy"].map(grid.one_name))
 
 
 def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, commands: Commands) -> tuple[Section, list[str]]:
@@ -85,7 +84,7 @@ def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]
         for i in range(1, len(t)):
             r = t.iloc[i]
             label = str(r["strategy"])
-            one = label.removesuffix(grid.CLAIRVOYANT)
+            one = grid.one_name(label)
             parts.append({"player": names[one] + label[len(one):], "_label": one, "variant": r["variant"], "baseline": base,
                           "deals": f"{count(len(deals))} ({deal_ranges(deals)})",
                           "_d": r["difference"], "_lo": r["diff_low"], "_hi": r["diff_high"], "_p": r["p_value"],

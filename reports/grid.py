@@ -29,6 +29,12 @@ CLAIRVOYANT = " (clairvoyant)"
 rows and does not load the engine)."""
 
 
+def one_name(label: str) -> str:
+    """A player's one name whatever the variant: its label without "(clairvoyant)" (whether a run saw
+    face-down cards is its ``clairvoyant`` column's, or its cell's, to say)."""
+    return label.removesuffix(CLAIRVOYANT)
+
+
 def _base(label: str) -> str:
     return label.split(":")[0].split("(")[0].strip()
 
@@ -48,7 +54,7 @@ def player_name(label: str) -> str:
     brackets ("perfect play (solver:nodes=10)"), others their label."""
     if _base(label) != SOLVER:
         return label
-    plain = label.removesuffix(CLAIRVOYANT)
+    plain = one_name(label)
     return (SOLVER_LABEL if plain == SOLVER else f"perfect play ({plain})") + label[len(plain):]
 
 
@@ -68,7 +74,7 @@ def player_names(labels: list[str]) -> dict[str, str]:
 
 def parameter_notes(names: dict[str, str]) -> list[str]:
     """A line for each player `player_names` shortened: the strategy, with its parameters, that the name stands for."""
-    return [f"{name}: the strategy `{label.removesuffix(CLAIRVOYANT)}`"
+    return [f"{name}: the strategy `{one_name(label)}`"
             + (", which sees the face-down cards: on a variant that deals some, its figure is an upper bound for an "
                "honest player, marked (clairvoyant)" if label.endswith(CLAIRVOYANT) else "")
             + "." for label, name in names.items() if name != player_name(label)]
