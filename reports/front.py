@@ -25,6 +25,7 @@ Commands = Callable[[list[str], "np.ndarray | None"], list[str]]
 ANSWER = "The answer: win rate by variant and player"
 GRID_CAPTION = "Win rates"
 APPENDIX = "Appendix: every run"
+UNKNOWN_COLUMN = "unknown (variant / baseline)"
 
 
 def _deals_by_player(s: pd.DataFrame, ranges: dict[str, str], names: dict[str, str]) -> str:
@@ -88,6 +89,8 @@ def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]
             parts.append({"player": names[one] + label[len(one):], "_label": one, "variant": r["variant"], "baseline": base,
                           "deals": f"{count(len(deals))} ({deal_ranges(deals)})",
                           "_d": r["difference"], "_lo": r["diff_low"], "_hi": r["diff_high"], "_p": r["p_value"],
+                          "_unknown": f"{count(int(r['unknown']))} / {count(int(t['unknown'].iloc[0]))}",
+                          "_any_unknown": int(r["unknown"]) + int(t["unknown"].iloc[0]) > 0,
                           "_rank": order.index(one)})
     if not parts:
         return None
@@ -97,11 +100,19 @@ def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]
         "player": t["player"], "variant": t["variant"], "baseline": t["baseline"], "deals": t["deals"],
         "difference (95% interval)": [signed_interval(d, lo, hi) for d, lo, hi in zip(t["_d"], t["_lo"], t["_hi"], strict=True)],
         "McNemar p": t["_p"].map(p_value), "Holm-adjusted p": [p_value(p) for p in adjusted]})
-    return Section("Paired variant differences", paragraphs=[
+    paragraphs = [
         "Each variant against the baseline of its comparison, on the same deals (the same deal number is the same "
         "shuffle): the paired difference of win rates with Newcombe's interval, McNemar's exact test, and Holm's "
-        f"adjustment over all {len(table)} differences of this table."], tables=[("Paired differences", table)],
-        small_print=grid.parameter_notes({x: names[x] for x in t["_label"]}))
+        f"adjustment over all {len(table)} differences of this table."]
+    if t["_any_unknown"].any():
+        table.insert(5, UNKNOWN_COLUMN, t["_unknown"])
+        paragraphs.append(
+            "A deal left unknown (a search out of budget) counts as not won in these differences, so a row with "
+            f"unknown deals ({UNKNOWN_COLUMN}) compares lower bounds: with u of the variant's and u0 of the "
+            "baseline's N deals unknown, the difference of the true rates lies between u0/N below and u/N above "
+            "the one shown, before sampling error.")
+    return Section("Paired variant differences", paragraphs=paragraphs, tables=[("Paired differences", table)],
+                   small_print=grid.parameter_notes({x: names[x] for x in t["_label"]}))
 
 
 def appendix(s: pd.DataFrame, ranges: dict[str, str], commands: Commands) -> Section:

@@ -212,3 +212,28 @@ def test_the_paired_differences_name_the_solver_once_and_mark_only_face_down_row
     assert section.small_print == ["perfect play (solver): the strategy `solver:nodes=200000`."]
     assert grid.player_name("solver:nodes=10") == "perfect play (solver:nodes=10)"
     assert grid.player_name("solver:nodes=10 (clairvoyant)") == "perfect play (solver:nodes=10) (clairvoyant)"
+
+
+def test_the_paired_differences_say_how_many_deals_are_unknown_and_what_that_bounds():
+    from reports.front import UNKNOWN_COLUMN, differences
+    from reports.tables import summary, variant_comparison
+
+    n, variants = 40, ["bakers-dozen", "good-measure"]
+
+    def rows_with(unknown_deals: int) -> pd.DataFrame:
+        outcome = np.where(np.arange(n) % 4 == 0, "lost", "won").astype(object)
+        second = outcome.copy()
+        second[:unknown_deals] = "unknown"
+        return pd.DataFrame({"key": np.repeat(variants, n), "deal": np.tile(np.arange(1, n + 1), 2),
+                             "outcome": np.concatenate([outcome, second]), "cards_home": 52,
+                             "variant": np.repeat(variants, n), "rules_fingerprint": np.repeat(["f", "g"], n),
+                             "strategy_label": "solver", "strategy_identity": "solver@1", "clairvoyant": False,
+                             "seed": 0, "source": "default", "toolkit_version": "t"})
+
+    decided = differences(summary(rows_with(0)), [(variant_comparison(rows_with(0), variants), np.arange(1, n + 1))])
+    assert UNKNOWN_COLUMN not in decided.tables[0][1].columns and len(decided.paragraphs) == 1
+    rows = rows_with(3)
+    section = differences(summary(rows), [(variant_comparison(rows, variants), np.arange(1, n + 1))])
+    table = section.tables[0][1]
+    assert table[UNKNOWN_COLUMN].tolist() == ["3 / 0"]
+    assert "lower bounds" in section.paragraphs[-1]
