@@ -183,9 +183,9 @@ SEEN_SLOTS = 1 << 13
 PLAN_BASE = SCRATCH_SIZE + SEEN_SLOTS
 """Start of the plan in progress (`strategies.sampling_plan`, `PLAN_SLOTS`) in the scratch."""
 KEEP_BASE = PLAN_BASE + PLAN_SLOTS
+"""Start of the completions kept from one decision to the next (`strategies.sampling_keep`) in the scratch."""
 SAMPLE_TT_MIN = 1 << 10
 """Fewest slots of the table window of a completion's solve (`sample_work`)."""
-"""Start of the completions kept from one decision to the next (`strategies.sampling_keep`) in the scratch."""
 
 
 def scratch_size(rules: Rules, samples: int) -> int:
@@ -233,14 +233,14 @@ def sample_work(work, budget):  # noqa: ANN001, ANN201 (numba)
     for one solve of a completion on ``budget`` nodes. A search adds at most one entry a node
     (restarts start a new generation), so a window of at least four slots a node stays at most a
     quarter full: the search meets the same positions in the table (bar eight neighbouring slots all
-    taken, rare at a quarter full), and a small table stays in the processor's cache, where
-    the whole table (tt_mb, sized for the solver's search once nothing is hidden) costs a cache
-    miss at most nodes (benchmarks/README.md, "Version 7")."""
+    taken, rare at a quarter full), and a small table stays in the processor's cache, where most
+    probes of the whole table (tt_mb, sized for the solver's search once nothing is hidden) miss it
+    (benchmarks/README.md, "Version 7")."""
     tt = work[W_TT]
-    size = SAMPLE_TT_MIN
+    size = min(SAMPLE_TT_MIN, tt.shape[0])
     while size < 4 * (budget + 1) and size < tt.shape[0]:
         size *= 2
-    return (work[W_KEYS], tt[: min(size, tt.shape[0])], work[W_META], work[W_FRAMES], work[W_MBUF], work[W_ABUF],
+    return (work[W_KEYS], tt[:size], work[W_META], work[W_FRAMES], work[W_MBUF], work[W_ABUF],
             work[W_TMP], work[W_SCORES], work[W_DWORK], work[W_LINE])
 
 
