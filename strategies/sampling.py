@@ -409,14 +409,14 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                 if is_safe_home(st, prm, c, prm[P_WORRY] != 0):
                     i = k
                     break
-    swork = sample_work(work, scfg[SP_SAMPLE_NODES])
     if i >= 0:
         _advance(status, lines, llen, moves[i], samples, prm, shift, tline, mbuf)
     elif scfg[SP_PLANS] != 0:
-        i = by_plans(st, prm, moves, n, cfg, swork, scfg[SP_SAMPLE_NODES], scfg[SP_CANDIDATES], shift, rng, scratch,
-                     samples, status, lines, llen, mbuf, plan)
+        i = by_plans(st, prm, moves, n, cfg, sample_work(work, scfg[SP_SAMPLE_NODES]), scfg[SP_SAMPLE_NODES],
+                     scfg[SP_CANDIDATES], shift, rng, scratch, samples, status, lines, llen, mbuf, plan)
     else:
-        i = _by_samples(st, prm, moves, n, cfg, swork, scfg, rng, scratch, samples, status, lines, llen, tline, mbuf)
+        i = _by_samples(st, prm, moves, n, cfg, sample_work(work, scfg[SP_SAMPLE_NODES]), scfg, rng, scratch, samples,
+                        status, lines, llen, tline, mbuf)
     store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
     return i
 
@@ -648,7 +648,9 @@ class SamplingStrategy(Strategy):
         "reveal": Param(bool, False, "among moves winning equally often, prefer one that turns a card up"),
         "plans": Param(bool, True, "compare plans (each winning line's moves up to its first card turned up) instead "
                        "of first moves, and play the chosen plan through to its reveal"),
-        "tt_mb": Param(float, 16.0, "transposition table size in MiB", minimum=0.01, maximum=16384.0),
+        "tt_mb": Param(float, 16.0, "transposition table size in MiB of the solver's search once nothing is hidden "
+                       "(each completion's solve searches a window of it sized from sample_nodes)", minimum=0.01,
+                       maximum=16384.0),
     }
 
     def __init__(self, **params: Any) -> None:
