@@ -49,6 +49,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from sim.cards import DECK_SIZE, SUITS
 from sim.engine import (
     P_BUILD,
     P_FILL,
@@ -63,10 +64,20 @@ from sim.engine import (
     pile_base,
 )
 
+# The ``work`` array of `is_dead`: per card, its pile (-1 home), its index in the pile and whether it
+# can possibly leave / go home; per suit, the foundation height; per pile, its frontier.
+DW_PILE_OF = 0
+DW_INDEX = DW_PILE_OF + DECK_SIZE
+DW_LEAVES = DW_INDEX + DECK_SIZE
+DW_HOME = DW_LEAVES + DECK_SIZE
+DW_HEIGHTS = DW_HOME + DECK_SIZE
+N_SUITS = len(SUITS)
+DW_FRONT = DW_HEIGHTS + N_SUITS
+
 
 def dead_work_size(piles: int) -> int:
     """Slots of the ``work`` array `is_dead` needs with ``piles`` piles."""
-    return 212 + piles
+    return DW_FRONT + piles
 
 
 @nb.njit(cache=True)
@@ -86,17 +97,17 @@ def is_dead(st: np.ndarray, prm: np.ndarray, work: np.ndarray) -> bool:
     P = prm[P_PILES]
     build = prm[P_BUILD]
     fill = prm[P_FILL]
-    pile_of = work[0:52]
-    idx_of = work[52:104]
-    pl = work[104:156]
-    ph = work[156:208]
-    hs = work[208:212]
-    front = work[212 : 212 + P]
-    for c in range(52):
+    pile_of = work[DW_PILE_OF:DW_INDEX]
+    idx_of = work[DW_INDEX:DW_LEAVES]
+    pl = work[DW_LEAVES:DW_HOME]
+    ph = work[DW_HOME:DW_HEIGHTS]
+    hs = work[DW_HEIGHTS:DW_FRONT]
+    front = work[DW_FRONT : DW_FRONT + P]
+    for c in range(DECK_SIZE):
         pile_of[c] = -1
         pl[c] = 0
         ph[c] = 0
-    for s in range(4):
+    for s in range(N_SUITS):
         hs[s] = np.int64(st[fheight_at(P, s)])
     n_cards = 0
     any_empty = False
@@ -132,7 +143,7 @@ def is_dead(st: np.ndarray, prm: np.ndarray, work: np.ndarray) -> bool:
                 pred_ok = r == hs[s] or ph[nb_card(r - 1, s)] != 0
                 ok = pred_ok
                 if not ok and r < 12:
-                    for ts in range(4):
+                    for ts in range(N_SUITS):
                         t = nb_card(r + 1, ts)
                         pt = pile_of[t]
                         if pt >= 0 and idx_of[t] >= front[pt] and builds_on(c, t, build):
