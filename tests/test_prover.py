@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -114,6 +115,31 @@ def test_budgets_stop_the_proof_and_a_checkpoint_resumes_it(tmp_path) -> None:  
     # a finished proof is read back without work
     again = prove(st, prm, FLAGS, 2**28, 0.0, checkpoint=tmp_path)
     assert (again.verdict, again.positions) == (S_LOST, r.positions)
+
+
+def test_a_layer_that_cannot_double_within_the_memory_budget_stops_the_proof_before_it_allocates(tmp_path) -> None:  # noqa: ANN001
+    # good-measure deal 22's first layer holds hundreds of millions of positions: it outgrows any small budget
+    rules = find_variant("good-measure")
+    st = Game.from_deal(rules, 22).state_array()
+    prm = E.rule_params(rules)
+    budget = 48 * 2**20
+    prove(st, prm, FLAGS, budget, 0.0)  # compiled before memory is traced
+    tracemalloc.start()
+    try:
+        r = prove(st, prm, FLAGS, budget, 60.0, checkpoint=tmp_path)
+        held = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        again = prove(st, prm, FLAGS, budget, 60.0, checkpoint=tmp_path)  # the saved layer does not fit either
+        held_again = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (r.verdict, r.reason) == (S_UNKNOWN, "memory")
+    assert r.positions > 100_000
+    assert r.peak_bytes <= budget
+    assert held <= budget + 4 * 2**20  # numpy's arrays as the allocator saw them, beyond the prover's own count
+    assert (again.verdict, again.reason, again.positions) == (S_UNKNOWN, "memory", r.positions)
+    assert held_again <= budget + 4 * 2**20
+    assert (tmp_path / "prover.json").exists()
 
 
 def test_a_won_position_is_won() -> None:

@@ -296,12 +296,15 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
     return X_DONE, count, head, up_count
 
 
-def sorted_unique(keys: np.ndarray) -> np.ndarray:
-    """The rows of ``keys`` (n x `KEY_WORDS` uint64) sorted, each once: a sorted run."""
+def sorted_unique(keys: np.ndarray, unique: bool = False) -> np.ndarray:
+    """The rows of ``keys`` (n x `KEY_WORDS` uint64) sorted, each once: a sorted run. With ``unique``
+    the caller vouches that no row repeats (a layer's members), which spares a copy."""
     if len(keys) <= 1:
         return keys.copy()
     order = np.lexsort(keys.T[::-1])
     s = keys[order]
+    if unique:
+        return s
     keep = np.ones(len(s), dtype=bool)
     keep[1:] = np.any(s[1:] != s[:-1], axis=1)
     return s[keep]
@@ -320,7 +323,8 @@ class ProofResult:
     largest_layer: int
     """The most keys one layer held (positions, or components with components on)."""
     peak_bytes: int
-    """The most bytes the layer, the seeds in memory and the component arrays held at once."""
+    """The most bytes the layer, the seeds in memory and the component arrays held at once, counting the
+    copies made while a layer doubles or goes back to seeds (a bound kept within ``max_bytes``)."""
     seconds: float
     """Seconds of this run."""
     reason: str = ""
@@ -340,13 +344,18 @@ class _Seeds:
         self.bytes = 0
         self.serial = 0
 
-    def add(self, layer: int, keys: np.ndarray) -> None:
-        run = sorted_unique(keys)
+    def add(self, layer: int, keys: np.ndarray, unique: bool = False) -> None:
+        run = sorted_unique(keys, unique)
         self.runs.setdefault(layer, []).append(run)
         self.bytes += run.nbytes
 
     def next_layer(self) -> int | None:
         return min(self.runs, key=lambda lay: (layer_total(lay), lay)) if self.runs else None
+
+    def count(self, layer: int) -> int:
+        """Seeds waiting for ``layer``, in memory and on disk (files are read for their shape only)."""
+        return sum(len(np.load(self.directory / r, mmap_mode="r")) if isinstance(r, str) else len(r)
+                   for r in self.runs.get(layer, []))
 
     def take(self, layer: int) -> list[np.ndarray]:
         out = []
@@ -396,7 +405,9 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
     ``flags`` are the search's switches (`F_SAFE`, `F_DEAD`, `F_LONE`; ordering
     is irrelevant here). ``max_bytes`` bounds the layer and the seeds kept in
     memory (seeds beyond half of it go to ``checkpoint`` when given; without a
-    directory the proof stops as unknown). ``max_seconds`` bounds this run.
+    directory the proof stops as unknown), counting the copies made while a layer
+    doubles or goes back to seeds: a layer that cannot double within it stops the
+    proof as unknown ("memory") before it allocates. ``max_seconds`` bounds this run.
     With ``checkpoint`` an earlier run's state there is resumed (when it is for
     the same position) and the state is saved as described above. ``progress``
     is called with the figures so far after each layer, and every ``checkpoint_seconds`` inside a
@@ -478,9 +489,17 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
         if directory is not None and time.perf_counter() - last_checkpoint > checkpoint_seconds:
             _checkpoint(directory, seeds, root, prm, counters)
             last_checkpoint = time.perf_counter()
-        runs = seeds.take(layer)
-        n_seeds = sum(len(r) for r in runs)
+        n_seeds = seeds.count(layer)
         cap = max(1024, 2 * n_seeds + room)
+        others = up.nbytes + seeds.bytes + cwork.nbytes
+        # the layer's arrays with its seeds read back, or a stop sorting a full layer back into seeds
+        start = max(_layer_bytes(cap) + n_seeds * KEY_BYTES, _stop_bytes(cap)) + others
+        if start > max_bytes:
+            if directory is not None:
+                _checkpoint(directory, seeds, root, prm, counters)
+            return result(S_UNKNOWN, "memory")
+        peak = max(peak, start)
+        runs = seeds.take(layer)
         members = np.zeros((cap, KEY_WORDS), dtype=np.uint64)
         table = np.full(_pow2(2 * cap), EMPTY, dtype=np.int64)
         count = 0
@@ -498,13 +517,17 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
                 return result(S_WON)
             if status == X_BAD:
                 raise RuntimeError("the prover met a position its keys cannot describe, or a component stored whole grew past the cap")
-            if status == X_GROW:
+            others = up.nbytes + seeds.bytes + cwork.nbytes
+            no_room = status == X_GROW and _growth_bytes(len(members)) + others > max_bytes
+            if status == X_GROW and not no_room:
+                peak = max(peak, _growth_bytes(len(members)) + others)
+                del table  # before the copy, so that old and new tables are never held together
                 members = _grown(members, count)
                 table = np.full(_pow2(2 * len(members)), EMPTY, dtype=np.int64)
                 _reindex(members, count, table)
             if seeds.bytes > max_bytes / 2 and directory is not None:
                 seeds.spill()
-            over = members.nbytes + table.nbytes + up.nbytes + seeds.bytes + cwork.nbytes > max_bytes
+            over = no_room or members.nbytes + table.nbytes + up.nbytes + seeds.bytes + cwork.nbytes > max_bytes
             late = time.perf_counter() - t0 > max_seconds
             if status == X_DONE:
                 break
@@ -516,10 +539,12 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
                 settle()
                 stats[CS_RESUME] = 0
                 if directory is not None:
-                    # the layer goes back as seeds (its expanded positions are expanded again on resume)
-                    back = members[:count].copy()
+                    # the layer goes back as seeds (its expanded positions are expanded again on resume),
+                    # sorted from the members themselves: they are unique and no longer needed
+                    del table
+                    back = members[:count]
                     back[:, SINGLE_WORD] &= ~SINGLE
-                    seeds.add(layer, back)
+                    seeds.add(layer, back, unique=True)
                     _checkpoint(directory, seeds, root, prm, counters)
                 return result(S_UNKNOWN, "memory" if over else "seconds")
         settle()
@@ -538,6 +563,27 @@ def _flush(seeds: _Seeds, keys: np.ndarray, layers: np.ndarray) -> None:
     cuts = np.flatnonzero(np.diff(ls)) + 1
     for part_l, part_k in zip(np.split(ls, cuts), np.split(ks, cuts), strict=True):
         seeds.add(int(part_l[0]), part_k)
+
+
+KEY_BYTES = KEY_WORDS * 8
+"""Bytes of one key (a member of a layer, or a seed)."""
+
+
+def _layer_bytes(rows: int) -> int:
+    """Bytes of a layer's arrays for ``rows`` members: the members and their hash index."""
+    return rows * KEY_BYTES + 8 * _pow2(2 * rows)
+
+
+def _stop_bytes(rows: int) -> int:
+    """The most bytes a stop holds while it sorts a layer of ``rows`` members back into seeds (the
+    index freed first): the members, a sort order and the sorted copy."""
+    return rows * (2 * KEY_BYTES + 8)
+
+
+def _growth_bytes(rows: int) -> int:
+    """The most bytes a layer of ``rows`` members holds from the moment it doubles until it is done:
+    while doubling (old and new members; the old index is freed first), doubled, and at a later stop."""
+    return max(3 * rows * KEY_BYTES, _layer_bytes(2 * rows), _stop_bytes(2 * rows))
 
 
 def _grown(members: np.ndarray, count: int) -> np.ndarray:
