@@ -118,7 +118,7 @@ def test_budgets_stop_the_proof_and_a_checkpoint_resumes_it(tmp_path) -> None:  
 
 
 def test_a_layer_that_cannot_double_within_the_memory_budget_stops_the_proof_before_it_allocates(tmp_path) -> None:  # noqa: ANN001
-    # good-measure deal 22's first layer holds hundreds of millions of positions: it outgrows any small budget
+    # good-measure deal 22's first layer holds more than 50 million positions: it outgrows any small budget
     rules = find_variant("good-measure")
     st = Game.from_deal(rules, 22).state_array()
     prm = E.rule_params(rules)
