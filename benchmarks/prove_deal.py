@@ -4,7 +4,7 @@
     python benchmarks/prove_deal.py --variant good-measure --deal 22 --components 20000
 
 Run it again with the same ``--checkpoint`` to continue a proof that was stopped
-or killed. Prints a line per finished layer (elapsed seconds, positions,
+or killed; Ctrl-C stops it at its next safe point with the checkpoint saved. Prints a line per finished layer (elapsed seconds, positions,
 largest layer, peak MiB) and the verdict with its figures at the end; with
 ``--components`` the prover stores components of inner moves
 (`strategies.solver.components`) and the figures count components too.
@@ -59,6 +59,10 @@ def main() -> None:
           f"{cpu.ru_utime + cpu.ru_stime:.1f} CPU s in the process (compiling included)", flush=True)
     if r.stats is not None:
         print("components:", ", ".join(f"{k} {v:,}" for k, v in r.stats.items()), flush=True)
+    if r.reason == "interrupted":
+        print("interrupted: run the same command again to continue from the checkpoint" if args.checkpoint
+              else "interrupted: nothing saved (no --checkpoint)", file=sys.stderr)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import tracemalloc
 
 import numpy as np
@@ -115,6 +117,26 @@ def test_budgets_stop_the_proof_and_a_checkpoint_resumes_it(tmp_path) -> None:  
     # a finished proof is read back without work
     again = prove(st, prm, FLAGS, 2**28, 0.0, checkpoint=tmp_path)
     assert (again.verdict, again.positions) == (S_LOST, r.positions)
+
+
+def test_a_first_ctrl_c_stops_the_proof_with_its_checkpoint_and_the_next_run_finishes_it(tmp_path) -> None:  # noqa: ANN001
+    rules = LAYERED[0]
+    prm = E.rule_params(rules)
+    st = _lost_position(rules)
+    whole = prove(st, prm, FLAGS, 2**28, 60.0)
+    before = signal.getsignal(signal.SIGINT)
+    presses = []
+
+    def press_once(r) -> None:  # noqa: ANN001
+        if not presses:
+            presses.append(r)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    first = prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path, checkpoint_seconds=0.0, progress=press_once)
+    assert (first.verdict, first.reason) == (S_UNKNOWN, "interrupted")
+    assert signal.getsignal(signal.SIGINT) is before
+    rest = prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path)
+    assert rest.verdict == S_LOST and rest.layers == whole.layers
 
 
 def test_a_layer_that_cannot_double_within_the_memory_budget_stops_the_proof_before_it_allocates(tmp_path) -> None:  # noqa: ANN001

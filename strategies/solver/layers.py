@@ -58,6 +58,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -328,7 +330,7 @@ class ProofResult:
     seconds: float
     """Seconds of this run."""
     reason: str = ""
-    """Why the verdict is unknown ("memory", "seconds", "rules"), or empty."""
+    """Why the verdict is unknown ("memory", "seconds", "interrupted", "rules"), or empty."""
     components: int = 0
     """Keys expanded (in this run and the runs it resumed): positions without components, components with."""
     stats: dict[str, int] | None = None
@@ -415,8 +417,48 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
     stores components of inner moves instead of positions (`strategies.solver.components`),
     each of at most that many members (bigger ones stay single positions), with a cache of
     ``cache_entries`` members; a checkpoint holds exact keys either way, so a proof may resume
-    with another setting.
+    with another setting. A first Ctrl-C (SIGINT, in the main thread) stops the proof at its next
+    safe point as unknown ("interrupted"), its checkpoint saved.
     """
+    with _Interrupts() as interrupts:
+        return _prove(st0, prm, flags, max_bytes, max_seconds, checkpoint, checkpoint_seconds, progress,
+                      component_cap, cache_entries, interrupts)
+
+
+class _Interrupts:
+    """Ctrl-C during a proof: the first asks the prover to stop at its next safe point (between two
+    expansions of at most 65,536 keys), saving its checkpoint, with the reason "interrupted"; a
+    second interrupts at once as usual (the checkpoint directory still holds its last complete
+    checkpoint). Only where Python delivers signals (the main thread) and SIGINT is not ignored: the
+    runner's workers ignore it, and their prover runs are stopped by the runner."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._installed = False
+        self._old: object = None
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.getsignal(signal.SIGINT)
+            if self._old is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, self._ask)
+                self._installed = True
+        return self
+
+    def _ask(self, signum: int, frame: object) -> None:
+        self.asked = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, signal.SIG_DFL if self._old is None else self._old)
+
+
+def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_seconds: float,
+           checkpoint: str | os.PathLike | None, checkpoint_seconds: float,
+           progress: Callable[[ProofResult], None] | None, component_cap: int, cache_entries: int,
+           interrupts: _Interrupts) -> ProofResult:
+    """`prove`'s work, stopping at the next safe point once ``interrupts`` is asked to."""
     t0 = time.perf_counter()
     if not layered_rules(prm):
         return ProofResult(S_UNKNOWN, 0, 0, 0, 0, 0.0, "rules")
@@ -482,10 +524,10 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
             if directory is not None:
                 _checkpoint(directory, seeds, root, prm, counters)
             return result(S_LOST)
-        if finished and time.perf_counter() - t0 > max_seconds:
+        if interrupts.asked or (finished and time.perf_counter() - t0 > max_seconds):
             if directory is not None:
                 _checkpoint(directory, seeds, root, prm, counters)
-            return result(S_UNKNOWN, "seconds")
+            return result(S_UNKNOWN, "interrupted" if interrupts.asked else "seconds")
         if directory is not None and time.perf_counter() - last_checkpoint > checkpoint_seconds:
             _checkpoint(directory, seeds, root, prm, counters)
             last_checkpoint = time.perf_counter()
@@ -528,7 +570,7 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
             if seeds.bytes > max_bytes / 2 and directory is not None:
                 seeds.spill()
             over = no_room or members.nbytes + table.nbytes + up.nbytes + seeds.bytes + cwork.nbytes > max_bytes
-            late = time.perf_counter() - t0 > max_seconds
+            late = interrupts.asked or time.perf_counter() - t0 > max_seconds
             if status == X_DONE:
                 break
             if progress is not None and time.perf_counter() - last_report > checkpoint_seconds:
@@ -546,7 +588,7 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
                     back[:, SINGLE_WORD] &= ~SINGLE
                     seeds.add(layer, back, unique=True)
                     _checkpoint(directory, seeds, root, prm, counters)
-                return result(S_UNKNOWN, "memory" if over else "seconds")
+                return result(S_UNKNOWN, "memory" if over else "interrupted" if interrupts.asked else "seconds")
         settle()
         counters["layers"] += 1
         finished += 1
