@@ -137,6 +137,10 @@ def test_a_first_ctrl_c_stops_the_proof_with_its_checkpoint_and_the_next_run_fin
     assert signal.getsignal(signal.SIGINT) is before
     rest = prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path)
     assert rest.verdict == S_LOST and rest.layers == whole.layers
+    # without a checkpoint there is nothing to save: Ctrl-C interrupts, and no caller takes it for a verdict
+    presses.clear()
+    with pytest.raises(KeyboardInterrupt):
+        prove(st, prm, FLAGS, 2**28, 60.0, checkpoint_seconds=0.0, progress=press_once)
 
 
 def test_a_layer_that_cannot_double_within_the_memory_budget_stops_the_proof_before_it_allocates(tmp_path) -> None:  # noqa: ANN001

@@ -417,28 +417,31 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
     stores components of inner moves instead of positions (`strategies.solver.components`),
     each of at most that many members (bigger ones stay single positions), with a cache of
     ``cache_entries`` members; a checkpoint holds exact keys either way, so a proof may resume
-    with another setting. A first Ctrl-C (SIGINT, in the main thread) stops the proof at its next
-    safe point as unknown ("interrupted"), its checkpoint saved.
+    with another setting. With ``checkpoint``, a first Ctrl-C (SIGINT, in the main thread) stops
+    the proof at its next safe point as unknown ("interrupted"), its checkpoint saved; without one
+    Ctrl-C raises KeyboardInterrupt as usual, so that a caller such as the solver never takes an
+    interrupt for a verdict.
     """
-    with _Interrupts() as interrupts:
+    with _Interrupts(checkpoint is not None) as interrupts:
         return _prove(st0, prm, flags, max_bytes, max_seconds, checkpoint, checkpoint_seconds, progress,
                       component_cap, cache_entries, interrupts)
 
 
 class _Interrupts:
-    """Ctrl-C during a proof: the first asks the prover to stop at its next safe point (between two
-    expansions of at most 65,536 keys), saving its checkpoint, with the reason "interrupted"; a
-    second interrupts at once as usual (the checkpoint directory still holds its last complete
-    checkpoint). Only where Python delivers signals (the main thread) and SIGINT is not ignored: the
+    """Ctrl-C during a proof with a checkpoint (``catch``): the first asks the prover to stop at its
+    next safe point (between two expansions of at most 65,536 keys), saving its checkpoint, with the
+    reason "interrupted"; a second interrupts at once as usual (the checkpoint directory still holds
+    its last complete checkpoint). Only where Python delivers signals (the main thread) and SIGINT is not ignored: the
     runner's workers ignore it, and their prover runs are stopped by the runner."""
 
-    def __init__(self) -> None:
+    def __init__(self, catch: bool) -> None:
         self.asked = False
+        self._catch = catch
         self._installed = False
         self._old: object = None
 
     def __enter__(self) -> _Interrupts:
-        if threading.current_thread() is threading.main_thread():
+        if self._catch and threading.current_thread() is threading.main_thread():
             self._old = signal.getsignal(signal.SIGINT)
             if self._old is not signal.SIG_IGN:
                 signal.signal(signal.SIGINT, self._ask)
