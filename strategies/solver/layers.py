@@ -431,8 +431,8 @@ class _Interrupts:
     """Ctrl-C during a proof with a checkpoint (``catch``): the first asks the prover to stop at its
     next safe point (between two expansions of at most 65,536 keys), saving its checkpoint, with the
     reason "interrupted"; a second interrupts at once as usual (the checkpoint directory still holds
-    its last complete checkpoint). Only where Python delivers signals (the main thread) and SIGINT is not ignored: the
-    runner's workers ignore it, and their prover runs are stopped by the runner."""
+    its last complete checkpoint). Only where Python delivers signals (the main thread) and SIGINT
+    is not ignored: the runner's workers ignore it, and their prover runs are stopped by the runner."""
 
     def __init__(self, catch: bool) -> None:
         self.asked = False
