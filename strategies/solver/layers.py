@@ -514,6 +514,10 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
         counters.update(totals())
         done.update(positions=int(stats[CS_MEMBERS]), components=int(stats[CS_COMPONENTS]))
 
+    def outside() -> int:
+        """Bytes held beside the layer's arrays: the up buffer, the seeds in memory, the component arrays."""
+        return up.nbytes + seeds.bytes + cwork.nbytes
+
     def result(verdict: int, reason: str = "") -> ProofResult:
         t = totals()
         names = ("members", "components", "enumerated", "visited", "cache_hits", "oversize", "big_config", "dead")
@@ -536,9 +540,8 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
             last_checkpoint = time.perf_counter()
         n_seeds = seeds.count(layer)
         cap = max(1024, 2 * n_seeds + room)
-        others = up.nbytes + seeds.bytes + cwork.nbytes
         # the layer's arrays with its seeds read back, or a stop sorting a full layer back into seeds
-        start = max(_layer_bytes(cap) + n_seeds * KEY_BYTES, _stop_bytes(cap)) + others
+        start = max(_layer_bytes(cap) + n_seeds * KEY_BYTES, _stop_bytes(cap)) + outside()
         if start > max_bytes:
             if directory is not None:
                 _checkpoint(directory, seeds, root, prm, counters)
@@ -557,22 +560,22 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
                                                     layer, 1 << 16, dwork, cw, use_comp)
             if up_count:
                 _flush(seeds, up[:up_count], up_layer[:up_count])
-            peak = max(peak, members.nbytes + table.nbytes + up.nbytes + seeds.bytes + cwork.nbytes)
+            peak = max(peak, members.nbytes + table.nbytes + outside())
             if status == X_WON:
                 return result(S_WON)
             if status == X_BAD:
                 raise RuntimeError("the prover met a position its keys cannot describe, or a component stored whole grew past the cap")
-            others = up.nbytes + seeds.bytes + cwork.nbytes
-            no_room = status == X_GROW and _growth_bytes(len(members)) + others > max_bytes
+            growth = _growth_bytes(len(members)) + outside() if status == X_GROW else 0
+            no_room = growth > max_bytes
             if status == X_GROW and not no_room:
-                peak = max(peak, _growth_bytes(len(members)) + others)
+                peak = max(peak, growth)
                 del table  # before the copy, so that old and new tables are never held together
                 members = _grown(members, count)
                 table = np.full(_pow2(2 * len(members)), EMPTY, dtype=np.int64)
                 _reindex(members, count, table)
             if seeds.bytes > max_bytes / 2 and directory is not None:
                 seeds.spill()
-            over = no_room or members.nbytes + table.nbytes + up.nbytes + seeds.bytes + cwork.nbytes > max_bytes
+            over = no_room or members.nbytes + table.nbytes + outside() > max_bytes
             late = interrupts.asked or time.perf_counter() - t0 > max_seconds
             if status == X_DONE:
                 break
