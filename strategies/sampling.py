@@ -190,7 +190,7 @@ SAMPLE_TT_MIN = 1 << 10
 
 def scratch_size(rules: Rules, samples: int) -> int:
     """Scratch slots of a game of ``rules`` with ``samples`` completions kept."""
-    return KEEP_BASE + keep_size(rules.columns, rules.cards_per_column, samples)
+    return KEEP_BASE + keep_size(rules.columns, samples)
 
 
 @nb.njit(cache=True)

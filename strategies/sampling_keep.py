@@ -5,10 +5,14 @@ turned up is still a fair guess at the deal, and a completion whose solve found
 a winning line starting with the move just played still has the rest of that
 line: it votes for the line's next move without a new solve. A completion
 proven lost stays lost whatever is played. So the player keeps, in its per-game
-scratch, each completion's face-down cards (pile by pile, slot by slot: the
-layout of the state array may change between decisions, these do not) and its
+scratch, each completion's face-down cards (pile by pile, packed in the order of
+the piles: the layout of the state array may change between decisions, the
+face-down counts saved beside them say where each pile's cards are) and its
 status after the move it chose: won (with the rest of the line), lost, or
-unknown (solve again).
+unknown (solve again). The block is sized from a bound, not from the deal's
+shape: a table holds at most `DECK_SIZE` face-down cards however its piles are
+laid out (a typed layout may put more cards face down in one pile than the deal
+does).
 
 At the next decision each kept completion is rebuilt on the table as it now
 stands. A face-down card that has since turned up is checked against the
@@ -40,7 +44,6 @@ import numpy as np
 
 from sim.cards import DECK_SIZE
 from sim.engine import (
-    P_CPC,
     P_KTB,
     P_PILES,
     down_at,
@@ -58,24 +61,26 @@ LINE_SLOTS = 320
 K_KEPT, K_HEAD = 0, 1
 """Slots of the kept block: whether completions are kept, then each pile's face-down count."""
 KS_STATUS, KS_LEN, KS_HEAD = 0, 1, 2
-"""Slots of one completion: status, line length, then its hidden cards (piles x cards per column), then its line."""
+"""Slots of one completion: status, line length, then its hidden cards (`DECK_SIZE` slots, each pile's
+packed after the piles before it), then its line."""
+KS_SIZE = KS_HEAD + DECK_SIZE + LINE_SLOTS
+"""Slots of one completion."""
 
 
-def keep_size(piles: int, cards_per_column: int, samples: int) -> int:
+def keep_size(piles: int, samples: int) -> int:
     """Scratch slots the kept block needs for ``samples`` completions of ``piles`` piles."""
-    return K_HEAD + piles + samples * (KS_HEAD + piles * cards_per_column + LINE_SLOTS)
+    return K_HEAD + piles + samples * KS_SIZE
 
 
 @nb.njit(cache=True, inline="always")
 def _slot(prm, base, j):  # noqa: ANN001, ANN202 (numba)
-    P = prm[P_PILES]
-    return base + K_HEAD + P + j * (KS_HEAD + P * prm[P_CPC] + LINE_SLOTS)
+    return base + K_HEAD + prm[P_PILES] + j * KS_SIZE
 
 
 @nb.njit(cache=True)
 def store_kept(scratch, base, prm, st, samples, status, lines, llen):  # noqa: ANN001, ANN201 (numba)
     """Keep each completion's hidden cards (as laid out in st's face-down slots), status and line."""
-    P, C = prm[P_PILES], prm[P_CPC]
+    P = prm[P_PILES]
     scratch[base + K_KEPT] = 1
     for p in range(P):
         scratch[base + K_HEAD + p] = np.int64(st[down_at(P, p)])
@@ -84,12 +89,14 @@ def store_kept(scratch, base, prm, st, samples, status, lines, llen):  # noqa: A
         won = status[j] == KEEP_WON and llen[j] <= LINE_SLOTS
         scratch[o + KS_STATUS] = status[j] if won or status[j] != KEEP_WON else KEEP_NONE
         scratch[o + KS_LEN] = llen[j] if won else 0
+        k = o + KS_HEAD
         for p in range(P):
             pb = pile_base(prm, p)
             for i in range(np.int64(st[down_at(P, p)])):
-                scratch[o + KS_HEAD + p * C + i] = np.int64(samples[j, pb + i])
+                scratch[k] = np.int64(samples[j, pb + i])
+                k += 1
         if won:
-            h = o + KS_HEAD + P * C
+            h = o + KS_HEAD + DECK_SIZE
             for k in range(llen[j]):
                 scratch[h + k] = lines[j, k]
 
@@ -147,9 +154,15 @@ def restore_kept(scratch, base, prm, st, samples, status, lines, llen, unseen, m
     samples[j] must hold st with its hidden slots to fill. Writes each completion's hidden
     cards, status and line; returns for each j whether it could be kept (``unseen[j]`` is
     set False where it must be drawn afresh). ``unseen`` doubles as the per-sample result."""
-    P, C = prm[P_PILES], prm[P_CPC]
+    P = prm[P_PILES]
     seen = cards_in_sight(st, prm)
-    where = np.empty(DECK_SIZE, dtype=np.int64)  # kept card -> its slot in the completion (pile * C + i)
+    start = np.zeros(P + 1, dtype=np.int64)  # pile p's kept cards: slots start[p] .. start[p + 1] - 1
+    pile_of = np.zeros(DECK_SIZE, dtype=np.int64)  # slot -> its pile
+    if scratch[base + K_KEPT] != 0:
+        for p in range(P):
+            start[p + 1] = start[p] + scratch[base + K_HEAD + p]
+            pile_of[start[p] : start[p + 1]] = p
+    where = np.empty(DECK_SIZE, dtype=np.int64)  # kept card -> its slot in the completion
     for j in range(samples.shape[0]):
         unseen[j] = False
         status[j] = KEEP_NONE
@@ -159,28 +172,30 @@ def restore_kept(scratch, base, prm, st, samples, status, lines, llen, unseen, m
         o = _slot(prm, base, j)
         h = o + KS_HEAD
         where[:] = -1
-        for p in range(P):
-            for i in range(scratch[base + K_HEAD + p]):
-                where[scratch[h + p * C + i]] = p * C + i
+        for t in range(start[P]):
+            where[scratch[h + t]] = t
         changed = False
         ok = True
         for p in range(P):  # cards turned up since: swap into place where the completion had another card
             b = pile_base(prm, p)
-            d_old, d = scratch[base + K_HEAD + p], np.int64(st[down_at(P, p)])
-            if d > d_old:
+            d = np.int64(st[down_at(P, p)])
+            if d > start[p + 1] - start[p]:
                 ok = False
-            for i in range(d, d_old):
-                c, x = np.int64(st[b + i]), scratch[h + p * C + i]
+                break
+            for i in range(d, start[p + 1] - start[p]):
+                c, x = np.int64(st[b + i]), scratch[h + start[p] + i]
                 if c == x:
                     continue
                 t = where[c]
-                if t < 0 or t % C >= np.int64(st[down_at(P, t // C)]):
+                if t < 0 or t - start[pile_of[t]] >= np.int64(st[down_at(P, pile_of[t])]):
                     ok = False
                     break
                 scratch[h + t] = x
-                scratch[h + p * C + i] = c
-                where[x], where[c] = t, p * C + i
+                scratch[h + start[p] + i] = c
+                where[x], where[c] = t, start[p] + i
                 changed = True
+            if not ok:
+                break
         if not ok:
             continue
         for c in range(DECK_SIZE):  # the hidden cards must be exactly the unseen ones
@@ -189,7 +204,7 @@ def restore_kept(scratch, base, prm, st, samples, status, lines, llen, unseen, m
         for p in range(P):
             b = pile_base(prm, p)
             for i in range(np.int64(st[down_at(P, p)])):
-                c = scratch[h + p * C + i]
+                c = scratch[h + start[p] + i]
                 if seen[c] or tmp[c] != 0:
                     ok = False
                 tmp[c] = 1
@@ -204,7 +219,7 @@ def restore_kept(scratch, base, prm, st, samples, status, lines, llen, unseen, m
             status[j] = KEEP_LOST
         elif s == KEEP_WON and n > 0:
             for k in range(n):
-                lines[j, k] = scratch[h + P * C + k]
+                lines[j, k] = scratch[h + DECK_SIZE + k]
             keep = True
             if changed:
                 s2 = samples[j].copy()

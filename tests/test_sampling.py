@@ -18,6 +18,7 @@ from strategies import DealInfo, load_strategy
 from strategies.batch import play_batch
 from strategies.play import play_compiled, play_python
 from strategies.sampling import (
+    KEEP_BASE,
     PRESETS,
     SAMPLE_TT_MIN,
     SamplingStrategy,
@@ -27,7 +28,7 @@ from strategies.sampling import (
     sampling_policy,
     scratch_size,
 )
-from strategies.sampling_keep import LINE_SLOTS
+from strategies.sampling_keep import KEEP_WON, LINE_SLOTS, keep_size, restore_kept, store_kept
 from strategies.solver.search import W_TT, SolverWork
 from strategies.solver.strategy import SolverStrategy
 from tests.solver_helpers import face_down
@@ -45,9 +46,10 @@ DEFAULT_SMALL = "sampling:samples=3,sample_nodes=500"
 """The default's play (plans, every candidate, no shift) on a small budget."""
 
 
-def _shuffle_hidden(rules, st: np.ndarray, seed: int) -> np.ndarray:
-    """The same table with the face-down cards dealt differently (kings kept under the others)."""
-    prm = E.rule_params(rules)
+def _shuffle_hidden(rules, st: np.ndarray, seed: int, prm: np.ndarray | None = None) -> np.ndarray:
+    """The same table (laid out by ``prm``, the deal's layout by default) with the face-down cards dealt
+    differently (kings kept under the others)."""
+    prm = E.rule_params(rules) if prm is None else prm
     P = rules.columns
     out = st.copy()
     hidden = [int(st[E.pile_base(prm, p) + i]) for p in range(P) for i in range(int(st[E.down_at(P, p)]))]
@@ -266,3 +268,71 @@ def test_a_completion_is_solved_in_a_table_window_sized_from_its_budget(budget):
     assert size & (size - 1) == 0 and size >= SAMPLE_TT_MIN
     assert size == table.shape[0] or (size >= 4 * (budget + 1) and size // 2 < max(4 * (budget + 1), SAMPLE_TT_MIN))
     assert all(a is b for i, (a, b) in enumerate(zip(sample_work(work, budget), work, strict=True)) if i != W_TT)
+
+
+def _tall_layout() -> Position:
+    """A dick-1883 table whose first and last piles hold six face-down cards each, more than the deal's
+    four cards a pile (a typed layout may do that): the kept block must not be sized by the deal's shape."""
+    kings = [c for c in range(52) if rank_of(c) == KING]
+    others = [c for c in range(52) if rank_of(c) != KING]
+    piles = []
+    for p, size in enumerate((7, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 7)):
+        bottom = [kings[p - 1]] if 1 <= p <= 4 else []  # kings at the bottom, as the deal puts them
+        piles.append(tuple(bottom + [others.pop() for _ in range(size - len(bottom))]))
+    return Position(tuple(piles), tuple(len(p) - 1 for p in piles), ((), (), (), ()))
+
+
+def test_kept_completions_of_piles_taller_than_the_deal_come_back_unchanged():
+    """Stored and restored on the same table, every completion comes back whole: no pile's face-down cards
+    overwrite another's (before the block was sized from a bound, the first pile's cards ran into the
+    second pile's slots and the last pile's into the line slots)."""
+    game = Game(DICK, _tall_layout())
+    prm, st = game.rule_params, game.state_array()
+    samples_n = 3
+    samples = np.empty((samples_n, prm[E.P_SIZE]), dtype=np.int8)
+    pool = np.zeros(52, dtype=np.int64)
+    rng = np.array([3, 0], dtype=np.uint64)
+    for j in range(samples_n):
+        samples[j] = st
+        draw_completion(st, prm, samples[j], rng, pool)
+    status = np.full(samples_n, KEEP_WON, dtype=np.int64)
+    llen = np.full(samples_n, LINE_SLOTS, dtype=np.int64)
+    lines = np.arange(samples_n * LINE_SLOTS, dtype=np.int64).reshape(samples_n, LINE_SLOTS) + 1000
+    scratch = np.zeros(scratch_size(DICK, samples_n), dtype=np.int64)
+    store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
+    back = np.repeat(st[None, :], samples_n, axis=0)
+    status2, llen2 = np.zeros(samples_n, dtype=np.int64), np.zeros(samples_n, dtype=np.int64)
+    lines2, kept = np.zeros_like(lines), np.zeros(samples_n, dtype=np.bool_)
+    restore_kept(scratch, KEEP_BASE, prm, st, back, status2, lines2, llen2, kept,
+                 np.empty(prm[E.P_MOVEBUF], dtype=np.int64), pool)
+    assert kept.all()
+    assert (back == samples).all()
+    assert (status2 == KEEP_WON).all() and (llen2 == LINE_SLOTS).all() and (lines2 == lines).all()
+    assert scratch_size(DICK, samples_n) == KEEP_BASE + keep_size(DICK.columns, samples_n)
+
+
+def test_a_game_from_a_table_taller_than_the_deal_never_reads_the_face_down_cards():
+    game = Game(DICK, _tall_layout())
+    prm, st = game.rule_params, game.state_array()
+    s = load_strategy(PLANS)
+    pp = s.compiled(DICK).pparams
+    moves = E.new_moves(prm)
+    rng = np.array([7, 0], dtype=np.uint64)
+    scratch = np.zeros(scratch_size(DICK, s.params["samples"]), dtype=np.int64)
+    for step in range(25):
+        n = E.gen_moves(st, prm, moves)
+        if n == 0 or face_down(DICK, st) == 0:
+            break
+        outcomes = set()
+        for variant in range(3):
+            other = _shuffle_hidden(DICK, st, 100 * step + variant, prm) if variant else st
+            r, sc = rng.copy(), scratch.copy()
+            i = sampling_policy(other, prm, moves, n, pp, r, sc)
+            sc[E.SCRATCH_MICROS] = 0  # the clock
+            outcomes.add((int(i), r.tobytes(), sc.tobytes()))
+        assert len(outcomes) == 1, step
+        i = sampling_policy(st, prm, moves, n, pp, rng, scratch)
+        if i < 0:
+            break
+        E.apply_move(st, prm, moves[i])
+    assert step > 5
