@@ -41,6 +41,13 @@ FAR = 1 << 20
 SCRATCH_STORED, SCRATCH_LAST = SCRATCH_OWN, SCRATCH_OWN + 1
 VISITED_OFFSET = SCRATCH_OWN + 2
 VISITED_SLOTS = 512
+"""Slots of the per-game table of positions seen (`remember`, `visited`). It takes at most three
+quarters of them, `VISITED_LIMIT` positions; a strategy that has seen that many in one game resigns
+(`heuristic`, `lookahead`: a limit of their play, in their texts). No game of theirs comes near it: the
+longest of deals 1-1,000 (1-300 for `lookahead`) of five presets lasted 140 moves, and
+tests/test_features.py checks that their games stay under half the limit."""
+VISITED_LIMIT = VISITED_SLOTS * 3 // 4
+"""Most positions the table of positions seen takes (three quarters of its slots)."""
 NEEDS_OFFSET = VISITED_OFFSET + VISITED_SLOTS
 NEEDS_STAMP = DECK_SIZE
 """Slot of the table of needs (after its 52 needs) that names the foundation it was filled for."""
@@ -354,9 +361,9 @@ def visited(scratch: np.ndarray, h: np.uint64) -> bool:
 
 @nb.njit(cache=True, inline="always")
 def remember(scratch: np.ndarray, h: np.uint64) -> bool:
-    """Record hash h; False when the table is three-quarters full (the game is too long to track)."""
+    """Record hash h; False when the table holds `VISITED_LIMIT` positions (the game is too long to track)."""
     stored = scratch[SCRATCH_STORED]
-    room = stored * 4 < VISITED_SLOTS * 3
+    room = stored < VISITED_LIMIT
     if room:
         slot = np.int64(h % np.uint64(VISITED_SLOTS))
         key = np.int64(h | np.uint64(1))

@@ -22,7 +22,10 @@ ends its line of search (what the card is cannot be known in advance), so the
 search never uses hidden cards. A won position scores above everything.
 
 It never returns to a position already seen in the game, and resigns when no
-considered move leads to a position better than the current one.
+considered move leads to a position better than the current one, or once it
+has seen `strategies.features.VISITED_LIMIT` (384) positions in one game,
+where its memory of them is full (far beyond its longest game measured: 140
+moves on five presets, tests/test_features.py).
 """
 
 from __future__ import annotations

@@ -158,7 +158,7 @@ def test_the_child_hash_is_the_hash_of_the_position_the_move_leads_to(rules: Rul
 def test_remember_and_visited_keep_a_set_of_hashes_until_three_quarters_full() -> None:
     scratch = np.zeros(F.SCRATCH_WITH_VISITED, dtype=np.int64)
     kept = [np.uint64(x * 0x9E3779B97F4A7C15 % 2**64) for x in range(1, F.VISITED_SLOTS)]
-    room = F.VISITED_SLOTS * 3 // 4
+    room = F.VISITED_LIMIT
     assert F.remember(scratch, kept[0]) and F.remember(scratch, kept[0])  # a second time: no new slot
     assert scratch[F.SCRATCH_STORED] == 1
     for i, h in enumerate(kept):
@@ -167,6 +167,21 @@ def test_remember_and_visited_keep_a_set_of_hashes_until_three_quarters_full() -
     assert all(F.visited(scratch, h) for h in kept[:room])
     assert not any(F.visited(scratch, h) for h in kept[room:])
 
+
+
+@pytest.mark.parametrize("spec, deals", (("heuristic", 200), ("lookahead", 40)))
+def test_games_of_the_strategies_that_remember_positions_stay_far_below_the_tables_limit(spec, deals) -> None:
+    """`heuristic` and `lookahead` resign once they have seen `VISITED_LIMIT` positions in a game; their
+    games must stay far below it, or that limit, not their play, would decide games."""
+    from sim.rules import find_variant
+    from strategies import load_strategy
+    from strategies.batch import play_batch
+
+    longest = 0
+    for name in ("bakers-dozen", "good-measure", "dick-1883", "spanish-patience", "kings-into-empty"):
+        result = play_batch(find_variant(name), load_strategy(spec), np.arange(1, deals + 1))
+        longest = max(longest, int(result.moves.max()))
+    assert 50 < longest < F.VISITED_LIMIT // 2
 
 def _reference_counts(function, *args) -> int:  # noqa: ANN001
     """How many reference-count calls numba leaves in the body of a fresh (uncached) compile of
