@@ -37,7 +37,7 @@ from sim.deals import check_strategy_seed
 from sim.game import Game
 from sim.referee import replay
 from sim.rules import VARIANTS, Rules
-from strategies import compiled_policy, load_strategy
+from strategies import compiled_policy, is_builtin, load_strategy
 from strategies.base import DealInfo, Strategy, StrategyError
 from strategies.batch import BatchResult, play_batch
 from strategies.play import GameRecord, play_compiled, play_python, timeout_seconds
@@ -285,6 +285,8 @@ class _Run:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 (whatever escapes the arena is the finding)
+            if is_builtin(self.strategy):
+                raise  # a built-in strategy's fault is a bug of the toolkit: its traceback, not a finding
             self.broken.add(f"{where}: {_one_line(exc)} escaped the arena")
             return None
         if tier == "python":
@@ -318,6 +320,8 @@ class _Run:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 (whatever escapes the batch is the finding)
+            if is_builtin(self.strategy):
+                raise  # a built-in strategy's fault is a bug of the toolkit: its traceback, not a finding
             self.broken.add(f"{rules.name} deals {numbers[0]}..{numbers[-1]} (batch): {_one_line(exc)}")
             return
         self.seconds["batch"] += time.perf_counter() - start

@@ -404,3 +404,19 @@ def test_the_verb_exits_2_on_bad_input(args):
     r = run(*args)
     assert r.exit_code == 2, r.output
     assert len(r.output.strip().splitlines()) == 1 and r.output.startswith("bakers-dozen: error: ")
+
+
+def test_a_fault_that_escapes_the_arena_is_a_plugins_finding_but_a_builtins_traceback(monkeypatch):
+    """Whatever escapes the arena while a plug-in plays is reported as its failing check; with a built-in
+    strategy the same escape is a bug of the toolkit and must show its traceback, not a check line."""
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a fault of the arena")
+
+    monkeypatch.setattr(check_module, "play_python", broken)
+    monkeypatch.setattr(check_module, "play_compiled", broken)
+    monkeypatch.setattr(check_module, "play_batch", broken)
+    report = check_strategy(Crasher(), deals=1, variants=[find_variant("good-measure")])
+    assert "a fault of the arena" in report.result("plays").detail
+    with pytest.raises(RuntimeError, match="a fault of the arena"):
+        check_strategy("greedy", deals=1, variants=[find_variant("good-measure")])
