@@ -65,6 +65,7 @@ from strategies.features import (
     SCRATCH_STORED,
     SCRATCH_WITH_VISITED,
     UNKNOWN_NEED,
+    VISITED_LIMIT,
     child_hash,
     fill_needs,
     needs_of,
@@ -154,15 +155,18 @@ def search(st, prm, known, depth, bufs, feats, need_of, reveal_bonus, inversion_
 def rollout(st, prm, known, need_of, reveal_bonus, inversion_penalty, hparams, game_scratch, roll_scratch, moves, nodes):  # noqa: ANN001, ANN201
     """Play the heuristic from st until the game ends or a face-down card turns up; value of where it stops.
 
-    Returns the evaluation there (`WIN` for a win); st is restored before returning.
+    Returns the evaluation there (`WIN` for a win); st is restored before returning. The heuristic
+    plays on a copy of the game's memory of positions seen: it remembers one new position a move and
+    resigns once that memory is full, so a rollout is at most `VISITED_LIMIT` moves long (its buffers'
+    size) and never overfills the table.
     """
     roll_scratch[:] = game_scratch
-    roll_scratch[SCRATCH_STORED] = 0  # recompute the hash of this position
-    played = np.empty(512, dtype=np.int64)
-    flags = np.empty(512, dtype=np.int64)
+    roll_scratch[SCRATCH_LAST] = position_hash(st, prm)  # where the heuristic starts: not the game's position
+    played = np.empty(VISITED_LIMIT, dtype=np.int64)
+    flags = np.empty(VISITED_LIMIT, dtype=np.int64)
     k = 0
     rng = np.zeros(2, dtype=np.uint64)
-    while k < 512:
+    while k < VISITED_LIMIT:
         n = gen_moves(st, prm, moves)
         if n == 0:
             break

@@ -179,7 +179,10 @@ TIE_LENGTH, TIE_NODES = 0, 1
 TIEBREAKS = ("length", "nodes")
 REDRAWS = 50
 SEEN_SLOTS = 1 << 13
-"""Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots)."""
+"""Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots): one
+entry a decision of the move vote, far more than a game's decisions (its games last about 100 moves).
+Were it ever full, a new position would be taken as not seen and not stored (`_seen`): the guard
+against circling would weaken, nothing else."""
 PLAN_BASE = SCRATCH_SIZE + SEEN_SLOTS
 """Start of the plan in progress (`strategies.sampling_plan`, `PLAN_SLOTS`) in the scratch."""
 KEEP_BASE = PLAN_BASE + PLAN_SLOTS
