@@ -112,6 +112,13 @@ every move) rather than as its component's canonical key; the codes of the cards
 bits only."""
 assert 3 * (DECK_SIZE - CARDS_PER_WORD * SINGLE_WORD) < 63
 
+# `ComponentWork.arrays` slots: the component being expanded (members, their index and stamps, the
+# generation counter, a decoded position and its cards' neighbours), the cache, the counters, the same
+# six for the component of an arriving position (sharing the generation counter), then work buffers
+(CW_MEMBERS, CW_TABLE, CW_STAMP, CW_GEN, CW_ST, CW_ABOVE, CW_CACHE_KEYS, CW_CACHE_VALUES, CW_STATS,
+ CW_AMEMBERS, CW_ATABLE, CW_ASTAMP, CW_AGEN, CW_AST, CW_AABOVE, CW_TMP, CW_CACHE_BIG, CW_BIG_CONFIGS,
+ CW_SIZE) = range(19)
+
 # `ComponentWork.stats` slots
 (CS_MEMBERS, CS_COMPONENTS, CS_ENUMERATED, CS_VISITED, CS_CACHE_HITS, CS_OVERSIZE, CS_BIG_CONFIG, CS_DEAD,
  CS_RESUME, CS_SIZE) = range(10)
@@ -287,14 +294,15 @@ def canonical(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, c
     when it stays a single position (its component passed the cap, or another component of its
     configuration did: `ComponentWork`'s big configurations). ``cw`` is `ComponentWork.arrays`; the
     arrival side (``amembers`` ...) is used, so an expansion's component (``members``) stays."""
-    ck, cv, stats, big, bigc = cw[6], cw[7], cw[8], cw[16], cw[17]
+    ck, cv, stats, big, bigc = cw[CW_CACHE_KEYS], cw[CW_CACHE_VALUES], cw[CW_STATS], cw[CW_CACHE_BIG], cw[CW_BIG_CONFIGS]
     hit = cache_get(ck, cv, big, key, row, out, orow)
     if hit > 0:
         stats[CS_CACHE_HITS] += 1
         if hit == 2:
             out[orow, SINGLE_WORD] |= SINGLE
         return
-    am, atab, astamp, gen, st, above, tmp = cw[9], cw[10], cw[11], cw[12], cw[13], cw[14], cw[15]
+    am, atab, astamp, gen = cw[CW_AMEMBERS], cw[CW_ATABLE], cw[CW_ASTAMP], cw[CW_AGEN]
+    st, above, tmp = cw[CW_AST], cw[CW_AABOVE], cw[CW_TMP]
     decode(key, row, prm, rb, st, above)
     ch = config_hash(st, prm)
     cslot = np.int64(ch & np.uint64(bigc.shape[0] - 1))
@@ -353,16 +361,18 @@ class ComponentWork:
         self.astamp = np.zeros_like(self.stamp)
         self.gen = np.zeros(1, dtype=np.int64)
         self.st = np.zeros(int(prm[P_SIZE]), dtype=np.int8)
-        self.above = np.zeros(52, dtype=np.int64)
+        self.above = np.zeros(DECK_SIZE, dtype=np.int64)
         self.tmp = np.zeros(int(prm[P_MOVEBUF]), dtype=np.int64)
         self.ast = np.zeros_like(self.st)
         self.aabove = np.zeros_like(self.above)
 
     def arrays(self) -> tuple:
-        """The arrays as `canonical` and the prover take them (``cw``)."""
-        return (self.members, self.table, self.stamp, self.gen, self.st, self.above, self.cache_keys,
-                self.cache_values, self.stats, self.amembers, self.atable, self.astamp, self.gen, self.ast,
-                self.aabove, self.tmp, self.cache_big, self.big_configs)
+        """The arrays as `canonical` and the prover take them (``cw``), in the order of the ``CW_*`` slots."""
+        cw = (self.members, self.table, self.stamp, self.gen, self.st, self.above, self.cache_keys,
+              self.cache_values, self.stats, self.amembers, self.atable, self.astamp, self.gen, self.ast,
+              self.aabove, self.tmp, self.cache_big, self.big_configs)
+        assert len(cw) == CW_SIZE
+        return cw
 
     @property
     def nbytes(self) -> int:

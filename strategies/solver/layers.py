@@ -100,6 +100,14 @@ from strategies.solver.components import (
     CS_DEAD,
     CS_MEMBERS,
     CS_RESUME,
+    CW_ABOVE,
+    CW_GEN,
+    CW_MEMBERS,
+    CW_ST,
+    CW_STAMP,
+    CW_STATS,
+    CW_TABLE,
+    CW_TMP,
     SINGLE,
     SINGLE_WORD,
     ComponentWork,
@@ -194,10 +202,11 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
     use_safe = (flags & F_SAFE) != 0
     use_dead = (flags & F_DEAD) != 0
     room = prm[P_MOVES] + 1
-    comp, ctab, cstamp, gen, cst, cabove, stats, ctmp = cw[0], cw[1], cw[2], cw[3], cw[4], cw[5], cw[8], cw[15]
+    comp, ctab, cstamp, gen = cw[CW_MEMBERS], cw[CW_TABLE], cw[CW_STAMP], cw[CW_GEN]
+    cst, cabove, stats, ctmp = cw[CW_ST], cw[CW_ABOVE], cw[CW_STATS], cw[CW_TMP]
     st = np.zeros(prm[P_SIZE], dtype=np.int8)
     ch = np.zeros_like(st)
-    above = np.empty(52, dtype=np.int64)
+    above = np.empty(DECK_SIZE, dtype=np.int64)
     tmp = np.empty(prm[P_MOVEBUF], dtype=np.int64)
     scores = np.zeros(prm[P_MOVES], dtype=np.int64)
     mbuf = np.zeros(prm[P_MOVES], dtype=np.int64)
