@@ -16,17 +16,20 @@ import numba as nb
 import numpy as np
 
 from sim.cards import rank_of
-from sim.engine import FOUNDATION, move_from, move_to, nb_rank_of, top_card
+from sim.engine import FOUNDATION, POLICY_RESIGN, SCRATCH_OWN, move_from, move_to, nb_rank_of, top_card
 from sim.game import View
 from sim.notation import Move
 from sim.rules import Rules
 from strategies.base import CompiledPolicy, Param, Strategy
 
+MOVES_MADE = SCRATCH_OWN
+"""The policy's one slot of per-game memory: the scratch before `SCRATCH_OWN` reports nodes and time."""
+
 
 @nb.njit(cache=True)
 def lowest_first_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
     """Home first; else the first move (engine order) of the lowest-ranked card; resign after pparams[0] moves."""
-    scratch[2] += 1  # scratch[2:] is this strategy's own memory for the game (0 and 1 report nodes/time)
+    scratch[MOVES_MADE] += 1  # per-game memory, zeroed before each deal
     best, best_rank = -1, 99
     for i in range(n):
         m = moves[i]
@@ -38,8 +41,8 @@ def lowest_first_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN0
         rank = nb_rank_of(top_card(st, prm, src))
         if rank < best_rank:
             best, best_rank = i, rank
-    if scratch[2] > pparams[0]:
-        return -1
+    if scratch[MOVES_MADE] > pparams[0]:
+        return POLICY_RESIGN
     return best
 
 
@@ -65,4 +68,4 @@ class LowestFirst(Strategy):
         return min((m for m in moves if not m.from_foundation), key=lambda m: rank_of(m.card), default=None)
 
     def compiled(self, rules: Rules) -> CompiledPolicy:
-        return CompiledPolicy(lowest_first_policy, np.array([self.params["max_moves"]], dtype=np.int64), scratch_size=3)
+        return CompiledPolicy(lowest_first_policy, np.array([self.params["max_moves"]], dtype=np.int64), scratch_size=MOVES_MADE + 1)

@@ -21,7 +21,7 @@ P              P          face-down count at the bottom of each pile
 
 Bounds. A pile only ever holds a prefix of its starting cards with a run built
 down by one rank on top of it (at most 12 cards on a non-empty prefix, 13 on an
-empty pile), so C = max(tallest starting pile, 1) + 12 holds any game
+empty pile), so C = max(tallest starting pile, 1) + `RUN_ROOM` (12) holds any game
 (`pile_capacity`). At most P*(4 + P - 1) + 4*P moves are legal at once (each
 exposed card to any of four foundations or P - 1 other piles, plus each
 foundation top onto any pile): `max_moves`; a move buffer has `prm[P_MOVEBUF]`
@@ -50,7 +50,18 @@ import numpy as np
 from sim.cards import DECK_SIZE, KING, card, rank_of, suit_of
 from sim.notation import FOUNDATION
 from sim.rng import nb_below, nb_strategy_key, nb_stream_key
-from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
+from sim.rules import (
+    BUILD_ALTERNATE_COLOUR,
+    BUILD_ANY_SUIT,
+    BUILD_OTHER_SUIT,
+    BUILDS,
+    EMPTY_FILLS,
+    FILL_KINGS,
+    FILL_NONE,
+    FOUND_SUIT,
+    FOUNDATIONS,
+    Rules,
+)
 
 # Outcome codes, shared by every tier and the store.
 LOST, WON, UNKNOWN, ERROR = 0, 1, 2, 3
@@ -74,6 +85,15 @@ TERMINATION_OUTCOME_CODES = np.array(TERMINATION_OUTCOME, dtype=np.int64)
 """P_SIZE: bytes of a state (a whole number of 8-byte words); P_MOVES: most legal moves at once;
 P_MOVEBUF: slots of a move buffer."""
 
+EMPTY_BUCKET = KING + 1
+"""`gen_moves` sorts piles into buckets by the rank of their top card (0..KING); empty piles go here."""
+RANK_BUCKETS = EMPTY_BUCKET + 1
+"""Buckets of `gen_moves` (a head slot each in the scratch after the moves)."""
+
+POLICY_RESIGN, POLICY_UNDECIDED = -1, -2
+"""What a compiled policy returns instead of a move's index to resign (termination ``resigned``) or to
+give up without a verdict (``undecided``: a search ran out of budget); see `play_game`."""
+
 NO_PROGRESS_LIMIT = 1000
 """A game ends as lost after this many moves with no new card home and no card
 turned face up: the loop guard for strategies that shuffle cards forever."""
@@ -83,7 +103,9 @@ PLACES = 64
 ``src * PLACES + dst``."""
 FOUNDATION_SLOTS = 13
 """Slots of each foundation pile in the state (ace to king)."""
-MAX_PILE_CAP = DECK_SIZE + 12
+RUN_ROOM = KING
+"""Most cards a run built on a pile can add (down from a king, by one rank: the module text's bounds)."""
+MAX_PILE_CAP = DECK_SIZE + RUN_ROOM
 """The largest pile capacity any layout needs (`pile_capacity` of a 52-card pile)."""
 MAX_GAME_LENGTH = (2 * DECK_SIZE + 1) * (NO_PROGRESS_LIMIT + 1)
 """No game is longer. Each move that makes progress (`progress_mark` beats its
@@ -124,7 +146,7 @@ def offsets(piles: int) -> Offsets:
 
 def pile_capacity(tallest: int) -> int:
     """Slots a pile needs so that a game from piles of at most ``tallest`` cards never overflows it."""
-    return max(tallest, 1) + 12
+    return max(tallest, 1) + RUN_ROOM
 
 
 def max_moves(piles: int) -> int:
@@ -160,7 +182,7 @@ def _rule_params(rules: Rules, tallest: int) -> np.ndarray:
             rules.cards_per_column,
             -(-(offsets(piles).piles + piles * cap) // 8) * 8,  # whole 8-byte words: `play_game` copies by word
             moves,
-            moves + 14 + 2 * piles,  # gen_moves's scratch: 14 bucket heads, then P links and P tops
+            moves + RANK_BUCKETS + 2 * piles,  # gen_moves's scratch: the bucket heads, then P links and P tops
         ],
         dtype=np.int64,
     )
@@ -279,20 +301,20 @@ def builds_on(c: np.int64, t: np.int64, build: np.int64) -> bool:
     """Whether card c may be placed on tableau card t under build rule ``build``."""
     if nb_rank_of(c) + 1 != nb_rank_of(t):
         return False
-    if build == 0:
+    if build == BUILD_ANY_SUIT:
         return True
-    if build == 1:
+    if build == BUILD_OTHER_SUIT:
         return nb_suit_of(c) != nb_suit_of(t)
-    if build == 2:
+    if build == BUILD_ALTERNATE_COLOUR:
         return _red(c) != _red(t)
     return nb_suit_of(c) == nb_suit_of(t)
 
 
 @nb.njit(cache=True, inline="always")
 def may_enter_empty(c: np.int64, fill: np.int64) -> bool:
-    if fill == 0:
+    if fill == FILL_NONE:
         return False
-    if fill == 1:
+    if fill == FILL_KINGS:
         return is_king(c)
     return True
 
@@ -308,7 +330,7 @@ def home_slot(st: np.ndarray, prm: np.ndarray, c: np.int64, start: np.int64) -> 
     """
     P = prm[P_PILES]
     r = nb_rank_of(c)
-    if prm[P_FOUND] == 0:
+    if prm[P_FOUND] == FOUND_SUIT:
         s = nb_suit_of(c)
         if s >= start and st[fheight_at(P, s)] == r:
             return s
@@ -340,15 +362,15 @@ def gen_moves(st: np.ndarray, prm: np.ndarray, out: np.ndarray) -> np.int64:
     P = prm[P_PILES]
     build = prm[P_BUILD]
     fill = prm[P_FILL]
-    head = prm[P_MOVES]  # head[0..13]: first pile whose top has rank r (13 = empty pile)
-    nxt = head + 14  # nxt[p]: next pile in the same bucket, ascending; -1 ends
+    head = prm[P_MOVES]  # head[b]: first pile in bucket b (the rank of its top card; EMPTY_BUCKET: empty)
+    nxt = head + RANK_BUCKETS  # nxt[p]: next pile in the same bucket, ascending; -1 ends
     tops = nxt + P  # tops[p]: exposed card or -1
-    for r in range(14):
+    for r in range(RANK_BUCKETS):
         out[head + r] = -1
     for p in range(P - 1, -1, -1):
         t = top_card(st, prm, p)
         out[tops + p] = t
-        b = 13 if t < 0 else nb_rank_of(t)
+        b = EMPTY_BUCKET if t < 0 else nb_rank_of(t)
         out[nxt + p] = out[head + b]
         out[head + b] = p
     n = 0
@@ -375,7 +397,7 @@ def _tableau_targets(out, n, place, c, src, build, fill, head, nxt, tops):  # no
     """Append the moves of card c from ``place`` onto piles (ascending): bases of rank c+1 merged with
     empty piles (``src``: the pile c lies on, -1 for a foundation)."""
     a = -1 if is_king(c) else out[head + nb_rank_of(c) + 1]
-    e = out[head + 13] if may_enter_empty(c, fill) else -1
+    e = out[head + EMPTY_BUCKET] if may_enter_empty(c, fill) else -1
     while a >= 0 or e >= 0:
         if e < 0 or (a >= 0 and a < e):
             dst = a
@@ -509,7 +531,7 @@ def deal_state(st: np.ndarray, prm: np.ndarray, deck: np.ndarray, home: np.ndarr
         st[down_at(P, p)] = min(prm[P_FDOWN], max(h - 1, 0))
     for i in range(home.shape[0]):
         c = home[i]
-        _push(st, prm, FOUNDATION + (nb_suit_of(c) if prm[P_FOUND] == 0 else home_slot(st, prm, c, 0)), c)
+        _push(st, prm, FOUNDATION + (nb_suit_of(c) if prm[P_FOUND] == FOUND_SUIT else home_slot(st, prm, c, 0)), c)
 
 
 @nb.njit(cache=True)
@@ -550,8 +572,8 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeo
     """Play one game from st with a compiled policy; return (termination, moves played).
 
     ``policy(st, prm, moves, n, pparams, rng, scratch) -> index`` picks one of
-    the n legal moves in ``moves[:n]``. It returns -1 to resign (termination
-    ``resigned``), -2 to give up undecided (``undecided``: a search ran out of
+    the n legal moves in ``moves[:n]``. It returns `POLICY_RESIGN` (-1) to resign (termination
+    ``resigned``), `POLICY_UNDECIDED` (-2) to give up undecided (``undecided``: a search ran out of
     budget); any other index outside 0..n-1 ends the game as ``illegal``.
     The policy is called on copies (``seen``, from `policy_buffers`: state,
     rule parameters and moves, refreshed before each call), and the engine
@@ -588,9 +610,9 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeo
         for k in range(n):
             pmoves[k] = moves[k]
         i = policy(pst, pprm, pmoves, n, pparams, rng, scratch)
-        if i == -1:
+        if i == POLICY_RESIGN:
             return T_RESIGNED, n_played
-        if i == -2:
+        if i == POLICY_UNDECIDED:
             return T_UNDECIDED, n_played
         if i < 0 or i >= n:
             return T_ILLEGAL, n_played
@@ -630,7 +652,7 @@ def play_deals(prm, seed, numbers, preset, base_deck, home, policy, pparams, scr
     record = np.empty(MAX_GAME_LENGTH, dtype=np.int64)
     deck = np.empty(base_deck.shape[0], dtype=np.int64)
     rng = np.zeros(2, dtype=np.uint64)
-    scratch = np.zeros(max(scratch_size, 2), dtype=np.int64)
+    scratch = np.zeros(max(scratch_size, SCRATCH_OWN), dtype=np.int64)
     used = win_offsets[0]
     for i in range(numbers.shape[0]):
         if preset.shape[0] > 0:

@@ -29,6 +29,11 @@ EMPTY_FILLS = ("none", "kings", "any")
 """What may enter an empty pile."""
 FOUNDATIONS = ("suit", "alternate-colour")
 """How foundations build up from the ace."""
+BUILD_ANY_SUIT, BUILD_OTHER_SUIT, BUILD_ALTERNATE_COLOUR, BUILD_SAME_SUIT = (BUILDS.index(b) for b in BUILDS)
+FILL_NONE, FILL_KINGS, FILL_ANY = (EMPTY_FILLS.index(f) for f in EMPTY_FILLS)
+FOUND_SUIT, FOUND_ALTERNATE_COLOUR = (FOUNDATIONS.index(f) for f in FOUNDATIONS)
+"""The codes of the rules above in the engine's rule parameters (`sim.engine.P_BUILD`, ``P_FILL``,
+``P_FOUND``: each rule's index in its tuple)."""
 
 PARAMETERS = (
     "columns",

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sim.engine import SCRATCH_NODES, SCRATCH_OWN
+from sim.engine import POLICY_RESIGN, POLICY_UNDECIDED, SCRATCH_NODES, SCRATCH_OWN
 from sim.errors import UserError
 from sim.game import View
 from sim.notation import Move
@@ -271,8 +271,8 @@ class PolicyStrategy(Strategy):
         i = self._policy.function(view.state(), view.rule_params, codes, len(codes), self._policy.pparams, self._rng,
                                   self._scratch)
         self.nodes += int(self._scratch[SCRATCH_NODES]) - before
-        if i == -1:
+        if i == POLICY_RESIGN:
             return None
-        if i == -2:
+        if i == POLICY_UNDECIDED:
             return UNDECIDED
         return moves[i] if 0 <= i < len(moves) else Move(-1, -1, -1)

@@ -32,6 +32,7 @@ from sim.engine import (
     pile_base,
 )
 from sim.rng import nb_mix64
+from sim.rules import FOUND_SUIT
 
 UNKNOWN_NEED = 6
 """How soon an unseen card is assumed to be needed (the middle of the ranks)."""
@@ -76,7 +77,7 @@ def needs_stamp(st: np.ndarray, prm: np.ndarray) -> np.int64:
     """A number (never 0) naming all that the needs depend on: the four foundation heights
     and whether a card may go to any foundation."""
     P = prm[P_PILES]
-    stamp = np.int64(1 if prm[P_FOUND] == 0 else 2)
+    stamp = np.int64(1 if prm[P_FOUND] == FOUND_SUIT else 2)
     for f in range(4):
         stamp = stamp * 14 + np.int64(st[fheight_at(P, f)])
     return stamp
@@ -107,7 +108,7 @@ def fill_needs_at(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, at: np.int64
         for f in range(4):
             lowest = min(lowest, np.int64(st[fheight_at(P, f)]))
         for s in range(4):
-            done = np.int64(st[fheight_at(P, s)]) if prm[P_FOUND] == 0 else lowest
+            done = np.int64(st[fheight_at(P, s)]) if prm[P_FOUND] == FOUND_SUIT else lowest
             for r in range(13):
                 buf[at + nb_card(r, s)] = r - done if r > done else 0
     return changed
@@ -156,7 +157,7 @@ def pile_entry_at(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, buf
     """`pile_entry` with the table of needs from ``buf[at]`` (a policy's scratch and ``NEEDS_OFFSET``):
     `suit_entry_at`, then with alternate-colour foundations `alternate_frees_home`."""
     e = suit_entry_at(st, prm, p, k, buf, at)
-    if prm[P_FOUND] != 0:
+    if prm[P_FOUND] != FOUND_SUIT:
         e = alternate_frees_home(st, prm, p, k, e)
     return e
 
@@ -171,7 +172,7 @@ def suit_entry_at(st: np.ndarray, prm: np.ndarray, p: np.int64, k: np.int64, buf
     can go home now, which is the whole of the home test."""
     h = np.int64(st[p])
     base = pile_base(prm, p)
-    build, in_suit = prm[P_BUILD], prm[P_FOUND] == 0
+    build, in_suit = prm[P_BUILD], prm[P_FOUND] == FOUND_SUIT
     below = UNKNOWN_NEED * 16 + (h - k) if k > 0 else FAR  # the unseen card nearest the top is the most urgent unseen one
     suits = 0
     for i in range(k, h - 1):

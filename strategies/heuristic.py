@@ -38,7 +38,7 @@ import numba as nb
 import numpy as np
 
 from sim.engine import FOUNDATION, P_FILL, P_FOUND, P_PILES, down_at, move_from, move_to, pile_base
-from sim.rules import Rules
+from sim.rules import FILL_NONE, FOUND_SUIT, Rules
 from strategies.base import CompiledPolicy, Param, PolicyStrategy, StrategyError
 from strategies.features import (
     ENTRY_FREES_HOME,
@@ -98,15 +98,6 @@ def policy_params(order: tuple[str, ...], allow_dig: bool) -> np.ndarray:
 
 
 @nb.njit(cache=True, inline="always")
-def _goes_home(moves: np.ndarray, n: np.int64) -> bool:
-    """Whether one of the n moves takes a tableau card home."""
-    for i in range(n):
-        if move_to(moves[i]) >= FOUNDATION and move_from(moves[i]) < FOUNDATION:
-            return True
-    return False
-
-
-@nb.njit(cache=True, inline="always")
 def _key(weight: tuple, to_home: bool, dst_empty: bool, alone: bool, below: np.int64, src_misplaced: bool,
          dst_full: np.int64, dst_need: np.int64) -> np.int64:
     """Each rule's score of a move, made non-negative, packed into one key so
@@ -143,7 +134,7 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     w = HP_WEIGHT
     weight = (pparams[w + R_HOME], pparams[w + R_DIG], pparams[w + R_NO_BURY], pparams[w + R_MISPLACED],
               pparams[w + R_KEEP_PILES], pparams[w + R_COVER])
-    P, fill_none, in_suit = prm[P_PILES], prm[P_FILL] == 0, prm[P_FOUND] == 0
+    P, fill_none, in_suit = prm[P_PILES], prm[P_FILL] == FILL_NONE, prm[P_FOUND] == FOUND_SUIT
     continuing = scratch[SCRATCH_STORED] > 0  # the last decision's move was played since
     here = np.uint64(scratch[SCRATCH_LAST]) if continuing else position_hash(st, prm)
     best = -1

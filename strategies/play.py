@@ -232,7 +232,7 @@ def play_compiled(strategy: Strategy, game: Game, info: DealInfo, strategy_seed:
     rng = np.array([strategy_key(strategy_seed, info.number), 0], dtype=np.uint64)
     moves = E.new_moves(game._prm)
     record = np.empty(E.MAX_GAME_LENGTH, dtype=np.int64)
-    scratch = np.zeros(max(policy.scratch_size, 2), dtype=np.int64)
+    scratch = np.zeros(max(policy.scratch_size, E.SCRATCH_OWN), dtype=np.int64)
     term, n = loops_for(policy.function).play_game(game._st, game._prm, policy.pparams, rng, scratch, moves,
                                                    E.policy_buffers(game._prm), record, timeout)
     played = _decode(game, record[: min(n, record.shape[0])])

@@ -112,6 +112,8 @@ from sim.engine import (
     P_PILES,
     P_SIZE,
     P_WORRY,
+    POLICY_RESIGN,
+    POLICY_UNDECIDED,
     SCRATCH_MICROS,
     SCRATCH_NODES,
     apply_move,
@@ -128,7 +130,7 @@ from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
 from sim.rng import nb_mix64, nb_rng_below
-from sim.rules import Rules
+from sim.rules import FOUND_SUIT, Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, StrategyError, _Undecided
 from strategies.greedy import greedy_policy
 from strategies.sampling_keep import (
@@ -175,8 +177,9 @@ POLICY_SAMPLING = POLICY_WORK + 1
 """The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
 at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
 SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_PLANS, SP_SIZE = range(8)
-TIE_LENGTH, TIE_NODES = 0, 1
 TIEBREAKS = ("length", "nodes")
+"""Values of the ``tiebreak`` parameter, by their code in ``SP_TIEBREAK``."""
+TIE_NODES = TIEBREAKS.index("nodes")
 REDRAWS = 50
 SEEN_SLOTS = 1 << 13
 """Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots): one
@@ -369,7 +372,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     cfg, work, scfg = pparams[POLICY_CONFIG], pparams[POLICY_WORK], pparams[POLICY_SAMPLING]
     if hidden == 0:
         i = solver_policy(st, prm, moves, n, (cfg, work), rng, scratch)
-        if i == -2:
+        if i == POLICY_UNDECIDED:
             return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
         return i
     S = scfg[SP_SAMPLES]
@@ -404,7 +407,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     i = -1
     if n == 1:
         i = 0
-    elif prm[P_FOUND] == 0:
+    elif prm[P_FOUND] == FOUND_SUIT:
         for k in range(n):
             m = moves[k]
             if move_to(m) >= FOUNDATION and move_from(m) < FOUNDATION:
@@ -434,10 +437,9 @@ def _by_samples(st, prm, moves, n, cfg, work, scfg, rng, scratch, samples, statu
     plus one, a move buffer)."""
     S = scfg[SP_SAMPLES]
     budget = scfg[SP_SAMPLE_NODES]
-    buf = np.zeros(DECK_SIZE + 4 * n + 2 * S, dtype=np.int64)
-    order = buf[DECK_SIZE : DECK_SIZE + n]
-    okeys = buf[DECK_SIZE + n : DECK_SIZE + 2 * n]
-    turns = buf[DECK_SIZE + 3 * n + 2 * S : DECK_SIZE + 4 * n + 2 * S]  # 1 where the move turns a card up
+    order = np.zeros(n, dtype=np.int64)
+    okeys = np.zeros(n, dtype=np.int64)
+    turns = np.zeros(n, dtype=np.int64)  # 1 where the move turns a card up
     for i in range(n):  # heuristic order (stable, best first)
         sc = move_score(st, prm, moves[i], True)
         k = i
@@ -462,10 +464,9 @@ def _by_samples(st, prm, moves, n, cfg, work, scfg, rng, scratch, samples, statu
             okeys[fresh], okeys[a] = okeys[a], okeys[fresh]
             fresh += 1
     # stage 1: the first moves of the completions' winning lines (kept, or solved now) are the candidates
-    votes = buf[DECK_SIZE + 2 * n : DECK_SIZE + 3 * n]
-    first = buf[DECK_SIZE + 3 * n : DECK_SIZE + 3 * n + S]  # index of sample j's winning first move, or -1
-    flen = buf[DECK_SIZE + 3 * n + S : DECK_SIZE + 3 * n + 2 * S]  # length (or nodes) of the rest of that line
-    votes[:] = 0
+    votes = np.zeros(n, dtype=np.int64)
+    first = np.zeros(S, dtype=np.int64)  # index of sample j's winning first move, or -1
+    flen = np.zeros(S, dtype=np.int64)  # length (or nodes) of the rest of that line
     nodes = 0
     seconds = 0.0
     line = work[W_LINE]
@@ -709,10 +710,11 @@ class SamplingStrategy(Strategy):
         i = int(sampling_policy(game.state_array(), game.rule_params, codes, len(moves), self._pparams(rules), rng, self._scratch))
         self.rng.counter = int(rng[1])
         self.nodes += int(self._scratch[SCRATCH_NODES]) - before
-        if i == -1:
+        if i == POLICY_RESIGN:
             return None
-        if i < -1:
+        if i == POLICY_UNDECIDED:
             return UNDECIDED
+        assert 0 <= i < len(moves), i  # the compiled policy returns a move's index or one of the two above
         return moves[i]
 
     def compiled(self, rules: Rules) -> CompiledPolicy:

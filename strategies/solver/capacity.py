@@ -63,7 +63,7 @@ from sim.engine import (
     rule_params,
 )
 from sim.rng import nb_mix64
-from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules
+from sim.rules import BUILD_ANY_SUIT, FILL_NONE, FOUNDATIONS, Rules
 
 WON, LOST, CAPPED = "won", "lost", "capped"
 
@@ -76,7 +76,7 @@ def applies(rules: Rules) -> bool:
 def applies_to(prm: np.ndarray) -> bool:
     """`applies`, read from the engine's rule parameters ``prm`` (as the solver holds them)."""
     return bool(prm[P_FOUND] == FOUNDATIONS.index("suit") and not prm[P_WORRY]
-                and prm[P_BUILD] == BUILDS.index("any-suit") and prm[P_FILL] == EMPTY_FILLS.index("none"))
+                and prm[P_BUILD] == BUILD_ANY_SUIT and prm[P_FILL] == FILL_NONE)
 
 
 def split(piles: list[tuple[int, ...]], build: int) -> list[tuple[int, ...]]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from sim.cards import DECK_SIZE
 from sim.engine import P_PILES, fheight_at, found_at, home_at, nb_card, nb_rank_of, nb_suit_of, pile_base
 
 KEY_WORDS = 3
@@ -44,7 +45,7 @@ NOT_THERE = -2
 @nb.njit(cache=True)
 def root_below(st: np.ndarray, prm: np.ndarray) -> np.ndarray:
     """For each card, the card below it in ``st`` (`NO_CARD` at the bottom, `NOT_THERE` when home)."""
-    out = np.full(52, NOT_THERE, dtype=np.int64)
+    out = np.full(DECK_SIZE, NOT_THERE, dtype=np.int64)
     for p in range(prm[P_PILES]):
         base = pile_base(prm, p)
         below = NO_CARD

@@ -49,7 +49,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE, SUITS
+from sim.cards import DECK_SIZE, KING, SUITS
 from sim.engine import (
     P_BUILD,
     P_FILL,
@@ -63,6 +63,7 @@ from sim.engine import (
     nb_suit_of,
     pile_base,
 )
+from sim.rules import FILL_NONE
 
 # The ``work`` array of `is_dead`: per card, its pile (-1 home), its index in the pile and whether it
 # can possibly leave / go home; per suit, the foundation height; per pile, its frontier.
@@ -129,7 +130,7 @@ def is_dead(st: np.ndarray, prm: np.ndarray, work: np.ndarray) -> bool:
     while changed:
         changed = False
         emptyable = any_empty
-        if not emptyable and fill != 0:
+        if not emptyable and fill != FILL_NONE:
             for p in range(P):
                 if st[p] > 0 and front[p] < 0:
                     emptyable = True
@@ -142,7 +143,7 @@ def is_dead(st: np.ndarray, prm: np.ndarray, work: np.ndarray) -> bool:
                 s = nb_suit_of(c)
                 pred_ok = r == hs[s] or ph[nb_card(r - 1, s)] != 0
                 ok = pred_ok
-                if not ok and r < 12:
+                if not ok and r < KING:
                     for ts in range(N_SUITS):
                         t = nb_card(r + 1, ts)
                         pt = pile_of[t]

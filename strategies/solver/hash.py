@@ -38,8 +38,10 @@ import functools
 import numba as nb
 import numpy as np
 
+from sim.cards import DECK_SIZE
 from sim.engine import MAX_PILE_CAP, P_FOUND, P_PILES, fheight_at, found_at, pile_base
 from sim.rng import mix64, nb_mix64
+from sim.rules import FOUND_SUIT
 
 KEY_SEED = 0x5EED_0F_BA_4E_25
 """Seed of the fixed key table (any value works; fixed so keys are reproducible)."""
@@ -57,11 +59,11 @@ def make_keys(cap: int) -> np.ndarray:
     The table is shared between callers (cached): never write it."""
     if not 0 < cap <= MAX_PILE_CAP:
         raise RuntimeError(f"key table for piles of {cap} cards; the engine's piles hold 1..{MAX_PILE_CAP}")
-    out = np.empty((2, 52, cap), dtype=np.uint64)
+    out = np.empty((2, DECK_SIZE, cap), dtype=np.uint64)
     for table in range(2):
-        for c in range(52):
+        for c in range(DECK_SIZE):
             for d in range(cap):
-                k = (table * 52 + c) * MAX_PILE_CAP + d + 1
+                k = (table * DECK_SIZE + c) * MAX_PILE_CAP + d + 1
                 out[table, c, d] = mix64((KEY_SEED + k * 0x9E3779B97F4A7C15) & ((1 << 64) - 1))
     return out
 
@@ -79,7 +81,7 @@ def position_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> tuple[np.
             lin += keys[0, np.int64(st[base + i]), i]
         total += nb_mix64(lin)
         check += nb_mix64(lin ^ CHECK_SALT)
-    if prm[P_FOUND] != 0:
+    if prm[P_FOUND] != FOUND_SUIT:
         for f in range(4):
             lin = np.uint64(0)
             h = np.int64(st[fheight_at(P, f)])

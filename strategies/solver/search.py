@@ -77,6 +77,7 @@ from sim.engine import (
     undo_move,
 )
 from sim.rng import nb_mix64
+from sim.rules import FILL_NONE, FOUND_SUIT
 from strategies.solver.census import C_DEAD, C_SKIPPED, C_TABLE_CUT, census_node
 from strategies.solver.dead import is_dead
 from strategies.solver.hash import CHECK_SALT, position_key
@@ -172,7 +173,7 @@ def _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise):  # noqa
         if st[p] == 0:
             first_empty = p
             break
-    lone_rule = (flags & F_LONE) != 0 and prm[P_FILL] == 0
+    lone_rule = (flags & F_LONE) != 0 and prm[P_FILL] == FILL_NONE
     k = 0
     for i in range(n):
         m = tmp[i]
@@ -230,7 +231,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     st = st0.copy()
     rng = np.empty(1, dtype=np.uint64)
     rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
-    suit_found = prm[P_FOUND] == 0
+    suit_found = prm[P_FOUND] == FOUND_SUIT
     worrying = prm[P_WORRY] != 0
     use_safe = (flags & F_SAFE) != 0 and suit_found
     use_dead = (flags & F_DEAD) != 0 and suit_found and not worrying
@@ -382,11 +383,11 @@ class SolverWork:
         self.meta = np.zeros(META_SIZE, dtype=np.int64)
         self.frames = np.zeros((max_depth, FRAME_FIELDS), dtype=np.int64)
         self.mbuf = np.zeros(max_depth * 48, dtype=np.int64)
-        self.abuf = np.zeros(max_depth + 52, dtype=np.int64)
+        self.abuf = np.zeros(max_depth + DECK_SIZE, dtype=np.int64)
         self.tmp = new_moves(prm)
         self.scores = np.zeros(int(prm[P_MOVES]), dtype=np.int64)
         self.dwork = np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)
-        self.line = np.zeros(2 * max_depth + 52, dtype=np.int64)  # the path plus its safe moves
+        self.line = np.zeros(2 * max_depth + DECK_SIZE, dtype=np.int64)  # the path plus its safe moves
 
     def arrays(self) -> tuple:
         """The arrays as `solve` takes them (``work``), in the order of the ``W_*`` names."""

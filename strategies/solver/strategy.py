@@ -54,11 +54,22 @@ from typing import Any, ClassVar
 import numba as nb
 import numpy as np
 
-from sim.engine import P_FOUND, P_SIZE, P_WORRY, SCRATCH_MICROS, SCRATCH_NODES, SCRATCH_OWN, clock, rule_params
+from sim.engine import (
+    P_FOUND,
+    P_SIZE,
+    P_WORRY,
+    POLICY_RESIGN,
+    POLICY_UNDECIDED,
+    SCRATCH_MICROS,
+    SCRATCH_NODES,
+    SCRATCH_OWN,
+    clock,
+    rule_params,
+)
 from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
-from sim.rules import Rules
+from sim.rules import FOUND_SUIT, Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
 from strategies.solver.capacity import LOST, applies_to, free_parking_state
 from strategies.solver.layers import prove
@@ -167,7 +178,7 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, p
         if v != S_UNKNOWN:
             return v, used, length, spent
         k += 1
-    if (capacity_states > 0 or (prover_seconds > 0 and prover_mb > 0)) and prm[P_FOUND] == 0 and prm[P_WORRY] == 0:
+    if (capacity_states > 0 or (prover_seconds > 0 and prover_mb > 0)) and prm[P_FOUND] == FOUND_SUIT and prm[P_WORRY] == 0:
         with nb.objmode(pv="int64", pn="int64", psec="float64"):
             pv, pn, psec = prove_unknown(st, prm, flags, capacity_states, prover_mb, prover_seconds)
         return pv, used + pn, 0, spent + psec
@@ -178,7 +189,7 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, p
 def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
     """Compiled solver: search on the first call of a game, then follow the winning line.
 
-    Returns -1 (resign: proven lost) or -2 (undecided) when there is no line.
+    Returns `POLICY_RESIGN` (proven lost) or `POLICY_UNDECIDED` when there is no line.
     """
     cfg, work = pparams[POLICY_CONFIG], pparams[POLICY_WORK]
     line = work[W_LINE]
@@ -198,9 +209,9 @@ def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
             scratch[SC_STATUS] = ST_UNKNOWN
     status = scratch[SC_STATUS]
     if status == ST_LOST:
-        return -1
+        return POLICY_RESIGN
     if status != ST_WON or scratch[SC_POS] >= scratch[SC_LEN]:
-        return -2
+        return POLICY_UNDECIDED
     want = line[scratch[SC_POS]]
     scratch[SC_POS] += 1
     for i in range(n):
