@@ -22,6 +22,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import numba as nb  # noqa: E402
 import numpy as np  # noqa: E402
 
+from sim.errors import run_script  # noqa: E402
 from sim.rules import VARIANTS, find_variant  # noqa: E402
 from strategies import CompiledPolicy, Strategy, load_strategy  # noqa: E402
 from strategies.batch import play_batch  # noqa: E402
@@ -73,4 +74,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -27,6 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.engine import UNKNOWN, WON  # noqa: E402
+from sim.errors import run_script  # noqa: E402
 from sim.rules import find_variant  # noqa: E402
 from strategies import load_strategy  # noqa: E402
 from strategies.batch import play_batch  # noqa: E402
@@ -95,4 +96,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

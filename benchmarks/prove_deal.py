@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, before benchmarks/strategies.py
 
 from sim.deals import make_deal  # noqa: E402
+from sim.errors import run_script  # noqa: E402
 from sim.game import Game  # noqa: E402
 from sim.rules import find_variant  # noqa: E402
 from strategies.solver.layers import ProofResult, prove  # noqa: E402
@@ -66,4 +67,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

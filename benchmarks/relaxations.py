@@ -45,9 +45,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bakers_dozen.solve import parse_deals  # noqa: E402
 from sim.cards import DECK_SIZE  # noqa: E402
 from sim.deals import make_deal  # noqa: E402
 from sim.engine import P_BUILD, P_PILES, fheight_at, pile_base  # noqa: E402
+from sim.errors import run_script  # noqa: E402
 from sim.game import Game  # noqa: E402
 from sim.position import Position  # noqa: E402
 from sim.rng import nb_mix64  # noqa: E402
@@ -190,8 +192,8 @@ def deal_numbers(spec: str) -> list[int]:
     """``"1-5,9"`` as [1, 2, 3, 4, 5, 9]."""
     out: list[int] = []
     for part in spec.split(","):
-        a, _, b = part.partition("-")
-        out += range(int(a), int(b or a) + 1)
+        first, last = parse_deals(part)
+        out += range(first, last + 1)
     return out
 
 
@@ -282,4 +284,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -79,7 +79,7 @@ def main() -> None:
     args = parser.parse_args()
     store = args.store.resolve()
     if not store.is_dir():
-        raise SystemExit(f"no store at {store}: run `bakers-dozen demo` first (it writes bakers-dozen-store)")
+        parser.error(f"no store at {store}: run `bakers-dozen demo` first (it writes bakers-dozen-store)")
     print(f"report rebuild benchmark: fresh process per run; store {store}; checkout {args.checkout}; "
           f"cpu count {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
     print()

@@ -34,6 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sim.errors import run_script  # noqa: E402
 from sim.rules import Rules  # noqa: E402
 
 
@@ -127,6 +128,8 @@ def main() -> None:
     ap.add_argument("--dir", default=None, help="where to write the stores (default: a temporary directory)")
     args = ap.parse_args()
     cores = os.cpu_count() or 1
+    if args.jobs and not all(j.strip().isdigit() and int(j) >= 1 for j in args.jobs.split(",")):
+        ap.error(f"--jobs {args.jobs!r}: allowed: job counts of at least 1 joined by commas, e.g. 1,2,4")
     job_counts = [int(j) for j in args.jobs.split(",")] if args.jobs else sorted({1, 2, *range(4, cores + 1, 2), cores})
     base = Path(args.dir or tempfile.mkdtemp(prefix="bd-scaling-"))
     base.mkdir(parents=True, exist_ok=True)
@@ -158,4 +161,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -47,9 +47,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bakers_dozen.solve import parse_deals  # noqa: E402
 from sim.cards import DECK_SIZE  # noqa: E402
 from sim.deals import make_deal  # noqa: E402
 from sim.engine import LOST, P_BUILD, UNKNOWN, WON  # noqa: E402
+from sim.errors import UserError, run_script  # noqa: E402
 from sim.game import Game  # noqa: E402
 from sim.referee import replay_codes  # noqa: E402
 from sim.rules import VARIANTS, Rules, find_variant  # noqa: E402
@@ -273,8 +275,9 @@ def main() -> None:
     cases = []
     for g in goals:
         name, _, span = g.partition(":")
-        first, _, last = span.partition("-")
-        cases.append((name, int(first), int(last)))
+        cases.append((find_variant(name).name, *parse_deals(span)))
+    if any("=" not in p for p in args.param):
+        raise UserError(f"--param {next(p for p in args.param if '=' not in p)!r}: allowed: KEY=VALUE")
     params = dict(p.split("=", 1) for p in args.param)
     if args.part in ("goals", "all"):
         goals_part(cases, args.every, params)
@@ -289,4 +292,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

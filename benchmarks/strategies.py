@@ -25,6 +25,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 
+from sim.errors import run_script  # noqa: E402
 from sim.game import Game  # noqa: E402
 from sim.rules import find_variant  # noqa: E402
 from strategies import DealInfo, load_strategy  # noqa: E402
@@ -169,4 +170,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)
