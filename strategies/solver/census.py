@@ -37,6 +37,7 @@ import numpy as np
 from sim.cards import DECK_SIZE, card, rank_of, suit_of
 from sim.engine import P_BUILD, P_PILES, builds_on, fheight_at, nb_card, nb_rank_of, nb_suit_of, pile_base
 from sim.rng import nb_mix64
+from strategies.solver.codec import LAYER_BASE
 
 # `counts` slots: scalar counters, then a histogram of cards home, then one of run cards.
 C_EXPANDED, C_DEAD, C_TABLE_CUT, C_SKIPPED, C_FULL = range(5)
@@ -117,7 +118,7 @@ def census_node(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, census: tuple
     for s in range(4):
         h = np.int64(st[fheight_at(P, s)])
         home += h
-        layer = layer * np.uint64(14) + np.uint64(h)
+        layer = layer * np.uint64(LAYER_BASE) + np.uint64(h)
     counts[C_HOME + home] += 1
     _add(counts, sets, S_LAYER, nb_mix64(layer))
     config = np.uint64(0)

@@ -30,7 +30,7 @@ import numba as nb
 import numpy as np
 
 from sim.cards import DECK_SIZE
-from sim.engine import P_PILES, fheight_at, found_at, home_at, nb_card, nb_rank_of, nb_suit_of, pile_base
+from sim.engine import FOUNDATION_SLOTS, P_PILES, fheight_at, found_at, home_at, nb_card, nb_rank_of, nb_suit_of, pile_base
 
 KEY_WORDS = 3
 """uint64 words of a key."""
@@ -161,15 +161,26 @@ def decode(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, st: 
         p += 1
 
 
+LAYER_BASE = FOUNDATION_SLOTS + 1
+"""A foundation holds 0..`FOUNDATION_SLOTS` cards: the digits of a layer's number (`layer_of`) in this base."""
+
+
 @nb.njit(cache=True, inline="always")
 def layer_of(st: np.ndarray, prm: np.ndarray) -> np.int64:
-    """The layer of a position: its foundation heights h0..h3 as the number h0 + 14 h1 + 196 h2 + 2744 h3."""
+    """The layer of a position: its foundation heights h0..h3 as the number h0 + 14 h1 + 196 h2 + 2744 h3
+    (the digits of base `LAYER_BASE`)."""
     P = prm[P_PILES]
-    return (np.int64(st[fheight_at(P, 0)]) + 14 * np.int64(st[fheight_at(P, 1)])
-            + 196 * np.int64(st[fheight_at(P, 2)]) + 2744 * np.int64(st[fheight_at(P, 3)]))
+    layer = np.int64(0)
+    for s in range(3, -1, -1):
+        layer = layer * LAYER_BASE + np.int64(st[fheight_at(P, s)])
+    return layer
 
 
 def layer_total(layer: int) -> int:
     """Cards home in a layer (`layer_of`)."""
-    return layer % 14 + layer // 14 % 14 + layer // 196 % 14 + layer // 2744
+    total = 0
+    for _ in range(4):
+        layer, height = divmod(layer, LAYER_BASE)
+        total += height
+    return total
 

@@ -97,6 +97,7 @@ F_LONE = 8  # never move a lone card onto another pile (empty piles stay empty)
 # Frame fields.
 FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV = range(7)
 FRAME_FIELDS = 8
+"""Slots of a frame: the seven fields and one spare, so that a frame is 64 bytes, one cache line."""
 
 GEN_BITS = 16
 GEN_MASK = (1 << GEN_BITS) - 1
