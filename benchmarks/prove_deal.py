@@ -4,7 +4,8 @@
     python benchmarks/prove_deal.py --variant good-measure --deal 22 --components 20000
 
 Run it again with the same ``--checkpoint`` to continue a proof that was stopped
-or killed; Ctrl-C stops it at its next safe point with the checkpoint saved. Prints a line per finished layer (elapsed seconds, positions,
+or killed; Ctrl-C or a plain ``kill`` (SIGTERM: a proof run in the background ignores
+Ctrl-C) stops it at its next safe point with the checkpoint saved. Prints a line per finished layer (elapsed seconds, positions,
 largest layer, peak MiB) and the verdict with its figures at the end; with
 ``--components`` the prover stores components of inner moves
 (`strategies.solver.components`) and the figures count components too.

@@ -119,28 +119,30 @@ def test_budgets_stop_the_proof_and_a_checkpoint_resumes_it(tmp_path) -> None:  
     assert (again.verdict, again.positions) == (S_LOST, r.positions)
 
 
-def test_a_first_ctrl_c_stops_the_proof_with_its_checkpoint_and_the_next_run_finishes_it(tmp_path) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("signum", (signal.SIGINT, signal.SIGTERM), ids=("ctrl-c", "kill"))
+def test_a_first_ctrl_c_or_kill_stops_the_proof_with_its_checkpoint_and_the_next_run_finishes_it(tmp_path, signum) -> None:  # noqa: ANN001
     rules = LAYERED[0]
     prm = E.rule_params(rules)
     st = _lost_position(rules)
     whole = prove(st, prm, FLAGS, 2**28, 60.0)
-    before = signal.getsignal(signal.SIGINT)
+    before = signal.getsignal(signum)
     presses = []
 
     def press_once(r) -> None:  # noqa: ANN001
         if not presses:
             presses.append(r)
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signum)
 
     first = prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path, checkpoint_seconds=0.0, progress=press_once)
     assert (first.verdict, first.reason) == (S_UNKNOWN, "interrupted")
-    assert signal.getsignal(signal.SIGINT) is before
+    assert signal.getsignal(signum) is before
     rest = prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path)
     assert rest.verdict == S_LOST and rest.layers == whole.layers
-    # without a checkpoint there is nothing to save: Ctrl-C interrupts, and no caller takes it for a verdict
-    presses.clear()
-    with pytest.raises(KeyboardInterrupt):
-        prove(st, prm, FLAGS, 2**28, 60.0, checkpoint_seconds=0.0, progress=press_once)
+    if signum == signal.SIGINT:
+        # without a checkpoint there is nothing to save: Ctrl-C interrupts, and no caller takes it for a verdict
+        presses.clear()
+        with pytest.raises(KeyboardInterrupt):
+            prove(st, prm, FLAGS, 2**28, 60.0, checkpoint_seconds=0.0, progress=press_once)
 
 
 def test_a_layer_that_cannot_double_within_the_memory_budget_stops_the_proof_before_it_allocates(tmp_path) -> None:  # noqa: ANN001

@@ -426,10 +426,10 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
     stores components of inner moves instead of positions (`strategies.solver.components`),
     each of at most that many members (bigger ones stay single positions), with a cache of
     ``cache_entries`` members; a checkpoint holds exact keys either way, so a proof may resume
-    with another setting. With ``checkpoint``, a first Ctrl-C (SIGINT, in the main thread) stops
-    the proof at its next safe point as unknown ("interrupted"), its checkpoint saved; without one
-    Ctrl-C raises KeyboardInterrupt as usual, so that a caller such as the solver never takes an
-    interrupt for a verdict.
+    with another setting. With ``checkpoint``, a first Ctrl-C or ``kill`` (SIGINT or SIGTERM, in the
+    main thread) stops the proof at its next safe point as unknown ("interrupted"), its checkpoint
+    saved; without one they act as usual (KeyboardInterrupt, the end of the process), so that a caller
+    such as the solver never takes an interrupt for a verdict.
     """
     with _Interrupts(checkpoint is not None) as interrupts:
         return _prove(st0, prm, flags, max_bytes, max_seconds, checkpoint, checkpoint_seconds, progress,
@@ -437,33 +437,38 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
 
 
 class _Interrupts:
-    """Ctrl-C during a proof with a checkpoint (``catch``): the first asks the prover to stop at its
-    next safe point (between two expansions of at most 65,536 keys), saving its checkpoint, with the
-    reason "interrupted"; a second interrupts at once as usual (the checkpoint directory still holds
-    its last complete checkpoint). Only where Python delivers signals (the main thread) and SIGINT
-    is not ignored: the runner's workers ignore it, and their prover runs are stopped by the runner."""
+    """Ctrl-C (SIGINT) or a plain ``kill`` (SIGTERM) during a proof with a checkpoint (``catch``): the
+    first asks the prover to stop at its next safe point (between two expansions of at most 65,536
+    keys), saving its checkpoint, with the reason "interrupted"; a second acts at once as usual
+    (KeyboardInterrupt, or the end of the process), and the checkpoint directory still holds its last
+    complete checkpoint. A proof run in the background by a shell ignores SIGINT, hence SIGTERM.
+    Only where Python delivers signals (the main thread), and only for a signal that still has its
+    default handling: the runner's workers ignore SIGINT and are stopped by the runner."""
+
+    DEFAULTS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    """The signals caught, and the handling each gets back after its first arrival."""
 
     def __init__(self, catch: bool) -> None:
         self.asked = False
         self._catch = catch
-        self._installed = False
-        self._old: object = None
+        self._old: dict[int, object] = {}
 
     def __enter__(self) -> _Interrupts:
         if self._catch and threading.current_thread() is threading.main_thread():
-            self._old = signal.getsignal(signal.SIGINT)
-            if self._old is not signal.SIG_IGN:
-                signal.signal(signal.SIGINT, self._ask)
-                self._installed = True
+            for signum, default in self.DEFAULTS.items():
+                old = signal.getsignal(signum)
+                if old is default:
+                    self._old[signum] = old
+                    signal.signal(signum, self._ask)
         return self
 
     def _ask(self, signum: int, frame: object) -> None:
         self.asked = True
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signum, self.DEFAULTS[signum])
 
     def __exit__(self, *exc: object) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, signal.SIG_DFL if self._old is None else self._old)
+        for signum, old in self._old.items():
+            signal.signal(signum, old)
 
 
 def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_seconds: float,
