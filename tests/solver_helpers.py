@@ -4,6 +4,7 @@ face-down count."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -54,3 +55,13 @@ def late_positions(rules: Rules, deals: range, per_deal: int, seed: int = 1, wan
 def face_down(rules: Rules, st: np.ndarray) -> int:
     """How many cards of the state ``st`` are face down."""
     return sum(int(st[E.down_at(rules.columns, p)]) for p in range(rules.columns))
+
+
+def hidden_decisions(rules: Rules, prm: np.ndarray, st: np.ndarray, moves: np.ndarray, steps: int) -> Iterator[int]:
+    """The decisions of a game from ``st`` while cards are face down and moves are left, at most ``steps``:
+    yields the number of legal moves (in ``moves``) at each; the caller plays its move on ``st``."""
+    for _ in range(steps):
+        n = E.gen_moves(st, prm, moves)
+        if n == 0 or face_down(rules, st) == 0:
+            return
+        yield n

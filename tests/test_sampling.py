@@ -31,7 +31,7 @@ from strategies.sampling import (
 from strategies.sampling_keep import KEEP_WON, LINE_SLOTS, keep_size, restore_kept, store_kept
 from strategies.solver.search import W_TT, SolverWork
 from strategies.solver.strategy import SolverStrategy
-from tests.solver_helpers import face_down
+from tests.solver_helpers import hidden_decisions
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
@@ -99,10 +99,7 @@ def test_kept_completions_do_not_depend_on_the_face_down_cards(rules, spec):
         st = Game.from_deal(rules, number).state_array()
         rng = np.array([7, 0], dtype=np.uint64)
         scratch = np.zeros(scratch_size(rules, s.params["samples"]), dtype=np.int64)
-        for step in range(60):
-            n = E.gen_moves(st, prm, moves)
-            if n == 0 or face_down(rules, st) == 0:
-                break
+        for step, n in enumerate(hidden_decisions(rules, prm, st, moves, 60)):
             outcomes = set()
             for variant in range(3):
                 other = _shuffle_hidden(rules, st, 100 * step + variant) if variant else st
@@ -319,10 +316,7 @@ def test_a_game_from_a_table_taller_than_the_deal_never_reads_the_face_down_card
     moves = E.new_moves(prm)
     rng = np.array([7, 0], dtype=np.uint64)
     scratch = np.zeros(scratch_size(DICK, s.params["samples"]), dtype=np.int64)
-    for step in range(25):
-        n = E.gen_moves(st, prm, moves)
-        if n == 0 or face_down(DICK, st) == 0:
-            break
+    for step, n in enumerate(hidden_decisions(DICK, prm, st, moves, 25)):
         outcomes = set()
         for variant in range(3):
             other = _shuffle_hidden(DICK, st, 100 * step + variant, prm) if variant else st

@@ -17,7 +17,7 @@ from strategies.sampling import KEEP_BASE, PLAN_BASE, SEEN_SLOTS, draw_completio
 from strategies.sampling_keep import LINE_SLOTS
 from strategies.sampling_plan import PLAN_SLOTS, plan_of, shift_plan
 from strategies.solver.strategy import SCRATCH_SIZE, SolverStrategy
-from tests.solver_helpers import face_down
+from tests.solver_helpers import hidden_decisions
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
@@ -114,10 +114,7 @@ def test_the_player_holds_to_its_plan_until_the_reveal(rules):
         st = Game.from_deal(rules, number).state_array()
         rng = np.array([5, 0], dtype=np.uint64)
         scratch = np.zeros(scratch_size(rules, s.params["samples"]), dtype=np.int64)
-        for _ in range(200):
-            n = E.gen_moves(st, prm, moves)
-            if n == 0 or face_down(rules, st) == 0:
-                break
+        for n in hidden_decisions(rules, prm, st, moves, 200):
             held = [int(m) for m in scratch[PLAN_BASE + 1 : PLAN_BASE + 1 + scratch[PLAN_BASE]]]
             nodes = int(scratch[E.SCRATCH_NODES])
             i = sampling_policy(st, prm, moves, n, pp, rng, scratch)
