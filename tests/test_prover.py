@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -16,6 +17,7 @@ from sim.position import Position
 from sim.rules import find_variant
 from strategies import DealInfo
 from strategies.play import play_compiled, play_python
+from strategies.solver import layers
 from strategies.solver.codec import KEY_WORDS, decode, encode, root_below
 from strategies.solver.hash import make_keys, position_key
 from strategies.solver.layers import layered_rules, prove, sorted_unique
@@ -143,6 +145,61 @@ def test_a_first_ctrl_c_or_kill_stops_the_proof_with_its_checkpoint_and_the_next
         presses.clear()
         with pytest.raises(KeyboardInterrupt):
             prove(st, prm, FLAGS, 2**28, 60.0, checkpoint_seconds=0.0, progress=press_once)
+
+
+def test_a_proof_stopped_inside_a_layer_goes_on_with_it_and_expands_nothing_twice(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The layer a stopped run was expanding is saved as it stands: the next run goes on with it, so the
+    runs together expand exactly the keys of one uninterrupted proof (before, the layer was expanded again)."""
+    rules = LAYERED[0]
+    prm = E.rule_params(rules)
+    st = _lost_position(rules)
+    monkeypatch.setattr(layers, "EXPAND_STEP", 4)  # safe points every 4 keys: stops fall inside layers
+    whole = prove(st, prm, FLAGS, 2**28, 60.0)
+    assert whole.largest_layer > 16
+    stops = []
+
+    def stop_inside(r) -> None:  # noqa: ANN001
+        if r.reason.startswith("in layer") and len(stops) < runs:  # one Ctrl-C a run, in its first layer
+            stops.append(r.reason)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    runs = 1
+    r = prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path, checkpoint_seconds=0.0, progress=stop_inside)
+    while r.verdict == S_UNKNOWN:
+        assert r.reason == "interrupted"
+        opened = json.loads((tmp_path / "prover.json").read_text())["open"]
+        assert all((tmp_path / opened[part]).exists() for part in ("expanded", "queued"))
+        runs += 1
+        r = prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path, checkpoint_seconds=0.0,
+                  progress=stop_inside if runs <= 3 else None)
+    assert runs == 4 and len(stops) == 3
+    assert (r.verdict, r.layers, r.positions) == (S_LOST, whole.layers, whole.positions)
+    assert not list(tmp_path.glob("open-*.npy"))  # a finished layer leaves no saved layer behind
+
+
+def test_a_layer_saved_as_components_goes_on_as_positions_and_back(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A layer saved with one component setting is read back by a run with another as exact positions
+    (the seeds of that layer): the proof then ends with the verdict of one uninterrupted run."""
+    rules = LAYERED[0]
+    prm = E.rule_params(rules)
+    st = _lost_position(rules)
+    monkeypatch.setattr(layers, "EXPAND_STEP", 4)
+    whole = prove(st, prm, FLAGS, 2**28, 60.0)
+    sent, started = [], []
+
+    def stop_inside(r) -> None:  # noqa: ANN001
+        if r.reason.startswith("in layer") and len(sent) < len(started):  # one Ctrl-C a run
+            sent.append(r.reason)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    for cap in (5000, 0, 5000):
+        started.append(cap)
+        r = prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path, checkpoint_seconds=0.0, progress=stop_inside,
+                  component_cap=cap)
+        assert (r.verdict, r.reason) == (S_UNKNOWN, "interrupted")
+        assert json.loads((tmp_path / "prover.json").read_text())["open"]["component_cap"] == cap
+    r = prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path)
+    assert (r.verdict, r.layers) == (S_LOST, whole.layers)
 
 
 def test_a_layer_that_cannot_double_within_the_memory_budget_stops_the_proof_before_it_allocates(tmp_path) -> None:  # noqa: ANN001

@@ -50,8 +50,17 @@ rather than claim an unreplayed win).
 
 Long proofs are jobs: with a checkpoint directory the prover saves, between
 layers and at most every ``checkpoint_seconds``, the seeds of every unfinished
-layer with its counters; `prove` with the same directory continues from there
-(after a kill as well: the directory always holds one complete checkpoint).
+layer with its counters; inside a layer, every `LAYER_CHECKPOINT` times that
+and whenever it stops, the layer itself as it stands (the keys it has expanded
+and its queue). `prove` with the same directory continues from there, the
+layer's expanded keys staying expanded, so that a layer too long for one run
+is finished over several (after a kill as well: the directory always holds
+one complete checkpoint). Why that is sound: a key is put in the expanded part
+only once all its moves have been generated, each child in the layer is in
+the layer (expanded or queued) and each child in a later layer is among the
+seeds saved with it; so the saved layer is the state of the breadth-first
+expansion between two steps, and going on from it expands what a run without
+the stop would have.
 """
 
 from __future__ import annotations
@@ -123,7 +132,12 @@ from strategies.solver.search import F_DEAD, F_ORDER, F_SAFE, S_LOST, S_UNKNOWN,
 X_DONE, X_GROW, X_FLUSH, X_WON, X_LIMIT, X_BAD = range(6)
 EMPTY = np.int64(-1)
 CHECKPOINT_META = "prover.json"
-"""The checkpoint's index file (the seeds are .npy files beside it)."""
+"""The checkpoint's index file (the seeds, and the layer a stopped run was expanding, are .npy files beside it)."""
+EXPAND_STEP = 1 << 16
+"""Keys expanded between two safe points of a layer (where the prover checks its budgets and interrupts)."""
+LAYER_CHECKPOINT = 10
+"""Inside a layer the checkpoint is saved every this many ``checkpoint_seconds`` (a layer's members are
+written whole each time), so a kill that cannot be caught loses at most that much of a long layer."""
 
 
 def layered_rules(prm: np.ndarray) -> bool:
@@ -335,7 +349,7 @@ class ProofResult:
     """The most keys one layer held (positions, or components with components on)."""
     peak_bytes: int
     """The most bytes the layer, the seeds in memory and the component arrays held at once, counting the
-    copies made while a layer doubles or goes back to seeds (a bound kept within ``max_bytes``)."""
+    copies made while a layer doubles or is read back (a bound kept within ``max_bytes``)."""
     seconds: float
     """Seconds of this run."""
     reason: str = ""
@@ -393,16 +407,31 @@ class _Seeds:
         return {r for runs in self.runs.values() for r in runs if isinstance(r, str)}
 
 
-def _checkpoint(directory: Path, seeds: _Seeds, root: np.ndarray, prm: np.ndarray, state: dict) -> None:
-    """Save a complete checkpoint: spill the seeds, write the index atomically, drop stale files."""
+def _save_open(directory: Path, seeds: _Seeds, layer: int, members: np.ndarray, head: int, count: int,
+               component_cap: int) -> dict:
+    """Write the layer being expanded as it stands, its expanded members and its queue, under new names;
+    return the checkpoint's record of it (`_checkpoint`'s ``opened``)."""
+    names = {}
+    for part, rows in (("expanded", members[:head]), ("queued", members[head:count])):
+        names[part] = f"open-{layer}-{seeds.serial}-{part}.npy"
+        seeds.serial += 1
+        np.save(directory / names[part], rows)
+    return dict(names, layer=layer, component_cap=component_cap)
+
+
+def _checkpoint(directory: Path, seeds: _Seeds, root: np.ndarray, prm: np.ndarray, state: dict,
+                opened: dict | None = None) -> None:
+    """Save a complete checkpoint: spill the seeds, write the index atomically, drop stale files.
+    ``opened`` records the layer being expanded (`_save_open`), so that a resumed run goes on with it
+    where this one stopped instead of expanding it again from its seeds."""
     seeds.spill()
-    meta = dict(state, root=root.tolist(), rules=prm.tolist(), serial=seeds.serial,
+    meta = dict(state, root=root.tolist(), rules=prm.tolist(), serial=seeds.serial, open=opened,
                 runs={str(k): [r for r in v if isinstance(r, str)] for k, v in seeds.runs.items()})
     tmp = directory / (CHECKPOINT_META + ".tmp")
     tmp.write_text(json.dumps(meta))
     os.replace(tmp, directory / CHECKPOINT_META)
-    keep = seeds.files()
-    for f in directory.glob("seeds-*.npy"):
+    keep = seeds.files() | ({opened["expanded"], opened["queued"]} if opened else set())
+    for f in [*directory.glob("seeds-*.npy"), *directory.glob("open-*.npy")]:
         if f.name not in keep:
             f.unlink()
 
@@ -417,10 +446,12 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
     is irrelevant here). ``max_bytes`` bounds the layer and the seeds kept in
     memory (seeds beyond half of it go to ``checkpoint`` when given; without a
     directory the proof stops as unknown), counting the copies made while a layer
-    doubles or goes back to seeds: a layer that cannot double within it stops the
+    doubles or is read back: a layer that cannot double within it stops the
     proof as unknown ("memory") before it allocates. ``max_seconds`` bounds this run.
     With ``checkpoint`` an earlier run's state there is resumed (when it is for
-    the same position) and the state is saved as described above. ``progress``
+    the same position) and the state is saved as described above; a run that stops inside a layer
+    saves that layer as it stands, and the next run goes on with it (its expanded keys are not
+    expanded again). ``progress``
     is called with the figures so far after each layer, and every ``checkpoint_seconds`` inside a
     long one. ``component_cap`` above 0
     stores components of inner moves instead of positions (`strategies.solver.components`),
@@ -488,6 +519,7 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
     rb = root_below(root, prm)
     seeds = _Seeds(directory)
     counters = {"positions": 0, "components": 0, "layers": 0, "largest_layer": 0}
+    opened = None  # the layer a stopped run was expanding (`_save_open`), to go on with first
     meta_path = directory / CHECKPOINT_META if directory is not None else None
     if meta_path is not None and meta_path.exists():
         meta = json.loads(meta_path.read_text())
@@ -495,12 +527,20 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
             counters = {k: int(meta.get(k, 0)) for k in counters}
             seeds.serial = int(meta["serial"])
             seeds.runs = {int(k): list(v) for k, v in meta["runs"].items() if v}
-            if not seeds.runs:
+            opened = meta.get("open")
+            if opened is not None and opened["component_cap"] != component_cap:
+                # stored as another setting's components: back to exact positions, as seeds of the layer
+                for part in ("expanded", "queued"):
+                    keys = np.load(directory / opened[part])
+                    keys[:, SINGLE_WORD] &= ~SINGLE
+                    seeds.add(int(opened["layer"]), keys)
+                opened = None
+            if not seeds.runs and opened is None:
                 return ProofResult(S_LOST, counters["positions"], counters["layers"], counters["largest_layer"], 0,
                                    time.perf_counter() - t0, components=counters["components"])
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
-    if not seeds.runs and counters["layers"] == 0:
+    if not seeds.runs and opened is None and counters["layers"] == 0:
         if (flags & F_DEAD) and is_dead(root, prm, np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)):
             return ProofResult(S_LOST, 0, 0, 0, 0, time.perf_counter() - t0)
         key = np.zeros((1, KEY_WORDS), dtype=np.uint64)
@@ -540,38 +580,49 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
                            dict(zip(names, (int(x) for x in stats), strict=False)) if use_comp else None)
 
     while True:
-        layer = seeds.next_layer()
+        layer = int(opened["layer"]) if opened is not None else seeds.next_layer()
         if layer is None:
             if directory is not None:
                 _checkpoint(directory, seeds, root, prm, counters)
             return result(S_LOST)
         if interrupts.asked or (finished and time.perf_counter() - t0 > max_seconds):
             if directory is not None:
-                _checkpoint(directory, seeds, root, prm, counters)
+                _checkpoint(directory, seeds, root, prm, counters, opened)
             return result(S_UNKNOWN, "interrupted" if interrupts.asked else "seconds")
         if directory is not None and time.perf_counter() - last_checkpoint > checkpoint_seconds:
-            _checkpoint(directory, seeds, root, prm, counters)
+            _checkpoint(directory, seeds, root, prm, counters, opened)
             last_checkpoint = time.perf_counter()
-        n_seeds = seeds.count(layer)
+        if opened is not None:
+            n_seeds = sum(len(np.load(directory / opened[part], mmap_mode="r")) for part in ("expanded", "queued"))
+        else:
+            n_seeds = seeds.count(layer)
         cap = max(1024, 2 * n_seeds + room)
-        # the layer's arrays with its seeds read back, or a stop sorting a full layer back into seeds
-        start = max(_layer_bytes(cap) + n_seeds * KEY_BYTES, _stop_bytes(cap)) + outside()
+        # the layer's arrays with its seeds (or the stopped run's layer) read back beside them
+        start = _layer_bytes(cap) + n_seeds * KEY_BYTES + outside()
         if start > max_bytes:
             if directory is not None:
-                _checkpoint(directory, seeds, root, prm, counters)
+                _checkpoint(directory, seeds, root, prm, counters, opened)
             return result(S_UNKNOWN, "memory")
         peak = max(peak, start)
-        runs = seeds.take(layer)
         members = np.zeros((cap, KEY_WORDS), dtype=np.uint64)
         table = np.full(_pow2(2 * cap), EMPTY, dtype=np.int64)
-        count = 0
-        for r in runs:
-            count = _add_seeds(members, count, table, r, prm, rb, cw, use_comp)
-        del runs
-        head = 0
+        if opened is not None:  # the stopped run's layer as it stood: its expanded members stay expanded
+            head = len(np.load(directory / opened["expanded"], mmap_mode="r"))
+            members[:head] = np.load(directory / opened["expanded"])
+            count = n_seeds
+            members[head:count] = np.load(directory / opened["queued"])
+            _reindex(members, count, table)
+            opened = None
+        else:
+            runs = seeds.take(layer)
+            count = 0
+            for r in runs:
+                count = _add_seeds(members, count, table, r, prm, rb, cw, use_comp)
+            del runs
+            head = 0
         while True:
             status, count, head, up_count = _expand(members, count, head, table, up, up_layer, 0, rb, prm, flags,
-                                                    layer, 1 << 16, dwork, cw, use_comp)
+                                                    layer, EXPAND_STEP, dwork, cw, use_comp)
             if up_count:
                 _flush(seeds, up[:up_count], up_layer[:up_count])
             peak = max(peak, members.nbytes + table.nbytes + outside())
@@ -597,17 +648,17 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
                 last_report = time.perf_counter()
                 progress(result(S_UNKNOWN, f"in layer {layer} ({layer_total(layer)} home): {count:,} keys, "
                                            f"{head:,} expanded"))
-            if over or late:
+            saving = directory is not None and time.perf_counter() - last_checkpoint > LAYER_CHECKPOINT * checkpoint_seconds
+            if over or late or saving:
+                # the layer as it stands: the head key's expansion may be partial (a component resumed at a
+                # member), so it is saved as queued and expanded again whole
                 settle()
-                stats[CS_RESUME] = 0
                 if directory is not None:
-                    # the layer goes back as seeds (its expanded positions are expanded again on resume),
-                    # sorted from the members themselves: they are unique and no longer needed
-                    del table
-                    back = members[:count]
-                    back[:, SINGLE_WORD] &= ~SINGLE
-                    seeds.add(layer, back, unique=True)
-                    _checkpoint(directory, seeds, root, prm, counters)
+                    _checkpoint(directory, seeds, root, prm, counters,
+                                _save_open(directory, seeds, layer, members, head, count, component_cap))
+                    last_checkpoint = time.perf_counter()
+            if over or late:
+                stats[CS_RESUME] = 0
                 return result(S_UNKNOWN, "memory" if over else "interrupted" if interrupts.asked else "seconds")
         settle()
         counters["layers"] += 1
@@ -636,16 +687,10 @@ def _layer_bytes(rows: int) -> int:
     return rows * KEY_BYTES + 8 * _pow2(2 * rows)
 
 
-def _stop_bytes(rows: int) -> int:
-    """The most bytes a stop holds while it sorts a layer of ``rows`` members back into seeds (the
-    index freed first): the members, a sort order and the sorted copy."""
-    return rows * (2 * KEY_BYTES + 8)
-
-
 def _growth_bytes(rows: int) -> int:
     """The most bytes a layer of ``rows`` members holds from the moment it doubles until it is done:
-    while doubling (old and new members; the old index is freed first), doubled, and at a later stop."""
-    return max(3 * rows * KEY_BYTES, _layer_bytes(2 * rows), _stop_bytes(2 * rows))
+    while doubling (old and new members; the old index is freed first), then doubled."""
+    return max(3 * rows * KEY_BYTES, _layer_bytes(2 * rows))
 
 
 def _grown(members: np.ndarray, count: int) -> np.ndarray:
