@@ -469,8 +469,8 @@ def prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_se
 
 class _Interrupts:
     """Ctrl-C (SIGINT) or a plain ``kill`` (SIGTERM) during a proof with a checkpoint (``catch``): the
-    first asks the prover to stop at its next safe point (between two expansions of at most 65,536
-    keys), saving its checkpoint, with the reason "interrupted"; a second acts at once as usual
+    first asks the prover to stop at its next safe point (between two expansions of at most
+    `EXPAND_STEP` keys), saving its checkpoint, with the reason "interrupted"; a second acts at once as usual
     (KeyboardInterrupt, or the end of the process), and the checkpoint directory still holds its last
     complete checkpoint. A proof run in the background by a shell ignores SIGINT, hence SIGTERM.
     Only where Python delivers signals (the main thread), and only for a signal that still has its
