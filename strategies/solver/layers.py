@@ -592,8 +592,9 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
         if directory is not None and time.perf_counter() - last_checkpoint > checkpoint_seconds:
             _checkpoint(directory, seeds, root, prm, counters, opened)
             last_checkpoint = time.perf_counter()
-        if opened is not None:
-            n_seeds = sum(len(np.load(directory / opened[part], mmap_mode="r")) for part in ("expanded", "queued"))
+        if opened is not None:  # the stopped run's layer, mapped: read once it has room
+            expanded, queued = (np.load(directory / opened[part], mmap_mode="r") for part in ("expanded", "queued"))
+            n_seeds = len(expanded) + len(queued)
         else:
             n_seeds = seeds.count(layer)
         cap = max(1024, 2 * n_seeds + room)
@@ -607,10 +608,10 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
         members = np.zeros((cap, KEY_WORDS), dtype=np.uint64)
         table = np.full(_pow2(2 * cap), EMPTY, dtype=np.int64)
         if opened is not None:  # the stopped run's layer as it stood: its expanded members stay expanded
-            head = len(np.load(directory / opened["expanded"], mmap_mode="r"))
-            members[:head] = np.load(directory / opened["expanded"])
-            count = n_seeds
-            members[head:count] = np.load(directory / opened["queued"])
+            head, count = len(expanded), n_seeds
+            members[:head] = expanded
+            members[head:count] = queued
+            del expanded, queued
             _reindex(members, count, table)
             opened = None
         else:
