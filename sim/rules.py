@@ -305,6 +305,8 @@ def rules_from_mapping(data: dict[str, Any], *, default_name: str = "custom") ->
 def load_variant_file(path: str | Path) -> Rules:
     """Read a user's variant from a TOML file, validated field by field."""
     p = Path(path)
+    if "\x00" in str(p):  # no file system takes it in a name
+        raise RulesError(f"variant file {str(p)!r} holds a NUL character; give the path of a .toml file")
     if p.is_dir():
         raise RulesError(f"variant file {str(p)!r} is a directory; give a .toml file")
     try:

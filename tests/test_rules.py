@@ -478,6 +478,14 @@ def test_a_directory_is_not_a_variant_file(tmp_path):
             call()
 
 
+
+@pytest.mark.parametrize("path", ("/\x00", "a/b\x00.toml", "\x00.toml"))
+def test_a_path_with_a_nul_character_is_refused_as_bad_input(path):
+    """No file system takes a NUL in a name: the open would raise ValueError, a traceback for bad input."""
+    for call in (lambda: load_variant_file(path), lambda: resolve_variant(path)):
+        with pytest.raises(RulesError, match="NUL character"):
+            call()
+
 # --- hostile variant input ------------------------------------------------------------------------------
 
 _PRESET_SPELLINGS = [name for v in VARIANTS for name in (v.name, *v.aliases)]
