@@ -63,10 +63,10 @@ import numpy as np
 from sim.engine import SCRATCH_MICROS, SCRATCH_NODES, apply_move
 from strategies.greedy import greedy_policy
 from strategies.sampling_keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, take_best
+from strategies.sampling_solve import solve_completion
 from strategies.solver.line import line_wins
 from strategies.solver.order import move_score
 from strategies.solver.search import S_LOST, S_WON, W_LINE
-from strategies.solver.strategy import PP_FLAGS, PP_NOISE, PP_RESTART_NODES, decide
 
 PLAN_SLOTS = 1 + LINE_SLOTS
 """Scratch slots of the plan in progress: its length, then the moves still to play."""
@@ -124,7 +124,7 @@ def _starts_with(line, length, plan, plen):  # noqa: ANN001, ANN202 (numba)
 
 
 @nb.njit(cache=True)
-def by_plans(st, prm, moves, n, cfg, work, budget, candidates, shift, rng, scratch, samples, status, lines, llen,  # noqa: ANN001, ANN201 (numba)
+def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rng, scratch, samples, status, lines, llen,  # noqa: ANN001, ANN201 (numba)
              mbuf, plan_block):
     """Steps 1-3 of the module text on the completions ``samples`` with what is kept of each (``status``,
     ``lines``, ``llen``). Returns the move's index (greedy's when no completion is won); leaves in those
@@ -132,7 +132,6 @@ def by_plans(st, prm, moves, n, cfg, work, budget, candidates, shift, rng, scrat
     chosen plan. ``cfg``/``work`` are the solver's configuration and work arrays; ``budget``,
     ``candidates`` and ``shift`` the sampling parameters of those names."""
     S = samples.shape[0]
-    unit = max(1, min(cfg[PP_RESTART_NODES], budget // 8))
     line = work[W_LINE]
     plans = np.empty((S, LINE_SLOTS), dtype=np.int64)  # the distinct plans
     plen = np.zeros(S, dtype=np.int64)
@@ -151,7 +150,7 @@ def by_plans(st, prm, moves, n, cfg, work, budget, candidates, shift, rng, scrat
             k = plan_of(samples[j], prm, lines[j], llen[j], tmp)
             wlen[j] = llen[j]
         else:
-            v, used, length, sec = decide(samples[j], prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
+            v, used, length, sec = solve_completion(samples[j], prm, cfg, work, budget, unit)
             nodes += used
             seconds += sec
             if v == S_LOST:
@@ -240,7 +239,7 @@ def by_plans(st, prm, moves, n, cfg, work, budget, candidates, shift, rng, scrat
             s2[:] = samples[j]
             for b in range(k):
                 apply_move(s2, prm, pl[b])
-            v, used, length, sec = decide(s2, prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE])
+            v, used, length, sec = solve_completion(s2, prm, cfg, work, budget, unit)
             nodes += used
             seconds += sec
             if v == S_WON:

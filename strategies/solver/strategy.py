@@ -155,13 +155,13 @@ def prove_for_solver(st: np.ndarray, prm: np.ndarray, flags: int, prover_mb: int
 
 @nb.njit(cache=True)
 def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, prover_mb=0, prover_seconds=0.0,
-           final_nodes=0, capacity_states=0):  # noqa: ANN001, ANN201 (numba)
+           final_nodes=0, capacity_states=0, shorten=True):  # noqa: ANN001, ANN201 (numba)
     """The restart schedule above on the work arrays ``work`` (`SolverWork.arrays`), then, for
     a deal it leaves unknown, the layered prover within ``prover_mb`` MiB and ``prover_seconds``
     (none when 0). The last ``final_nodes`` of the node budget go to one last search (the
     first search's order) instead of restarts. Before the prover, a deal left unknown gets the
     free-parking relaxation within ``capacity_states`` states (none when 0). Returns (verdict, nodes, line length, seconds);
-    a won line is in ``work[W_LINE]``."""
+    a won line is in ``work[W_LINE]``, shortened (`shorten_line`) unless ``shorten`` is false."""
     line = work[W_LINE]
     used = 0
     spent = 0.0
@@ -176,7 +176,7 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, p
                                   noise if k > 0 and not last else 0)
         used += n
         spent += sec
-        if v == S_WON and length <= line.shape[0]:
+        if shorten and v == S_WON and length <= line.shape[0]:
             t0 = clock()
             length = shorten_line(st, prm, work[W_KEYS], line, length, work[W_TMP])
             spent += clock() - t0
