@@ -39,15 +39,14 @@ from sim.engine import P_BUILD, P_PILES, builds_on, fheight_at, nb_card, nb_rank
 from sim.rng import nb_mix64
 from strategies.solver.codec import LAYER_BASE
 
-# `counts` slots: scalar counters, then a histogram of cards home, then one of run cards.
-C_EXPANDED, C_DEAD, C_TABLE_CUT, C_SKIPPED, C_FULL = range(5)
-C_FILLED = 8  # one slot per set: keys it holds
-C_HOME = 16
-C_RUN = C_HOME + DECK_SIZE + 1
-COUNTS_SIZE = C_RUN + DECK_SIZE + 1
 # `sets` rows: the candidate equivalences above, in order.
 S_LAYER, S_CONFIG, S_EXPOSED, S_SHAPE, S_SUITS, SETS = range(6)
 SET_NAMES = ("layers", "configurations", "configurations + exposed", "rank shapes", "suit classes")
+# `counts` slots: scalar counters, the keys each set holds, then a histogram of cards home, then one of run cards.
+C_EXPANDED, C_DEAD, C_TABLE_CUT, C_SKIPPED, C_FULL, C_FILLED = range(6)
+C_HOME = C_FILLED + SETS
+C_RUN = C_HOME + DECK_SIZE + 1
+COUNTS_SIZE = C_RUN + DECK_SIZE + 1
 
 
 def suit_permutations(build: int) -> np.ndarray:
