@@ -64,7 +64,7 @@ inside a plan cost no solver work. On development deals (dick-1883
 2001-2300) plans with version 4's default budget (8 samples) won 106 deals at
 379,000 nodes a deal against its 108 at 888,000; the default now draws 10
 samples of 1,500 nodes (115 won at 441,000 nodes, within issue 11's second a
-deal: benchmarks/README.md).
+deal: benchmarks/README.md); version 8's, below, 30 of 200.
 
 It never reads a face-down card: it reads only the face-up part of each pile
 and the foundations, and overwrites the hidden slots with its own draws (new or
@@ -78,11 +78,12 @@ known, and it plays as the `solver` does (its searches with ``nodes`` /
 an undecided search hands over to `greedy` rather than ending undecided.
 
 Named settings (``preset``: `PRESETS`) trade strength for time; see
-benchmarks/README.md for the measured curve (`benchmarks/honest.py`). With
-``plans=false,samples=8,sample_nodes=2000`` it plays as version 4's default
-(and version 3's) did, move for move, and with
+benchmarks/README.md for the measured curve (`benchmarks/honest.py`). Up to
+version 7, ``plans=false,samples=8,sample_nodes=2000`` played as version 4's
+default (and version 3's) did, move for move, and
 ``plans=false,samples=4,sample_nodes=500,candidates=2,shift=true`` as version
-4's and 5's ``fast`` preset. Version 6's ``fast`` (5 samples of 600 nodes, 3
+4's and 5's ``fast`` preset; version 8 no longer shortens the lines and
+restarts its solves in other units, so no setting of it replays them. Version 6's ``fast`` (5 samples of 600 nodes, 3
 candidates, plans) won 21.7% of dick-1883 deals 1-1,000 against that 18.1%, at
 0.15 s a deal against 0.11 (benchmarks/README.md).
 
@@ -95,12 +96,14 @@ with ``fast`` and 1-100 with the default), 5-7% sooner (benchmarks/README.md,
 Version 8 no longer shortens the completions' winning lines
 (`strategies.sampling_solve`), which took about a seventh of ``fast``'s time
 and changed nothing measurable in its strength, and spends the time saved on
-more, smaller solves: its ``fast`` draws 10 samples of 200 nodes (restart
-unit ``sample_unit`` 100: two searches a solve) and compares 5 candidate
-plans. It won 27.4% (24.7-30.3%) of dick-1883 deals 1-1,000 at 0.147 s a
-deal, where version 7's won 21.7% at 0.153-0.158 s measured in the same
-spell; the default, unshortened, won 37.7% as before, at 0.78 s a deal
-instead of about 0.87 (benchmarks/README.md, "Version 8").
+more, smaller solves of two searches each (``sample_unit``: half the
+budget): its ``fast`` draws 10 samples of 200 nodes and compares 5 candidate
+plans, its default 30 samples of 200 nodes and 8 candidates. On dick-1883
+deals 1-1,000 ``fast`` won 27.4% (24.7-30.3%) at 0.147 s a deal, where
+version 7's won 21.7% at 0.153-0.158 s measured in the same spell, and the
+default **44.6% (41.5-47.7%) at 0.89 s** a deal, where version 7's (10
+samples of 1,500 nodes, every candidate) won 37.7%, unshortened at 0.78 s
+(benchmarks/README.md, "Version 8").
 """
 
 from __future__ import annotations
@@ -593,7 +596,7 @@ def _by_samples(st, prm, moves, n, cfg, work, scfg, rng, scratch, samples, statu
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
-    "fast": {"samples": 10, "sample_nodes": 200, "sample_unit": 100, "candidates": 5, "plans": True},
+    "fast": {"samples": 10, "candidates": 5},
 }
 """Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
 
@@ -613,10 +616,10 @@ class SamplingStrategy(Strategy):
     PARAMETERS = {
         "preset": Param(str, "default", "a named setting of the parameters below (each one given explicitly wins): "
                         + "; ".join(f"{k}: {_preset_text(v)}" for k, v in PRESETS.items()), choices=tuple(PRESETS)),
-        "samples": Param(int, 10, "completions of the hidden cards drawn at each decision", minimum=1, maximum=10_000),
-        "sample_nodes": Param(int, 1500, "solver node budget per solve of a completion", minimum=1,
+        "samples": Param(int, 30, "completions of the hidden cards drawn at each decision", minimum=1, maximum=10_000),
+        "sample_nodes": Param(int, 200, "solver node budget per solve of a completion", minimum=1,
                               maximum=1_000_000_000),
-        "sample_unit": Param(int, 0, "Luby restart unit in nodes of a completion's solve (0: an eighth of sample_nodes)",
+        "sample_unit": Param(int, 0, "Luby restart unit in nodes of a completion's solve (0: half of sample_nodes)",
                              minimum=0, maximum=1_000_000_000),
         "shift": Param(bool, False, "before solving a candidate on a completion won by a line that starts otherwise, "
                        "try that line with the candidate played first (replayed to check it still wins)"),
@@ -624,7 +627,7 @@ class SamplingStrategy(Strategy):
                        maximum=10**12),
         "seconds": Param(float, 10.0, "time budget of the solver once nothing is hidden", minimum=0.0,
                          maximum=1e6),
-        "candidates": Param(int, 1000, "most candidate moves compared on every completion (most votes first)",
+        "candidates": Param(int, 8, "most candidate moves compared on every completion (most votes first)",
                             minimum=1, maximum=1000),
         "tiebreak": Param(str, "length", "among moves winning equally often: the shorter winning lines (length) or the "
                           "fewer solver nodes (nodes)", choices=TIEBREAKS),

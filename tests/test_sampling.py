@@ -267,9 +267,9 @@ def test_a_completion_is_solved_in_a_table_window_sized_from_its_budget(budget):
 
 
 @pytest.mark.parametrize(("budget", "unit", "expected"),
-                         ((200, 100, 100), (200, 0, 25), (1500, 0, 187), (5, 0, 1), (200, 500, 200), (10**7, 10**6, 2000)))
+                         ((200, 100, 100), (200, 0, 100), (1500, 0, 750), (1, 0, 1), (200, 500, 200), (10**7, 0, 2000)))
 def test_a_completion_restarts_in_its_own_unit_capped_by_the_budget_and_the_solvers(budget, unit, expected):
-    """``sample_unit`` when given, an eighth of the budget otherwise; never above the budget or the solver's
+    """``sample_unit`` when given, half the budget otherwise; never above the budget or the solver's
     ``restart_nodes`` (2,000), never below one node."""
     assert restart_unit(SolverStrategy().config(), budget, unit) == expected
 
