@@ -62,9 +62,9 @@ other moves follow at the next decisions without sampling. The solver's
 clairvoyance is delayed to the next reveal (extended PIMC), and the decisions
 inside a plan cost no solver work. On development deals (dick-1883
 2001-2300) plans with version 4's default budget (8 samples) won 106 deals at
-379,000 nodes a deal against its 108 at 888,000; the default now draws 10
+379,000 nodes a deal against its 108 at 888,000; version 5's default drew 10
 samples of 1,500 nodes (115 won at 441,000 nodes, within issue 11's second a
-deal: benchmarks/README.md); version 8's, below, 30 of 200.
+deal: benchmarks/README.md); version 8's draws 30 of 200 (below).
 
 It never reads a face-down card: it reads only the face-up part of each pile
 and the foundations, and overwrites the hidden slots with its own draws (new or
@@ -104,6 +104,9 @@ version 7's won 21.7% at 0.153-0.158 s measured in the same spell, and the
 default **44.6% (41.5-47.7%) at 0.89 s** a deal, where version 7's (10
 samples of 1,500 nodes, every candidate) won 37.7%, unshortened at 0.78 s
 (benchmarks/README.md, "Version 8").
+
+Both tiers run the same compiled code on the same random stream, so they make
+the same choices.
 """
 
 from __future__ import annotations

@@ -130,7 +130,8 @@ def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rng,
     ``lines``, ``llen``). Returns the move's index (greedy's when no completion is won); leaves in those
     arrays each completion's status after the move, and in ``plan_block`` (`PLAN_SLOTS`) the rest of the
     chosen plan. ``cfg``/``work`` are the solver's configuration and work arrays; ``budget``,
-    ``candidates`` and ``shift`` the sampling parameters of those names."""
+    ``candidates`` and ``shift`` the sampling parameters of those names, ``unit`` the restart unit of
+    a completion's solve (`strategies.sampling_solve.restart_unit`)."""
     S = samples.shape[0]
     line = work[W_LINE]
     plans = np.empty((S, LINE_SLOTS), dtype=np.int64)  # the distinct plans
