@@ -38,7 +38,11 @@ from sim.cards import DECK_SIZE, card, rank_of, suit_of
 from sim.engine import P_BUILD, P_PILES, builds_on, fheight_at, nb_card, nb_rank_of, nb_suit_of, pile_base
 from sim.rng import nb_mix64
 from strategies.solver.codec import LAYER_BASE
+from strategies.solver.hash import KEYS_FOUNDATION, KEYS_PILE
 
+KEYS_OTHER = KEYS_FOUNDATION
+"""The key table's row that keys run cards, rank shapes and exposed cards here: fixed random numbers independent
+of the piles' row, so those parts never cancel the piles' keys in a sum."""
 # `sets` rows: the candidate equivalences above, in order.
 S_LAYER, S_CONFIG, S_EXPOSED, S_SHAPE, S_SUITS, SETS = range(6)
 SET_NAMES = ("layers", "configurations", "configurations + exposed", "rank shapes", "suit classes")
@@ -135,15 +139,15 @@ def census_node(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, census: tuple
         for i in range(h):
             c = np.int64(st[base + i])
             if i < j:
-                lin += keys[0, c, i]
-                lin_shape += keys[0, c, i]
+                lin += keys[KEYS_PILE, c, i]
+                lin_shape += keys[KEYS_PILE, c, i]
             else:
-                config += keys[1, c, 0]
-                lin_shape += keys[1, nb_rank_of(c), i]
+                config += keys[KEYS_OTHER, c, 0]
+                lin_shape += keys[KEYS_OTHER, nb_rank_of(c), i]
                 runs += 1
         config += nb_mix64(lin)
         shape += nb_mix64(lin_shape)
-        exposed += keys[1, np.int64(st[base + h - 1]), 1]
+        exposed += keys[KEYS_OTHER, np.int64(st[base + h - 1]), 1]
     counts[C_RUN + runs] += 1
     _add(counts, sets, S_CONFIG, nb_mix64(config ^ layer))
     _add(counts, sets, S_EXPOSED, nb_mix64(config ^ layer) ^ nb_mix64(exposed))
@@ -156,7 +160,7 @@ def census_node(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, census: tuple
             base = pile_base(prm, p)
             for i in range(np.int64(st[p])):
                 c = np.int64(st[base + i])
-                lin += keys[0, nb_card(nb_rank_of(c), perms[k, nb_suit_of(c)]), i]
+                lin += keys[KEYS_PILE, nb_card(nb_rank_of(c), perms[k, nb_suit_of(c)]), i]
             total += nb_mix64(lin)
         for s in range(4):
             total += nb_mix64(np.uint64(perms[k, s] * 16 + np.int64(st[fheight_at(P, s)]) + 1))

@@ -49,11 +49,13 @@ CHECK_SALT = np.uint64(0xC4EC_5A17_93B1_D2E5)
 """Mixed into every linear key for the check (any value other than 0 works)."""
 FOUNDATION_SALT = np.uint64(0xF00D)
 """Mixed into a foundation's linear key, so a foundation never hashes like a pile."""
+KEYS_PILE, KEYS_FOUNDATION = range(2)
+"""Rows of the key table (`make_keys`): the numbers of cards in piles, and of cards on foundations."""
 
 
 @functools.lru_cache(maxsize=4)
 def make_keys(cap: int) -> np.ndarray:
-    """The key table ``K``: uint64 of shape (2, 52, cap); row 0 for piles, row 1 for foundations.
+    """The key table ``K``: uint64 of shape (2, 52, cap); row `KEYS_PILE` for piles, `KEYS_FOUNDATION` for foundations.
 
     ``K[t, c, d]`` does not depend on ``cap`` (tables of two sizes agree where both have the entry).
     The table is shared between callers (cached): never write it."""
@@ -78,7 +80,7 @@ def position_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> tuple[np.
         lin = np.uint64(0)
         base = pile_base(prm, p)
         for i in range(np.int64(st[p])):
-            lin += keys[0, np.int64(st[base + i]), i]
+            lin += keys[KEYS_PILE, np.int64(st[base + i]), i]
         total += nb_mix64(lin)
         check += nb_mix64(lin ^ CHECK_SALT)
     if prm[P_FOUND] != FOUND_SUIT:
@@ -86,7 +88,7 @@ def position_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> tuple[np.
             lin = np.uint64(0)
             h = np.int64(st[fheight_at(P, f)])
             for i in range(h):
-                lin += keys[1, np.int64(st[found_at(P, f) + i]), i]
+                lin += keys[KEYS_FOUNDATION, np.int64(st[found_at(P, f) + i]), i]
             total += nb_mix64(lin ^ FOUNDATION_SALT)
             check += nb_mix64(lin ^ FOUNDATION_SALT ^ CHECK_SALT)
     return total, check

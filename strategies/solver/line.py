@@ -19,6 +19,7 @@ import numpy as np
 from sim.cards import DECK_SIZE
 from sim.engine import P_PILES, apply_move, cards_home, fheight_at, found_at, gen_moves, pile_base, undo_move
 from sim.rng import nb_mix64
+from strategies.solver.hash import KEYS_PILE
 
 
 @nb.njit(cache=True)
@@ -30,7 +31,7 @@ def exact_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> np.uint64:
         lin = np.uint64(p + 1) * np.uint64(0x9E3779B97F4A7C15)
         base = pile_base(prm, p)
         for i in range(np.int64(st[p])):
-            lin += keys[0, np.int64(st[base + i]), i]
+            lin += keys[KEYS_PILE, np.int64(st[base + i]), i]
         total += nb_mix64(lin)
     for f in range(4):
         h = np.int64(st[fheight_at(P, f)])

@@ -80,7 +80,7 @@ from sim.rng import nb_mix64
 from sim.rules import FILL_NONE, FOUND_SUIT
 from strategies.solver.census import C_DEAD, C_SKIPPED, C_TABLE_CUT, census_node
 from strategies.solver.dead import is_dead
-from strategies.solver.hash import CHECK_SALT, position_key
+from strategies.solver.hash import CHECK_SALT, KEYS_PILE, position_key
 from strategies.solver.order import move_score
 from strategies.solver.safe import play_safe_moves, played_move, played_revealed, uncovers_safe
 
@@ -150,7 +150,7 @@ def _pile_lin(st, prm, keys, p):  # noqa: ANN001, ANN202 (numba)
     lin = np.uint64(0)
     base = pile_base(prm, p)
     for i in range(np.int64(st[p])):
-        lin += keys[0, np.int64(st[base + i]), i]
+        lin += keys[KEYS_PILE, np.int64(st[base + i]), i]
     return lin
 
 
@@ -329,8 +329,8 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
                 bs = pile_base(prm, src)
                 c = np.int64(st[bs + hs - 1])
                 if not (use_safe and uncovers_safe(st, prm, src, worrying)):
-                    ls = lin[src] - keys[0, c, hs - 1]
-                    ld = lin[dst] + keys[0, c, np.int64(st[dst])]
+                    ls = lin[src] - keys[KEYS_PILE, c, hs - 1]
+                    ld = lin[dst] + keys[KEYS_PILE, c, np.int64(st[dst])]
                     child = ksum[0] - nb_mix64(lin[src]) + nb_mix64(ls) - nb_mix64(lin[dst]) + nb_mix64(ld)
                     child_check = (ksum[1] - nb_mix64(lin[src] ^ CHECK_SALT) + nb_mix64(ls ^ CHECK_SALT)
                                    - nb_mix64(lin[dst] ^ CHECK_SALT) + nb_mix64(ld ^ CHECK_SALT))
