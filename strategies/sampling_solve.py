@@ -9,13 +9,15 @@ measured (benchmarks/README.md):
   (`sample_work`), which stays in the processor's cache;
 - its Luby restart unit is ``unit`` nodes (the ``sample_unit`` parameter; by
   default half the budget, so a solve is two searches, Luby's 1, 1:
-  `restart_unit`; with an eighth, as up to version 7, 10 samples of 200
-  nodes won 193 of dick-1883 deals 2001-2800 against 245 with a half);
+  `restart_unit`): 10 samples of 200 nodes and 5 candidates won 245 of
+  dick-1883 deals 2001-2800 with a half, 209 with one search of the whole
+  budget and 193 with a third; an eighth, as up to version 7, leaves searches
+  of 25 nodes, which rarely find a win;
 - its winning line is not shortened (`strategies.solver.line`): the player uses
   the line only up to its first card turned up (a plan) or its first move, and
-  the shortening cost more than the searches of a small budget (dick-1883
-  deals 2001-2800, `fast`: 188 won with 0.126 CPU s a deal without it, 185 with
-  0.150 s with it).
+  the shortening took about a seventh of the time of solves this small
+  (dick-1883 deals 2001-2800, version 7's `fast`: 188 won with 0.126 CPU s a
+  deal without it, 185 with 0.150 s with it).
 """
 
 from __future__ import annotations
