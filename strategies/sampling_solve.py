@@ -24,7 +24,20 @@ from __future__ import annotations
 
 import numba as nb
 
-from strategies.solver.search import W_ABUF, W_DWORK, W_FRAMES, W_KEYS, W_LINE, W_MBUF, W_META, W_SCORES, W_TMP, W_TT
+from strategies.solver.search import (
+    W_ABUF,
+    W_DWORK,
+    W_FRAMES,
+    W_KEYS,
+    W_LINE,
+    W_MBUF,
+    W_META,
+    W_SCORES,
+    W_TIDX,
+    W_TMP,
+    W_TSTACK,
+    W_TT,
+)
 from strategies.solver.strategy import PP_FLAGS, PP_NOISE, PP_RESTART_NODES, decide
 
 SAMPLE_TT_MIN = 1 << 10
@@ -44,8 +57,8 @@ def sample_work(work, budget):  # noqa: ANN001, ANN201 (numba)
     size = min(SAMPLE_TT_MIN, tt.shape[0])
     while size < 4 * (budget + 1) and size < tt.shape[0]:
         size *= 2
-    return (work[W_KEYS], tt[:size], work[W_META], work[W_FRAMES], work[W_MBUF], work[W_ABUF],
-            work[W_TMP], work[W_SCORES], work[W_DWORK], work[W_LINE])
+    return (work[W_KEYS], tt[:size], work[W_TIDX][:size], work[W_TSTACK][:size], work[W_META], work[W_FRAMES],
+            work[W_MBUF], work[W_ABUF], work[W_TMP], work[W_SCORES], work[W_DWORK], work[W_LINE])
 
 
 @nb.njit(cache=True)

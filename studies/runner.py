@@ -292,7 +292,7 @@ class RunSummary:
 
 _STRATEGIES: dict[str, Any] = {}
 """The strategy this process plays, by spec: the last one only. A kept worker plays many runs in turn, and
-each strategy object holds its tables (the solver's is 64 MiB); holding every one made a worker grow past
+each strategy object holds its tables (the solver's is 128 MiB); holding every one made a worker grow past
 the 300 MB that loky reads as a memory leak, so it retired the worker mid-run, with a warning."""
 
 

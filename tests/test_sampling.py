@@ -28,7 +28,7 @@ from strategies.sampling import (
 )
 from strategies.sampling_keep import KEEP_WON, LINE_SLOTS, keep_size, restore_kept, store_kept
 from strategies.sampling_solve import SAMPLE_TT_MIN, restart_unit, sample_work, solve_completion
-from strategies.solver.search import S_WON, W_LINE, W_TT, SolverWork
+from strategies.solver.search import S_WON, W_LINE, W_TIDX, W_TSTACK, W_TT, SolverWork
 from strategies.solver.strategy import PP_FLAGS, PP_NOISE, SolverStrategy, decide
 from tests.solver_helpers import hidden_decisions
 
@@ -258,12 +258,15 @@ def test_a_completion_is_solved_in_a_table_window_sized_from_its_budget(budget):
     two, at least `SAMPLE_TT_MIN`) and never more than the table; it is a view of the table, not a copy."""
     work = SolverWork(E.rule_params(DICK), tt_mb=1.0).arrays()
     table = work[W_TT]
-    window = sample_work(work, budget)[W_TT]
+    windows = sample_work(work, budget)
+    window = windows[W_TT]
     size = window.shape[0]
     assert np.shares_memory(window, table)
+    for bookkeeping in (W_TIDX, W_TSTACK):  # the table's bookkeeping, cut to the same window
+        assert windows[bookkeeping].shape == (size,) and np.shares_memory(windows[bookkeeping], work[bookkeeping])
     assert size & (size - 1) == 0 and size >= SAMPLE_TT_MIN
     assert size == table.shape[0] or (size >= 4 * (budget + 1) and size // 2 < max(4 * (budget + 1), SAMPLE_TT_MIN))
-    assert all(a is b for i, (a, b) in enumerate(zip(sample_work(work, budget), work, strict=True)) if i != W_TT)
+    assert all(a is b for i, (a, b) in enumerate(zip(windows, work, strict=True)) if i not in (W_TT, W_TIDX, W_TSTACK))
 
 
 @pytest.mark.parametrize(("budget", "unit", "expected"),

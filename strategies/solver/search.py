@@ -18,13 +18,32 @@ winnable position x. Every expanded winnable node x has a generated child y
 with d(y) < d(x): the first move of a shortest line is never filtered out
 (below), safe moves home do not make lines longer, and a dead test never fires
 on a winnable position. That child is expanded (now or earlier: the table
-holds only expanded nodes) unless a budget or buffer limit intervened, which
-makes the verdict UNKNOWN. So if the root were winnable, descending d would
-reach a won node, and the search would have reported it. The only unproven
-link is the table: a position that passes for a stored one (its slot bits and
-48 bits of its independent check agree by chance, `strategies.solver.hash`)
-would be cut unexpanded; that has a chance of about 3e-14 a lookup, so about
-1e-6 for a default-budget search and 1e-4 for a billion nodes.
+holds only expanded nodes, and proofs of loss, which a winnable position never
+has, below) unless a budget or buffer limit intervened, which makes the
+verdict UNKNOWN. So if the root were winnable, descending d would reach a won
+node, and the search would have reported it. The only unproven link is the
+table: a position that passes for a stored one (its slot bits and 48 bits of
+its independent check agree by chance, `strategies.solver.hash`) would be cut
+unexpanded; that has a chance of about 3e-14 a lookup, so about 1e-6 for a
+default-budget search and 1e-4 for a billion nodes.
+
+Proofs kept between searches (`F_KEEP_LOST`). A search cut by its budget says
+UNKNOWN, but much of what it saw is lost, and the next restart of the same
+root (`same_root`) need not see it again. The search finds the strongly
+connected components of the graph it expands (Tarjan's algorithm: each node's
+depth-first index and low link, a stack of the nodes whose component is not
+finished; `strategies.solver.table` keeps the index beside the node's entry
+and never overwrites a node on the stack). A component is finished when the
+search backs out of its first node; it is proven lost when nothing below it
+is *tainted*: a child cut by a budget, the depth or a full buffer, or cut
+because it was expanded in a finished component without a proof (a taint
+passes from every node to its parent). Then every generated child of every
+member is a member, a proven loss, or dead; if a member x were winnable, its
+child y with d(y) < d(x) would be a member too (proofs and dead positions are
+never winnable), and descending d inside the component would reach a won
+node, which the search would have reported. So the members are marked lost
+in the table, for every later search of the root. Within one search nothing
+changes: a finished node is cut whether proven or not.
 
 Move filters (the second can be switched off):
 
@@ -45,11 +64,13 @@ card has a child whose key is known before the move is played: a child
 already in the table is skipped without playing it (the same nodes are
 expanded in the same order either way).
 
-The table stores 48 bits of key plus a 16-bit generation, so it is cleared
-lazily: a new search bumps the generation and old entries read as empty. A full
-bucket (8 probes) overwrites its first slot: the search may then expand a node
-twice, which costs time but keeps the proof valid (a node in the table was
-expanded, whatever was overwritten).
+The table (`strategies.solver.table`) stores 48 bits of check key and a
+16-bit tag, so it is cleared lazily: a new search bumps the generation and old
+entries read as empty, except the proofs of loss of the same root. A full
+bucket overwrites a node that is not on Tarjan's stack: the search may then
+expand a node twice, which costs time but keeps the proof valid (a node in the
+table was expanded, whatever was overwritten). A bucket whose every slot is
+on the stack taints the node that found it so.
 """
 
 from __future__ import annotations
@@ -83,6 +104,18 @@ from strategies.solver.dead import is_dead
 from strategies.solver.hash import CHECK_SALT, KEYS_PILE, position_key
 from strategies.solver.order import move_score
 from strategies.solver.safe import play_safe_moves, played_move, played_revealed, uncovers_safe
+from strategies.solver.table import (
+    DONE,
+    GEN_LIMIT,
+    INDEX_LIMIT,
+    LOST_TAG,
+    T_FULL,
+    T_LOST,
+    table_slots,
+    tt_find,
+    tt_insert,
+    tt_mark_lost,
+)
 
 # Verdicts of `solve`.
 S_LOST, S_WON, S_UNKNOWN = 0, 1, 2
@@ -93,56 +126,28 @@ F_SAFE = 1  # play safe moves home without search
 F_DEAD = 2  # cut dead positions
 F_ORDER = 4  # order moves by `move_score`
 F_LONE = 8  # never move a lone card onto another pile (empty piles stay empty)
+F_KEEP_LOST = 16  # later searches of the same position cut what earlier ones proved lost
 
 # Frame fields.
-FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV = range(7)
-FRAME_FIELDS = 8
-"""Slots of a frame: the seven fields and one spare, so that a frame is 64 bytes, one cache line."""
+FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV, FR_INDEX, FR_LOW, FR_TAINT = range(10)
+"""FR_INDEX: the node's depth-first index (-1: the frame's position was cut, not expanded); FR_LOW: the
+least index on Tarjan's stack reached from it (`NO_LOW`: none); FR_TAINT: 1 when something below it
+was left unexplored (a budget, a buffer, or a position expanded without a proof)."""
+FRAME_FIELDS = 16
+"""Slots of a frame: the ten fields and six spare, so that a frame is 128 bytes, two cache lines."""
 
-GEN_BITS = 16
-GEN_MASK = (1 << GEN_BITS) - 1
-PROBES = 8
 CLOCK_EVERY = 1 << 14
 
 # `meta` slots.
-M_GEN, META_SIZE = 0, 1
-"""M_GEN: the table's generation (entries of other generations read as empty)."""
+M_GEN, M_ROOT, META_SIZE = 0, 1, 2
+"""M_GEN: the table's generation (entries of other generations read as empty); M_ROOT: the generation of
+the first search of the position being decided (its proofs of loss carry it, `strategies.solver.table`)."""
 
 # The arrays of `SolverWork.arrays`, in order.
-W_KEYS, W_TT, W_META, W_FRAMES, W_MBUF, W_ABUF, W_TMP, W_SCORES, W_DWORK, W_LINE = range(10)
+W_KEYS, W_TT, W_TIDX, W_TSTACK, W_META, W_FRAMES, W_MBUF, W_ABUF, W_TMP, W_SCORES, W_DWORK, W_LINE = range(12)
 
-
-@nb.njit(cache=True, inline="always")
-def tt_seen(tt: np.ndarray, key: np.uint64, check: np.uint64, gen: np.uint64) -> bool:
-    """Whether the position (key picks the slot, 48 bits of check are stored) is in the table; if not, insert it."""
-    mask = np.uint64(tt.shape[0] - 1)
-    entry = (check & ~np.uint64(GEN_MASK)) | gen
-    idx = key & mask
-    for j in range(PROBES):
-        slot = (idx + np.uint64(j)) & mask
-        e = tt[slot]
-        if e == entry:
-            return True
-        if (e & np.uint64(GEN_MASK)) != gen:
-            tt[slot] = entry
-            return False
-    tt[idx] = entry
-    return False
-
-
-@nb.njit(cache=True, inline="always")
-def tt_lookup(tt: np.ndarray, key: np.uint64, check: np.uint64, gen: np.uint64) -> bool:
-    """Whether the position is in the table (no insertion)."""
-    mask = np.uint64(tt.shape[0] - 1)
-    entry = (check & ~np.uint64(GEN_MASK)) | gen
-    idx = key & mask
-    for j in range(PROBES):
-        e = tt[(idx + np.uint64(j)) & mask]
-        if e == entry:
-            return True
-        if (e & np.uint64(GEN_MASK)) != gen:
-            return False
-    return False
+NO_LOW = np.int64(1) << 62
+"""A frame's low link before anything on Tarjan's stack is reached from it."""
 
 
 @nb.njit(cache=True, inline="always")
@@ -215,20 +220,49 @@ def _undo_safe(st, prm, abuf, start, stop, keys, lin, ksum):  # noqa: ANN001, AN
         _rekey(st, prm, keys, lin, ksum, move_from(played_move(abuf[j])))
 
 
+@nb.njit(cache=True, inline="always")
+def _reach(frames, d, tidx, found):  # noqa: ANN001, ANN202 (numba)
+    """Frame d reaches a position not expanded again (`tt_find`'s answer ``found``): one proven lost adds
+    nothing, one on Tarjan's stack lowers its low link, any other (finished without a proof, or no
+    room in the table) leaves something below frame d unexplored."""
+    if found >= 0 and tidx[found] >= 0:
+        frames[d, FR_LOW] = min(frames[d, FR_LOW], np.int64(tidx[found]))
+    elif found != T_LOST:
+        frames[d, FR_TAINT] = 1
+
+
 @nb.njit(cache=True)
-def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census=None):  # noqa: ANN001, ANN201 (numba)
+def _finish_component(tt, tidx, tstack, tsp, root_index, tainted, lost):  # noqa: ANN001, ANN202 (numba)
+    """Pop the finished component whose first node has index ``root_index`` off Tarjan's stack: proven
+    lost (tag ``lost``) unless ``tainted``, else `DONE`. Returns the new stack pointer."""
+    while True:
+        tsp -= 1
+        slot = tstack[tsp]
+        first = tidx[slot] == root_index
+        tidx[slot] = DONE
+        if not tainted:
+            tt_mark_lost(tt, slot, lost)
+        if first:
+            return tsp
+
+
+@nb.njit(cache=True)
+def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census=None, same_root=False):  # noqa: ANN001, ANN201 (numba)
     """Search the position ``st0`` (not modified). Returns (verdict, nodes, line length, seconds).
 
     ``work`` is `SolverWork.arrays`. On WON, its line array (``work[W_LINE]``)
     holds in ``[:length]`` the engine move codes that win from st0.
     ``seed`` and ``noise`` add a pseudo-random term in [0, noise) to each move's
-    ordering score (restarts). With ``census`` (`strategies.solver.census.Census.arrays`) it
-    also counts what the search spends its nodes on (`census_node`); without one that code
-    is compiled out.
+    ordering score (restarts). With ``same_root`` (and `F_KEEP_LOST`) the search
+    cuts the positions proven lost by the searches of st0 before it since the last
+    search without ``same_root``. With ``census`` (`strategies.solver.census.Census.arrays`)
+    it also counts what the search spends its nodes on (`census_node`); without one that
+    code is compiled out.
     """
     t0 = clock()
-    keys, tt, meta, frames, mbuf = work[W_KEYS], work[W_TT], work[W_META], work[W_FRAMES], work[W_MBUF]
-    abuf, tmp, scores, dwork, line = work[W_ABUF], work[W_TMP], work[W_SCORES], work[W_DWORK], work[W_LINE]
+    keys, tt, tidx, tstack, meta = work[W_KEYS], work[W_TT], work[W_TIDX], work[W_TSTACK], work[W_META]
+    frames, mbuf, abuf, tmp, scores, dwork, line = (work[W_FRAMES], work[W_MBUF], work[W_ABUF], work[W_TMP],
+                                                    work[W_SCORES], work[W_DWORK], work[W_LINE])
     st = st0.copy()
     rng = np.empty(1, dtype=np.uint64)
     rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
@@ -237,11 +271,15 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     use_safe = (flags & F_SAFE) != 0 and suit_found
     use_dead = (flags & F_DEAD) != 0 and suit_found and not worrying
     gen_i = meta[M_GEN] + 1
-    if gen_i > GEN_MASK:
+    if gen_i > GEN_LIMIT:
         tt[:] = 0
         gen_i = 1
+        same_root = False
     meta[M_GEN] = gen_i
+    if not (same_root and (flags & F_KEEP_LOST) != 0):
+        meta[M_ROOT] = gen_i
     gen = np.uint64(gen_i)
+    lost = np.uint64(LOST_TAG | meta[M_ROOT])
     # incremental key: per-pile linear keys (with in-suit foundations the piles determine the position)
     P = prm[P_PILES]
     incremental = suit_found
@@ -253,8 +291,9 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
         ksum[1] += nb_mix64(lin[p] ^ CHECK_SALT)
     D = frames.shape[0]
     nodes = 0
+    index = 0  # the next depth-first index
+    tsp = 0  # Tarjan's stack pointer
     next_clock = CLOCK_EVERY
-    incomplete = False
     d = 0
     mtop = 0
     atop = 0
@@ -262,6 +301,9 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     while True:
         if entering:
             entering = False
+            frames[d, FR_INDEX] = -1
+            frames[d, FR_LOW] = NO_LOW
+            frames[d, FR_TAINT] = 0
             frames[d, FR_ASTART] = atop
             if use_safe:
                 atop = play_safe_moves(st, prm, abuf, atop, worrying)
@@ -285,11 +327,23 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
                 key, check = ksum[0], ksum[1]
             else:
                 key, check = position_key(st, prm, keys)
-            expand = not tt_seen(tt, key, check, gen)
-            if census is not None and not expand:
-                census[0][C_TABLE_CUT] += 1
+            found = tt_find(tt, tidx, key, check, gen, lost)
+            expand = found <= T_FULL - 1
+            if not expand:
+                _reach(frames, d, tidx, found)
+                if census is not None:
+                    census[0][C_TABLE_CUT] += 1
             n = 0
             if expand:
+                if index >= INDEX_LIMIT:
+                    return S_UNKNOWN, nodes, 0, clock() - t0
+                slot = T_FULL - 1 - found
+                tt_insert(tt, tidx, slot, check, gen, index)
+                tstack[tsp] = slot
+                tsp += 1
+                frames[d, FR_INDEX] = index
+                frames[d, FR_LOW] = index
+                index += 1
                 nodes += 1
                 if nodes >= next_clock:
                     next_clock += CLOCK_EVERY
@@ -306,7 +360,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
             if expand:
                 n = _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise)
                 if n < 0:
-                    incomplete = True
+                    frames[d, FR_TAINT] = 1
                     n = 0
             # a node with no moves (cut, dead or stuck) backs up at once through the code below
             frames[d, FR_MSTART] = mtop
@@ -317,7 +371,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
         if i < frames[d, FR_MCOUNT]:
             frames[d, FR_MIDX] = i + 1
             if d + 1 >= D:
-                incomplete = True
+                frames[d, FR_TAINT] = 1
                 continue
             m = mbuf[frames[d, FR_MSTART] + i]
             src = move_from(m)
@@ -334,7 +388,9 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
                     child = ksum[0] - nb_mix64(lin[src]) + nb_mix64(ls) - nb_mix64(lin[dst]) + nb_mix64(ld)
                     child_check = (ksum[1] - nb_mix64(lin[src] ^ CHECK_SALT) + nb_mix64(ls ^ CHECK_SALT)
                                    - nb_mix64(lin[dst] ^ CHECK_SALT) + nb_mix64(ld ^ CHECK_SALT))
-                    if tt_lookup(tt, child, child_check, gen):
+                    found = tt_find(tt, tidx, child, child_check, gen, lost)
+                    if found >= T_LOST:
+                        _reach(frames, d, tidx, found)
                         if census is not None:
                             census[0][C_SKIPPED] += 1
                         continue
@@ -345,16 +401,21 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
             d += 1
             entering = True
             continue
+        if frames[d, FR_INDEX] >= 0 and frames[d, FR_LOW] == frames[d, FR_INDEX]:
+            tsp = _finish_component(tt, tidx, tstack, tsp, frames[d, FR_INDEX], frames[d, FR_TAINT] != 0, lost)
+            frames[d, FR_LOW] = NO_LOW
         mtop = frames[d, FR_MSTART]
         _undo_safe(st, prm, abuf, frames[d, FR_ASTART], atop, keys, lin, ksum)
         atop = frames[d, FR_ASTART]
         if d == 0:
             break
         d -= 1
+        frames[d, FR_LOW] = min(frames[d, FR_LOW], frames[d + 1, FR_LOW])
+        frames[d, FR_TAINT] |= frames[d + 1, FR_TAINT]
         undo_move(st, prm, frames[d, FR_MOVE], frames[d, FR_REV])
         _rekey(st, prm, keys, lin, ksum, move_from(frames[d, FR_MOVE]))
         _rekey(st, prm, keys, lin, ksum, move_to(frames[d, FR_MOVE]))
-    if incomplete:
+    if frames[0, FR_TAINT] != 0:
         return S_UNKNOWN, nodes, 0, clock() - t0
     return S_LOST, nodes, 0, clock() - t0
 
@@ -375,12 +436,13 @@ class SolverWork:
         from strategies.solver.dead import dead_work_size
         from strategies.solver.hash import make_keys
 
-        entries = max(1 << 10, int(tt_mb * (1 << 20)) // 8)
-        size = 1 << (entries.bit_length() - 1)
+        size = table_slots(tt_mb)
         self.prm = prm
         self.keys = make_keys(MAX_PILE_CAP)
         self.tt = np.zeros(size, dtype=np.uint64)
         self.tt.fill(0)  # touch every page now, not in the middle of a timed search
+        self.tidx = np.zeros(size, dtype=np.int32)
+        self.tstack = np.zeros(size, dtype=np.int32)  # a slot on Tarjan's stack is never overwritten
         self.meta = np.zeros(META_SIZE, dtype=np.int64)
         self.frames = np.zeros((max_depth, FRAME_FIELDS), dtype=np.int64)
         self.mbuf = np.zeros(max_depth * 48, dtype=np.int64)
@@ -392,8 +454,10 @@ class SolverWork:
 
     def arrays(self) -> tuple:
         """The arrays as `solve` takes them (``work``), in the order of the ``W_*`` names."""
-        return (self.keys, self.tt, self.meta, self.frames, self.mbuf, self.abuf, self.tmp, self.scores, self.dwork, self.line)
+        return (self.keys, self.tt, self.tidx, self.tstack, self.meta, self.frames, self.mbuf, self.abuf, self.tmp,
+                self.scores, self.dwork, self.line)
 
     @property
     def tt_bytes(self) -> int:
-        return int(self.tt.nbytes)
+        """Bytes of the table with its bookkeeping (at most ``tt_mb`` MiB)."""
+        return int(self.tt.nbytes + self.tidx.nbytes + self.tstack.nbytes)

@@ -1,0 +1,143 @@
+"""Restarts that keep their proofs of loss (`keep_lost`, `strategies.solver.table`): the table's rules,
+losses bigger than any one restart proven, and verdicts that never contradict a search without it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim.position import parse_position
+from sim.rules import find_variant
+from strategies.batch import preset_states
+from strategies.solver.table import (
+    BUCKET,
+    DONE,
+    LOST_TAG,
+    T_FULL,
+    T_LOST,
+    absent_at,
+    table_slots,
+    tt_find,
+    tt_insert,
+    tt_mark_lost,
+)
+from tests.solver_helpers import late_positions, solver
+from tests.test_solver_final import LOST_3408
+
+GM = find_variant("good-measure")
+BD = find_variant("bakers-dozen")
+CASTLES = find_variant("castles-in-spain")
+
+
+# --- the table ------------------------------------------------------------------------------
+
+
+def _table(slots: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(slots, dtype=np.uint64), np.zeros(slots, dtype=np.int32)
+
+
+def _find(tt, tidx, key, check, gen, root):  # noqa: ANN001, ANN202
+    return int(tt_find(tt, tidx, np.uint64(key), np.uint64(check), np.uint64(gen), np.uint64(LOST_TAG | root)))
+
+
+def _put(tt, tidx, key, check, gen, root, index):  # noqa: ANN001, ANN202
+    found = _find(tt, tidx, key, check, gen, root)
+    assert found <= absent_at(0)
+    slot = absent_at(0) - found
+    tt_insert(tt, tidx, slot, np.uint64(check), np.uint64(gen), index)
+    return slot
+
+
+def test_an_expanded_position_is_found_by_its_search_only_and_a_proof_by_every_search_of_its_root():
+    tt, tidx = _table()
+    check = 0xABCDEF << 16
+    slot = _put(tt, tidx, 5, check, gen=3, root=3, index=0)
+    assert _find(tt, tidx, 5, check, 3, 3) == slot
+    assert _find(tt, tidx, 5, check ^ (1 << 40), 3, 3) <= absent_at(0)  # another check: absent
+    assert _find(tt, tidx, 5, check, 4, 3) <= absent_at(0)  # the next search does not see it
+    tt_mark_lost(tt, slot, np.uint64(LOST_TAG | 3))
+    assert _find(tt, tidx, 5, check, 4, 3) == T_LOST  # a later search of the same root sees the proof
+    assert _find(tt, tidx, 5, check, 9, 9) <= absent_at(0)  # another root's search does not
+
+
+def test_a_slot_on_tarjans_stack_is_never_taken_and_a_full_bucket_of_them_says_so():
+    tt, tidx = _table()
+    slots = [_put(tt, tidx, 0, (i + 1) << 16, gen=1, root=1, index=i) for i in range(BUCKET)]
+    assert sorted(slots) == list(range(BUCKET))  # one bucket, every slot taken
+    assert _find(tt, tidx, 0, 99 << 16, 1, 1) == T_FULL
+    tidx[slots[5]] = DONE  # finished without a proof: may be overwritten
+    assert _find(tt, tidx, 0, 99 << 16, 1, 1) == absent_at(slots[5])
+    tidx[slots[5]] = 5
+    tt_mark_lost(tt, slots[2], np.uint64(LOST_TAG | 1))  # a proof may be overwritten too
+    assert _find(tt, tidx, 0, 99 << 16, 1, 1) == absent_at(slots[2])
+
+
+def test_the_table_with_its_bookkeeping_fits_its_megabytes():
+    for mb in (0.02, 1, 64):
+        slots = table_slots(mb)
+        assert slots & (slots - 1) == 0 and slots * 16 <= max(mb * 2**20, 1024 * 16) < 2 * slots * 16
+
+
+# --- proofs kept from one restart to the next ------------------------------------------------
+
+
+def test_restarts_that_keep_their_proofs_prove_a_loss_bigger_than_each_of_them():
+    position = parse_position(LOST_3408, GM)
+    # restarts of 100 x Luby within 20,000 nodes: the biggest search has 3,200 nodes, the proof needs 3,408
+    assert solver(restart_nodes=100, nodes=20_000, keep_lost=False).solve_position(GM, position)[0] == "unknown"
+    verdict, nodes, _, _ = solver(restart_nodes=100, nodes=20_000).solve_position(GM, position)
+    assert verdict == "lost" and nodes < 20_000
+
+
+@pytest.mark.parametrize(("rules", "number"), [(GM, 178), (GM, 235), (CASTLES, 28)], ids=str)
+def test_lost_deals_are_proven_within_three_times_one_search(rules, number):
+    st = preset_states(rules, np.array([number]), 0, "default")[0]
+    verdict, one, _, _ = solver(restart_nodes=0, nodes=100_000).solve_state(rules, st)
+    assert verdict == "lost"
+    assert solver(restart_nodes=100, nodes=3 * one, keep_lost=False).solve_state(rules, st)[0] == "unknown"
+    assert solver(restart_nodes=100, nodes=3 * one).solve_state(rules, st)[0] == "lost"
+
+
+def check_keep_lost_against_one_search(rules, deals: range, per_deal: int, **tiny) -> dict[str, int]:  # noqa: ANN001, ANN003
+    """Positions near the end of winning lines: the verdict of restarts of 20 x Luby that keep their proofs
+    (with ``tiny`` settings) is the verdict of one plain search, or unknown. Returns how many positions each
+    decided."""
+    plain = solver(nodes=60_000, restart_nodes=0)
+    kept = solver(nodes=20_000, restart_nodes=20, **tiny)
+    seen = {"plain": 0, "kept": 0}
+    for st in late_positions(rules, deals, per_deal, seed=5, wander=14):
+        truth = plain.solve_state(rules, st)[0]
+        verdict = kept.solve_state(rules, st)[0]
+        assert verdict in (truth, "unknown") or truth == "unknown", (rules.name, truth, verdict)
+        seen["plain"] += truth != "unknown"
+        seen["kept"] += verdict != "unknown"
+    return seen
+
+
+@pytest.mark.parametrize("rules", [BD, GM, CASTLES, find_variant("kings-into-empty"), find_variant("other-suit")],
+                         ids=lambda r: r.name)
+@pytest.mark.parametrize("tt_mb", [8, 0.02], ids=["table", "tiny table"])
+def test_kept_proofs_never_contradict_one_plain_search(rules, tt_mb):
+    seen = check_keep_lost_against_one_search(rules, range(1, 9), 6, tt_mb=tt_mb)
+    assert seen["plain"] >= 30 and seen["kept"] >= 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules", [BD, GM, CASTLES, find_variant("kings-into-empty"), find_variant("other-suit")],
+                         ids=lambda r: r.name)
+def test_kept_proofs_never_contradict_one_plain_search_on_many_positions(rules):
+    seen = check_keep_lost_against_one_search(rules, range(9, 109), 20, tt_mb=0.05)
+    assert seen["plain"] >= 1000
+
+
+def test_kept_proofs_never_contradict_on_full_deals():
+    numbers = np.arange(170, 240)
+    states = preset_states(GM, numbers, 0, "default")
+    configs = [solver(nodes=30_000, restart_nodes=50), solver(nodes=30_000, restart_nodes=50, keep_lost=False),
+               solver(nodes=30_000, restart_nodes=0)]
+    decided = 0
+    for number, st in zip(numbers, states, strict=True):
+        verdicts = {s.solve_state(GM, st)[0] for s in configs} - {"unknown"}
+        assert len(verdicts) <= 1, (number, verdicts)
+        decided += len(verdicts) == 1
+    assert decided >= 60
