@@ -110,8 +110,10 @@ keep the positions earlier searches proved lost (`strategies.solver.table`):
 in a completion's two searches the second cuts what the first proved lost.
 The play changes a little and its strength and time do not measurably:
 ``fast`` on dick-1883 deals 1-300 won 79 deals at 0.148 s a deal where
-version 8 won 78 at 0.147 s, side by side (benchmarks/README.md, "Restarts
-that keep their proofs").
+version 8 won 78 at 0.147 s, side by side; the default on deals 2001-2150
+won 74 at 0.946 CPU s a deal where version 8 won 76 at 0.919 s, side by side,
+and 43.8% of deals 1-1,000 (benchmarks/README.md, "Restarts that keep their
+proofs").
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
