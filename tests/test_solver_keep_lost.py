@@ -13,9 +13,11 @@ from strategies.solver.table import (
     BUCKET,
     DONE,
     LOST_TAG,
+    T_ABSENT,
     T_FULL,
     T_LOST,
     absent_at,
+    absent_slot,
     table_slots,
     tt_find,
     tt_insert,
@@ -42,8 +44,8 @@ def _find(tt, tidx, key, check, gen, root):  # noqa: ANN001, ANN202
 
 def _put(tt, tidx, key, check, gen, root, index):  # noqa: ANN001, ANN202
     found = _find(tt, tidx, key, check, gen, root)
-    assert found <= absent_at(0)
-    slot = absent_at(0) - found
+    assert found <= T_ABSENT
+    slot = absent_slot(found)
     tt_insert(tt, tidx, slot, np.uint64(check), np.uint64(gen), index)
     return slot
 
@@ -53,11 +55,11 @@ def test_an_expanded_position_is_found_by_its_search_only_and_a_proof_by_every_s
     check = 0xABCDEF << 16
     slot = _put(tt, tidx, 5, check, gen=3, root=3, index=0)
     assert _find(tt, tidx, 5, check, 3, 3) == slot
-    assert _find(tt, tidx, 5, check ^ (1 << 40), 3, 3) <= absent_at(0)  # another check: absent
-    assert _find(tt, tidx, 5, check, 4, 3) <= absent_at(0)  # the next search does not see it
+    assert _find(tt, tidx, 5, check ^ (1 << 40), 3, 3) <= T_ABSENT  # another check: absent
+    assert _find(tt, tidx, 5, check, 4, 3) <= T_ABSENT  # the next search does not see it
     tt_mark_lost(tt, slot, np.uint64(LOST_TAG | 3))
     assert _find(tt, tidx, 5, check, 4, 3) == T_LOST  # a later search of the same root sees the proof
-    assert _find(tt, tidx, 5, check, 9, 9) <= absent_at(0)  # another root's search does not
+    assert _find(tt, tidx, 5, check, 9, 9) <= T_ABSENT  # another root's search does not
 
 
 def test_a_slot_on_tarjans_stack_is_never_taken_and_a_full_bucket_of_them_says_so():

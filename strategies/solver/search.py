@@ -109,8 +109,9 @@ from strategies.solver.table import (
     GEN_LIMIT,
     INDEX_LIMIT,
     LOST_TAG,
-    T_FULL,
+    T_ABSENT,
     T_LOST,
+    absent_slot,
     table_slots,
     tt_find,
     tt_insert,
@@ -328,7 +329,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
             else:
                 key, check = position_key(st, prm, keys)
             found = tt_find(tt, tidx, key, check, gen, lost)
-            expand = found <= T_FULL - 1
+            expand = found <= T_ABSENT
             if not expand:
                 _reach(frames, d, tidx, found)
                 if census is not None:
@@ -337,7 +338,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
             if expand:
                 if index >= INDEX_LIMIT:
                     return S_UNKNOWN, nodes, 0, clock() - t0
-                slot = T_FULL - 1 - found
+                slot = absent_slot(found)
                 tt_insert(tt, tidx, slot, check, gen, index)
                 tstack[tsp] = slot
                 tsp += 1

@@ -18,11 +18,11 @@ cut at a node budget that follows the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1,
   lost (``keep_lost``, on by default: `strategies.solver.search`, "Proofs
   kept between searches"), so a loss bigger than any one search is proven by
   the restarts together, and the later restarts spend their nodes where no
-  earlier one finished. On good-measure's deals 1-1,000 it decides 8 of the
+  earlier one finished. On good-measure's deals 1-1,000 it decides 10 of the
   26 deals the restarts alone left unknown within the same 4,000,000 nodes:
   469, 675, 679 and 801 lost (each in 0.35-1.2 million nodes, about what the
-  layered prover needs), 22, 306, 507 and 993 won (benchmarks/README.md,
-  "Restarts that keep their proofs").
+  layered prover needs), 22, 65, 108, 306, 507 and 993 won
+  (benchmarks/README.md, "Restarts that keep their proofs").
 
 A deal the searches leave undecided goes to the free-parking relaxation
 (`strategies.solver.capacity`) within ``capacity_states`` states, where it

@@ -51,12 +51,20 @@ T_LOST = -1
 """`tt_find`: the position is proven lost for this root."""
 T_FULL = -2
 """`tt_find`: the position is absent and its bucket has no slot to spare (every one is on the stack)."""
+T_ABSENT = -3
+"""`tt_find`: this and below, the position is absent and may go into a slot (`absent_at`, `absent_slot`)."""
 
 
 @nb.njit(cache=True, inline="always")
 def absent_at(slot: np.int64) -> np.int64:
     """`tt_find`'s answer for a position that is absent and may go into ``slot``."""
-    return -3 - slot
+    return T_ABSENT - slot
+
+
+@nb.njit(cache=True, inline="always")
+def absent_slot(found: np.int64) -> np.int64:
+    """The slot an absent position may go into, from `tt_find`'s answer (at most `T_ABSENT`)."""
+    return T_ABSENT - found
 
 
 @nb.njit(cache=True, inline="always")
