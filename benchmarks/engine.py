@@ -19,6 +19,9 @@ from pathlib import Path
 # benchmarks/strategies.py is named like the `strategies` package; keep this folder off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+import sim  # noqa: E402, F401 - before numba: it sets numba's cache folder (sim.compile_cache)
+
+# isort: split
 import numba as nb  # noqa: E402
 import numpy as np  # noqa: E402
 

@@ -40,10 +40,13 @@ import sys
 import time
 from pathlib import Path
 
-import numba as nb
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import sim  # noqa: E402, F401 - before numba: it sets numba's cache folder (sim.compile_cache)
+
+# isort: split
+import numba as nb  # noqa: E402
+import numpy as np  # noqa: E402
 
 from bakers_dozen.solve import parse_deals  # noqa: E402
 from sim.cards import DECK_SIZE  # noqa: E402

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+import sim  # noqa: F401 - before any test module imports numba: sim sets numba's cache folder (sim.compile_cache)
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _fresh_workers_per_module():
