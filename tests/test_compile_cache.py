@@ -19,6 +19,7 @@ from pathlib import Path
 import numba as nb
 import pytest
 
+from sim.compile_cache import cache_folder
 from strategies import loops
 from strategies.greedy import greedy_policy
 
@@ -120,13 +121,14 @@ def test_a_change_of_the_policy_source_gives_a_new_module(tmp_path: Path, monkey
     assert digestplug.home_or_first is not None
 
 
-def test_the_loop_folder_follows_numbas_cache_folder_else_the_users(monkeypatch: pytest.MonkeyPatch,
-                                                                   tmp_path: Path) -> None:
+def test_the_loop_folder_is_in_numbas_cache_folder_for_these_sources(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
-    assert loops.loop_folder() == tmp_path / "numba" / "bakers-dozen-loops"
+    assert loops.loop_folder() == cache_folder() / "bakers-dozen-loops"
+    assert loops.loop_folder().parent.parent == tmp_path / "numba"
     monkeypatch.delenv("NUMBA_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert loops.loop_folder() == tmp_path / "xdg" / "bakers-dozen" / "loops"
+    assert loops.loop_folder().parent.parent == tmp_path / "xdg" / "bakers-dozen"
 
 
 def test_a_policy_that_is_not_a_module_attribute_gets_the_engines_loops() -> None:
