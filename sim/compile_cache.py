@@ -11,8 +11,9 @@ wrong. This module gives the packages whose code numba compiles (`sim` and
 (numba's documented setting) and named by a digest of every source file of
 both packages: any change of any of them gives a new,
 empty folder, and the code is compiled again from the sources as they are.
-The price is one compilation per source version (a minute or two on the
-first command after an update, or after each edit while developing).
+The price is one compilation per source version, on the first command after
+an update or after each edit while developing (`bakers-dozen solve` of three
+deals took 41 s wall, most of it compiling, against 2.5 s with the cache warm).
 
 `use_project_cache` runs when `sim` is imported, before numba is (every
 compiled module imports `sim` first), since numba places a function's cache
@@ -38,7 +39,7 @@ PREFIX = "bakers-dozen-"
 DIGEST_CHARS = 16
 KEEP = 8
 """Folders of this many source versions are kept (the most recently used): worktrees and branches switched
-back and forth reuse theirs, and each is a few tens of MB."""
+back and forth reuse theirs, and each holds about 13 MB."""
 PACKAGES = ("sim", "strategies")
 """The packages whose functions numba compiles and caches (siblings in the source tree)."""
 
