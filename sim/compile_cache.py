@@ -75,14 +75,14 @@ def user_cache_base() -> Path:
     return Path(base) / "bakers-dozen"
 
 
-def cache_folder(root: Path | None = None) -> Path:
-    """The numba cache folder of the sources under ``root`` (default: this source tree)."""
-    return user_cache_base() / (PREFIX + source_digest(root)[:DIGEST_CHARS])
+def cache_folder() -> Path:
+    """The numba cache folder of this source tree's sources."""
+    return user_cache_base() / (PREFIX + source_digest()[:DIGEST_CHARS])
 
 
 def use_project_cache() -> Path:
-    """Point numba's cache at `cache_folder` for this process and its children, and remove the folders of
-    all but the `KEEP` most recently used source versions. Returns the folder.
+    """Point numba's cache at `cache_folder` for this process and its children; when that folder is new,
+    remove the folders of all but the `KEEP` most recently used source versions. Returns the folder.
 
     When numba was imported before (a script that imports numba first), numba reads the setting too late
     for this process: a warning says so, as this process may then use code compiled from older sources."""
@@ -94,9 +94,11 @@ def use_project_cache() -> Path:
                           "cache folder, where compiled code may predate the sources; import sim before numba",
                           RuntimeWarning, stacklevel=3)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        os.utime(folder)  # marks it recently used
-        _remove_old(folder.parent)
+        if folder.is_dir():
+            os.utime(folder)  # marks it recently used
+        else:  # a new source version: the only time there can be more than KEEP folders
+            folder.mkdir(parents=True)
+            _remove_old(folder.parent)
     except OSError:  # a folder that cannot be written: numba falls back to its own, as it would anyway
         pass
     return folder
