@@ -40,15 +40,34 @@ def bases_home(g: Game) -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
     return split(piles, int(prm[P_BUILD])), tuple(int(st[fheight_at(P, s)]) for s in range(4))
 
 
-def agree(g: Game, caps: tuple[int, ...]) -> set[str]:
-    """Assert that the compiled search and the reference agree on ``g`` under each cap; the verdicts seen."""
+REDUCTIONS = ((True, True), (False, True), (True, False), (False, False))
+"""(safe, exposed): the default, then each of the two off, then both."""
+
+
+def agree(g: Game, caps: tuple[int, ...], reductions: tuple[tuple[bool, bool], ...] = REDUCTIONS[:1]) -> set[str]:
+    """Assert that the compiled search and the reference agree on ``g`` under each cap and each setting of
+    the reductions; the verdicts seen."""
     bases, home = bases_home(g)
     seen = set()
-    for cap in caps:
-        compiled, reference = free_parking(bases, home, cap), free_parking_reference(bases, home, cap)
-        assert compiled == reference, (bases, home, cap)
-        seen.add(compiled[0])
+    for safe, exposed in reductions:
+        for cap in caps:
+            compiled = free_parking(bases, home, cap, safe, exposed)
+            assert compiled == free_parking_reference(bases, home, cap, safe, exposed), (bases, home, cap, safe)
+            seen.add(compiled[0])
     return seen
+
+
+def starts_and_walks(rules: Rules, deals: range, walks: int, longest: int, rng: random.Random) -> list[Game]:
+    """Each deal as dealt, then ``walks`` random walks of 5 to ``longest`` - 1 moves from it."""
+    games = []
+    for d in deals:
+        g = Game.from_deal(rules, d)
+        games.append(g.clone())
+        for _ in range(walks):
+            w = g.clone()
+            random_walk(w, rng.randrange(5, longest), rng)
+            games.append(w)
+    return games
 
 
 def test_compiled_agrees_with_the_reference():
@@ -59,14 +78,7 @@ def test_compiled_agrees_with_the_reference():
     verdicts = set()
     games = []
     for name in ("bakers-dozen", "good-measure"):
-        rules = find_variant(name)
-        for d in range(1, 41):
-            g = Game.from_deal(rules, d)
-            games.append(g.clone())
-            for _ in range(2):
-                w = g.clone()
-                random_walk(w, rng.randrange(5, 80), rng)
-                games.append(w)
+        games += starts_and_walks(find_variant(name), range(1, 41), 2, 80, rng)
     for columns, height, home in ((26, 2, ()), (52, 1, ()), (4, 13, ()), (7, 7, ("AC", "AD", "AH"))):
         rules = Rules(name=f"piles-{columns}", columns=columns, cards_per_column=height, start_home=home)
         for d in range(1, 11):
@@ -74,9 +86,31 @@ def test_compiled_agrees_with_the_reference():
             games.append(g.clone())  # as dealt: 26 x 2 and 52 x 1 take 69 bits, two words
             random_walk(g, rng.randrange(1, 20), rng)
             games.append(g)
-    for g in games:
-        verdicts |= agree(g, (3_000, 150, 7))
+    for i, g in enumerate(games):
+        verdicts |= agree(g, (3_000, 150, 7), REDUCTIONS if i % 4 == 0 else REDUCTIONS[:1])
     assert verdicts == {WON, LOST, CAPPED}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_reductions_only_tighten(variant):
+    """With and without each reduction, on starts and random positions: the safe steps never change a
+    finished verdict (they only drop orders of steps), and the exposure condition only turns relaxed wins
+    into losses, never a loss into a win (it only removes steps). Both must see some losses the plain game
+    does not for the comparison to mean anything."""
+    games = starts_and_walks(find_variant(variant), range(1, 61), 3, 60, random.Random(17))
+    tightened = compared = 0
+    for g in games:
+        bases, home = bases_home(g)
+        plain, safe_only, exposed_only, both = (free_parking(bases, home, 200_000, sf, ex)[0]
+                                                 for sf, ex in ((False, False), (True, False), (False, True),
+                                                                (True, True)))
+        if CAPPED in (plain, safe_only, exposed_only, both):
+            continue  # a few good-measure positions take millions of states without the reductions
+        compared += 1
+        assert plain == safe_only and exposed_only == both
+        assert plain == WON or both == LOST  # a plain loss stays a loss
+        tightened += plain == WON and both == LOST
+    assert compared >= 0.9 * len(games) and tightened > 0, (compared, tightened)
 
 
 def test_compiled_agrees_on_good_measure_125():
@@ -158,6 +192,34 @@ def test_good_measure_125_is_lost():
     g = Game.from_deal(rules, 125)
     assert relaxed(g, cap=200_000) == LOST
     bases, home = bases_home(g)
-    assert free_parking(bases, home, 200_000) == free_parking_reference(bases, home, 200_000) == (LOST, 45_634)
+    assert free_parking(bases, home, 200_000) == free_parking_reference(bases, home, 200_000) == (LOST, 19_884)
+    plain = free_parking(bases, home, 200_000, safe=False, exposed=False)
+    assert plain == free_parking_reference(bases, home, 200_000, safe=False, exposed=False) == (LOST, 45_634)
     assert solver(nodes=2_000).solve_state(rules, g.state_array())[0] == "unknown"
     assert solver(nodes=2_000, capacity_states=200_000).solve_state(rules, g.state_array())[0] == "lost"
+
+
+def test_good_measure_733_is_lost_only_when_cards_move_exposed():
+    """The layered prover needs 11.5 million positions to prove deal 733 lost (benchmarks/README.md); the
+    relaxation counting holders alone wins it, and with the exposure condition proves it lost."""
+    g = Game.from_deal(find_variant("good-measure"), 733)
+    bases, home = bases_home(g)
+    assert free_parking(bases, home, 100_000) == free_parking_reference(bases, home, 100_000) == (LOST, 9_875)
+    assert free_parking(bases, home, 100_000, exposed=False)[0] == WON
+
+
+def test_the_relaxation_runs_once_after_capacity_after_nodes():
+    """Good-measure 125: the searches cannot decide it, the relaxation proves it lost in 19,884 states. Run
+    after 2,000 nodes of search it saves the rest of the budget; run after all of it (``capacity_after`` at
+    least ``nodes``), it comes last; either way it runs once and its states are counted with the nodes."""
+    rules = find_variant("good-measure")
+    st = Game.from_deal(rules, 125).state_array()
+    early = solver(nodes=100_000, restart_nodes=1_000, capacity_states=100_000, capacity_after=2_000)
+    late = solver(nodes=100_000, restart_nodes=1_000, capacity_states=100_000, capacity_after=100_000)
+    v_early, n_early, _, _ = early.solve_state(rules, st)
+    v_late, n_late, _, _ = late.solve_state(rules, st)
+    assert v_early == v_late == "lost"
+    # the Luby units 1, 1 of 1,000 nodes (a search may pass its budget by a node), then the relaxation
+    assert 2_000 <= n_early - 19_884 < 2_010
+    assert 100_000 <= n_late - 19_884 < 100_100
+    assert solver(nodes=100_000, restart_nodes=1_000).solve_state(rules, st)[0] == "unknown"

@@ -26,9 +26,50 @@ game allows exactly those steps between feasible configurations (it lets the
 parked cards be rearranged at will between steps); if no path reaches all
 cards home, no real line does: X is lost. The states are exact (no hashing).
 
+A card moves only when it is exposed (``exposed``, on by default). When a
+base top c of rank r is parked, nothing lies on c at that moment, so the
+parked cards of rank r - 1 lie on holders other than c: they are at most the
+base tops and parked cards of rank r, less one (c, a base top until it
+moves). The relaxed game parks c only then. Feasibility after a step already
+says as much for the other two steps (a card that goes home stops being a
+holder), but not for this one: once parked, c is a holder again and the
+count after the step cannot see that c had to be bare to move. Every real
+line meets this condition at each of its base tops' moves, so it is still a
+path of the relaxed game and a relaxed loss is still a proof. It is what
+turns the relaxation from a count of holders into a proof of many of the
+losses the searches cannot finish: without it good-measure 733, proved lost
+by the layered prover in 11.5 million positions, is a relaxed win after 83
+states; with it a relaxed loss after 9,875 (benchmarks/README.md, "Cards
+move only when exposed").
+
 A relaxed win proves nothing. This is every argument that counts holders per
 rank over time (Hall's condition per rank, as the cards must be parked while
 bases are dug out), and nothing about the order of parked cards on each other.
+
+Safe steps home (``safe``, on by default). Call a card c of rank r *safe* in
+a configuration when its suit's foundation reaches r (c goes home next), c
+is parked or a base top, and every card of rank r - 1 is home. Where some
+card is safe, the search takes only the step that sends the first such card
+home (suits in order) and no other step from that configuration. Why that
+never turns a relaxed win into a loss: let a relaxed path from configuration
+S win, and let m send the safe card c home. The path sends c home at some
+step m'; move that step to the front. Every step between keeps its
+legality: none of them is a step of c's suit home (c is that suit's next
+card) nor a step of c's pile's base (c is parked, or the base top until m');
+the foundations and bases are as before, except that c's pile may show its
+next base card earlier, which only adds a holder. Feasibility holds too:
+with c gone the parked cards of rank r are one fewer or the same, the
+holders of rank r + 1 and above are the same or more, and the only count
+that loses a holder is that of rank r - 1, whose parked cards are none
+(every card of rank r - 1 is home and stays home). From m' on the two paths
+are in the same configuration. The exposure condition holds at each park
+step between as well: a base top of rank r parked there needs fewer parked
+cards of rank r - 1 (none) than holders of rank r (at least itself), and
+one of rank r + 1 needs as many parked cards of rank r as before or one
+fewer. So S·m wins whenever S does, and a search that proves S·m lost has
+proved S lost. This is the relaxed form of the
+solver's safe moves home (`strategies.solver.safe`); it cuts the orders in
+which the other steps interleave with these forced ones.
 
 Two implementations of the same search: `free_parking`, compiled (numba), is
 what the solver runs; `free_parking_reference`, plain Python sets and tuples,
@@ -96,11 +137,14 @@ HOME_BITS = 4
 """`sim.cards`'s accessors, compiled for the search below."""
 
 
-def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) -> tuple[str, int]:
+def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int, safe: bool = True,
+                 exposed: bool = True) -> tuple[str, int]:
     """The relaxed game from (``bases``, foundation heights ``home``): (WON / LOST / CAPPED, states expanded).
 
-    CAPPED: more than ``cap`` states, undecided. Compiled; memory: a set of at most ``cap + 1`` packed
-    configurations (one to a few 64-bit words each, at most half full)."""
+    CAPPED: more than ``cap`` states, undecided. ``safe``: take only the safe step home where there is one;
+    ``exposed``: park a base top only when it can be bare (both above; off, for the with-and-without tests).
+    Compiled; memory: a set of at most ``cap + 1`` packed configurations (one to a few 64-bit words each, at
+    most half full)."""
     P = len(bases)
     if all(v == KING + 1 for v in home):
         return WON, 1
@@ -130,7 +174,8 @@ def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) 
     slots = 1 << max(10, (2 * (min(cap, space) + 2)).bit_length())
     table = np.zeros((slots, w + 1), dtype=np.uint64)
     L0 = np.array([len(x) for x in bases], dtype=np.int64)
-    v, n = _search(b, pile_of, idx_of, L0, np.array(home, dtype=np.int64), word, shift, np.int64(cap), table)
+    v, n = _search(b, pile_of, idx_of, L0, np.array(home, dtype=np.int64), word, shift, np.int64(cap), table,
+                   safe, exposed)
     return (LOST, WON, CAPPED)[v], int(n)
 
 
@@ -191,7 +236,7 @@ def _feasible(parked, holders) -> bool:  # noqa: ANN001
 
 
 @nb.njit(cache=True)
-def _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j) -> bool:  # noqa: ANN001
+def _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j, exposed) -> bool:  # noqa: ANN001
     """Play step j on the configuration (L, h) with its parked cards and base tops per rank and its packed
     form ``key`` (fields at ``word``, ``shift``), in place; False
     (and nothing changed) if it is not a step. In `free_parking_reference`'s order: j = 0..3, the parked card
@@ -221,8 +266,8 @@ def _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j) -> boo
             return False
         h[nb_suit_of(c)] += 1
         _bump(key, word, shift, L.shape[0] + nb_suit_of(c), True)
-    elif is_king(c):
-        return False
+    elif is_king(c) or (exposed and r > 0 and parked[r - 1] >= holders[r] + parked[r]):
+        return False  # a king is never parked; c can be bare only if the holders of rank r but c suffice
     else:
         parked[r] += 1
     L[p] -= 1
@@ -257,10 +302,34 @@ def _unstep(L, h, parked, holders, key, word, shift, b, j) -> None:  # noqa: ANN
 
 
 @nb.njit(cache=True)
-def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table):  # noqa: ANN001, ANN202
+def _safe_step(L, h, pile_of, idx_of) -> np.int64:  # noqa: ANN001
+    """The step that sends the first safe card home (suits in order; the module's text), or -1 if none is."""
+    low = h.min()  # every card of rank r - 1 is home exactly when every foundation reaches r
+    for s in range(4):
+        r = h[s]
+        if r > KING or r > low:
+            continue
+        c = nb_card(r, s)
+        q = pile_of[c]
+        if q < 0 or idx_of[c] >= L[q]:
+            return s
+        if idx_of[c] == L[q] - 1:
+            return 4 + 2 * q
+    return -1
+
+
+@nb.njit(cache=True)
+def _steps_from(L, h, pile_of, idx_of, steps, safe, level, next_step, last) -> None:  # noqa: ANN001
+    """Set the steps a level tries: the safe step alone where there is one (and ``safe``), else all."""
+    j = _safe_step(L, h, pile_of, idx_of) if safe else -1
+    next_step[level], last[level] = (j, j + 1) if j >= 0 else (0, steps)
+
+
+@nb.njit(cache=True)
+def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table, safe, exposed):  # noqa: ANN001, ANN202
     """`free_parking`'s depth-first search: (0 lost / 1 won / 2 capped, states). One configuration is played
-    forward and taken back in place; the stack holds each level's next step and the step taken. Every step
-    takes a card out of a base or home, so a path has at most sum(L0) + 52 - sum(h0) steps."""
+    forward and taken back in place; the stack holds each level's next and last step and the step taken.
+    Every step takes a card out of a base or home, so a path has at most sum(L0) + 52 - sum(h0) steps."""
     P = L0.shape[0]
     D = L0.sum() + DECK_SIZE - h0.sum() + 1
     L, h = L0.copy(), h0.copy()
@@ -275,14 +344,16 @@ def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table):  # noqa: ANN00
         if L0[p] > 0:
             holders[nb_rank_of(b[p, L0[p] - 1])] += 1
     next_step = np.zeros(D, dtype=np.int64)
+    last = np.zeros(D, dtype=np.int64)
     taken = np.zeros(D, dtype=np.int64)
     key = np.zeros(table.shape[1], dtype=np.uint64)
     _pack(L, h, word, shift, key)
     _store(table, key)
     steps = 4 + 2 * P
+    _steps_from(L, h, pile_of, idx_of, steps, safe, 0, next_step, last)
     d, n = 0, 1
     while True:
-        if next_step[d] >= steps:
+        if next_step[d] >= last[d]:
             if d == 0:
                 return 0, n
             d -= 1
@@ -290,7 +361,7 @@ def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table):  # noqa: ANN00
             continue
         j = next_step[d]
         next_step[d] += 1
-        if not _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j):
+        if not _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j, exposed):
             continue
         if not _feasible(parked, holders) or not _store(table, key):
             _unstep(L, h, parked, holders, key, word, shift, b, j)
@@ -302,17 +373,19 @@ def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table):  # noqa: ANN00
             return 2, n
         taken[d] = j
         d += 1
-        next_step[d] = 0
+        _steps_from(L, h, pile_of, idx_of, steps, safe, d, next_step, last)
 
 
-def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int) -> tuple[str, int]:
+def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int, safe: bool = True,
+                           exposed: bool = True) -> tuple[str, int]:
     """`free_parking` in plain Python (sets of tuples): the independent reference the compiled search is
     tested against, with the same verdicts and state counts."""
     P = len(bases)
 
-    def feasible(L: tuple[int, ...], h: tuple[int, ...]) -> bool:
+    def counts(L: tuple[int, ...], h: tuple[int, ...]) -> tuple[list[int], list[int]]:
+        """Parked cards and base tops per rank."""
         inbase = {bases[p][i] for p in range(P) for i in range(L[p])}
-        parked = [0] * (KING + 1)  # by rank
+        parked = [0] * (KING + 1)
         holders = [0] * (KING + 2)
         for p in range(P):
             if L[p]:
@@ -320,9 +393,33 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
         for c in range(DECK_SIZE):
             if rank_of(c) >= h[suit_of(c)] and c not in inbase:
                 parked[rank_of(c)] += 1
+        return parked, holders
+
+    def feasible(L: tuple[int, ...], h: tuple[int, ...]) -> bool:
+        parked, holders = counts(L, h)
         return parked[KING] == 0 and all(parked[r] <= holders[r + 1] + parked[r + 1] for r in range(KING))
 
+    def can_be_bare(L: tuple[int, ...], h: tuple[int, ...], r: int) -> bool:
+        """Whether a base top of rank r can have nothing on it: the holders of rank r but it suffice."""
+        parked, holders = counts(L, h)
+        return not exposed or r == 0 or parked[r - 1] < holders[r] + parked[r]
+
+    def safe_child(L: tuple[int, ...], h: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        for s in range(4):  # a card home next, parked or a base top, every card a rank lower home
+            if h[s] > KING or any(v < h[s] for v in h):
+                continue
+            c = card(h[s], s)
+            where = [p for p in range(P) if c in bases[p][: L[p]]]
+            if where and bases[where[0]][L[where[0]] - 1] != c:
+                continue  # under another base card
+            L2 = L if not where else L[: where[0]] + (L[where[0]] - 1,) + L[where[0] + 1:]
+            return L2, h[:s] + (h[s] + 1,) + h[s + 1:]
+        return None
+
     def children(L: tuple[int, ...], h: tuple[int, ...]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        forced = safe_child(L, h) if safe else None
+        if forced is not None:
+            return [x for x in (forced,) if feasible(*x)]
         inbase = {bases[p][i] for p in range(P) for i in range(L[p])}
         out = []
         for s in range(4):  # a parked card home
@@ -335,7 +432,7 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
                 s = suit_of(b)
                 if h[s] == rank_of(b):
                     out.append((L2, h[:s] + (h[s] + 1,) + h[s + 1:]))
-                if not is_king(b):
+                if not is_king(b) and can_be_bare(L, h, rank_of(b)):
                     out.append((L2, h))
         return [x for x in out if feasible(*x)]
 
@@ -360,9 +457,10 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
     return LOST, len(seen)
 
 
-def free_parking_state(st: np.ndarray, prm: np.ndarray, cap: int) -> tuple[str, int]:
+def free_parking_state(st: np.ndarray, prm: np.ndarray, cap: int, safe: bool = True,
+                       exposed: bool = True) -> tuple[str, int]:
     """`free_parking` from the engine state ``st`` (rule parameters ``prm``)."""
     P = int(prm[P_PILES])
     piles = [tuple(int(st[pile_base(prm, p) + i]) for i in range(int(st[p]))) for p in range(P)]
     home = tuple(int(st[fheight_at(P, s)]) for s in range(4))
-    return free_parking(split(piles, int(prm[P_BUILD])), home, cap)
+    return free_parking(split(piles, int(prm[P_BUILD])), home, cap, safe, exposed)

@@ -24,16 +24,21 @@ cut at a node budget that follows the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1,
   layered prover needs), 22, 65, 108, 306, 507 and 993 won
   (benchmarks/README.md, "Restarts that keep their proofs").
 
-A deal the searches leave undecided goes to the free-parking relaxation
-(`strategies.solver.capacity`) within ``capacity_states`` states, where it
-applies: its loss is a proof. On by default with 2,000,000 states: of the 28
-good-measure deals among 1-1,000 that the searches leave unknown it proves two
-lost, 125 and 39, in 45,634 and 1,091,126 states (0.2 and 5 CPU seconds
-compiled); the other 26 it wins (relaxed, which proves nothing) within 140,000
-states, and a deal it cannot finish costs at most the budget, about 10 CPU
-seconds (benchmarks/README.md, "Unknowns at the default budget"). Run first on
-every deal it would only cost time: the searches prove the losses it proves in
-fewer nodes, mostly one. Then it goes to the layered prover
+A deal the searches have not decided within ``capacity_after`` nodes
+(250,000 by default, about half a second) goes to the free-parking relaxation
+(`strategies.solver.capacity`) within ``capacity_states`` states, once, where
+it applies; its loss is a proof, and a relaxed win sends the deal back to the
+searches. On by default with 5,000,000 states. Since its steps require a
+moving card to be bare (solver version 4) it proves lost 9 of the 17
+good-measure deals among 1-1,000 that the searches left unknown (71, 141,
+183, 398, 449, 651, 677, 733, 815) and 2 of the 5 bakers-dozen deals among
+1-10,000 (2647, 3253), and PySol's Baker's Dozen deal 417, which no search
+has finished, in 19,184,531 states with ``capacity_states=20000000``
+(benchmarks/README.md, "Cards move only when exposed"). Run at the start of
+every deal it would only cost time, as the searches decide most deals in a
+few thousand nodes; run only after them, each deal it proves lost would cost
+the searches' whole budget first. A deal still unknown after the searches
+then goes to the layered prover
 (`strategies.solver.layers`) within ``prover_seconds`` and ``prover_mb``:
 it proves losses whose positions overflow any transposition table (in-suit
 foundations without worrying back; elsewhere the searches' verdict stands).
@@ -61,8 +66,11 @@ lazily. The default, 128 MiB, holds 8,388,608 positions, as many as the 64 MiB
 of entries alone did before the proofs were kept; with half as many,
 good-measure 65 and 108 stay unknown at the default budget.
 
-Version 3: restarts keep their proofs of loss (version 1 did not; version 2
-ran the layered prover by default).
+Version 4: the free-parking relaxation parks a card only when it can be
+bare, takes its safe steps home alone, runs after ``capacity_after`` nodes
+of search instead of after all of them, and has 5,000,000 states instead of
+2,000,000 (version 3: restarts keep their proofs of loss; version 1 did not;
+version 2 ran the layered prover by default).
 """
 
 from __future__ import annotations
@@ -115,7 +123,7 @@ POLICY_CONFIG, POLICY_WORK = 0, 1
 arrays (`SolverWork.arrays`)."""
 # configuration (int64) slots
 (PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE, PP_PROVER_MB, PP_PROVER_MICROS, PP_FINAL, PP_CAPACITY,
- PP_SIZE) = range(10)
+ PP_CAPACITY_AFTER, PP_SIZE) = range(11)
 # scratch slots after the engine's
 SC_STATUS, SC_LEN, SC_POS, SCRATCH_SIZE = range(SCRATCH_OWN, SCRATCH_OWN + 4)
 # SC_STATUS values
@@ -170,19 +178,40 @@ def prove_for_solver(st: np.ndarray, prm: np.ndarray, flags: int, prover_mb: int
 
 @nb.njit(cache=True)
 def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, prover_mb=0, prover_seconds=0.0,
-           final_nodes=0, capacity_states=0, shorten=True):  # noqa: ANN001, ANN201 (numba)
+           final_nodes=0, capacity_states=0, capacity_after=1 << 62, shorten=True):  # noqa: ANN001, ANN201 (numba)
     """The restart schedule above on the work arrays ``work`` (`SolverWork.arrays`), then, for
     a deal it leaves unknown, the layered prover within ``prover_mb`` MiB and ``prover_seconds``
     (none when 0). The last ``final_nodes`` of the node budget go to one last search (the
-    first search's order) instead of restarts. Before the prover, a deal left unknown gets the
-    free-parking relaxation within ``capacity_states`` states (none when 0). Returns (verdict, nodes, line length, seconds);
-    a won line is in ``work[W_LINE]``, shortened (`shorten_line`) unless ``shorten`` is false."""
+    first search's order) instead of restarts. A deal still undecided after ``capacity_after``
+    nodes of search (or after all of them) gets the free-parking relaxation within
+    ``capacity_states`` states (none when 0), once; its time and states are not charged to the
+    searches' budgets. Returns (verdict, nodes, line length, seconds); a won line is in
+    ``work[W_LINE]``, shortened (`shorten_line`) unless ``shorten`` is false."""
     line = work[W_LINE]
     used = 0
     spent = 0.0
     k = 0
     restarts_end = max_nodes - min(final_nodes, max_nodes) if restart_nodes > 0 else max_nodes
-    while used < max_nodes and spent < max_seconds:
+    stages = prm[P_FOUND] == FOUND_SUIT and prm[P_WORRY] == 0
+    relax = stages and capacity_states > 0  # the relaxation is still to run
+    prover = stages and prover_seconds > 0 and prover_mb > 0
+    staged, staged_sec = 0, 0.0  # states and seconds of the stages
+    while True:
+        searching = used < max_nodes and spent < max_seconds
+        if (relax and (used >= capacity_after or not searching)) or (prover and not searching):
+            # one object-mode block for both stages (numba miscompiles two in this function)
+            cap = capacity_states if relax else 0
+            mb = prover_mb if prover and not searching else 0
+            relax = False
+            with nb.objmode(pv="int64", pn="int64", psec="float64"):
+                pv, pn, psec = prove_unknown(st, prm, flags, cap, mb, prover_seconds)
+            staged += pn
+            staged_sec += psec
+            if pv == S_LOST or not searching:
+                return pv, used + staged, 0, spent + staged_sec
+            continue
+        if not searching:
+            return S_UNKNOWN, used + staged, 0, spent + staged_sec
         budget = max_nodes - used
         if restart_nodes > 0 and used < restarts_end:
             budget = min(restarts_end - used, restart_nodes * luby(k + 1))
@@ -196,13 +225,8 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, p
             length = shorten_line(st, prm, work[W_KEYS], line, length, work[W_TMP])
             spent += clock() - t0
         if v != S_UNKNOWN:
-            return v, used, length, spent
+            return v, used + staged, length, spent + staged_sec
         k += 1
-    if (capacity_states > 0 or (prover_seconds > 0 and prover_mb > 0)) and prm[P_FOUND] == FOUND_SUIT and prm[P_WORRY] == 0:
-        with nb.objmode(pv="int64", pn="int64", psec="float64"):
-            pv, pn, psec = prove_unknown(st, prm, flags, capacity_states, prover_mb, prover_seconds)
-        return pv, used + pn, 0, spent + psec
-    return S_UNKNOWN, used, 0, spent
 
 
 @nb.njit(cache=True)
@@ -216,7 +240,8 @@ def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
     if scratch[SC_STATUS] == ST_FRESH:
         v, nodes, length, sec = decide(st, prm, work, cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS],
                                        cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
-                                       cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY])
+                                       cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY],
+                                       cfg[PP_CAPACITY_AFTER])
         scratch[SCRATCH_NODES] += nodes
         scratch[SCRATCH_MICROS] += np.int64(sec * 1e6)
         if v == S_WON and length <= line.shape[0]:
@@ -253,7 +278,7 @@ class SolverStrategy(Strategy):
     """Perfect-information search: plays a proven winning line, resigns a proven loss."""
 
     name: ClassVar[str] = "solver"
-    version: ClassVar[str] = "3"
+    version: ClassVar[str] = "4"
     description: ClassVar[str] = ("depth-first search with a transposition table, safe moves home, dead-position "
                                   "proofs and restarts; decides won / lost / unknown and plays the winning line")
     peeks: ClassVar[bool] = True
@@ -276,11 +301,13 @@ class SolverStrategy(Strategy):
                                 maximum=1e6),
         "prover_mb": Param(int, 1024, "memory for the layered prover's positions in MiB", minimum=1,
                            maximum=1 << 20),
-        "capacity_states": Param(int, 2_000_000, "states for the free-parking relaxation on a deal the searches "
-                                 "leave unknown (0: none; any-suit building, empty piles stay empty; 3-5 us a "
-                                 "state, so up to about 10 s a deal beyond `seconds`, which bounds the searches; a "
-                                 "table of 16-32 bytes per state of the budget); its loss is a proof",
-                                 minimum=0, maximum=10**9),
+        "capacity_states": Param(int, 5_000_000, "states for the free-parking relaxation on a deal the searches "
+                                 "have not decided within `capacity_after` nodes (0: none; any-suit building, "
+                                 "empty piles stay empty; 3-5 us a state, so up to about 25 s a deal beyond "
+                                 "`seconds`, which bounds the searches; a table of 16-32 bytes per state of the "
+                                 "budget); its loss is a proof", minimum=0, maximum=10**9),
+        "capacity_after": Param(int, 250_000, "nodes of search before the free-parking relaxation runs, once "
+                                "(at least `nodes`: after the searches)", minimum=0, maximum=10**12),
         "safe": Param(bool, True, "play safe moves home without search"),
         "dead": Param(bool, True, "cut dead positions (strategies.solver.dead)"),
         "order": Param(bool, True, "order moves by the heuristic score"),
@@ -325,6 +352,7 @@ class SolverStrategy(Strategy):
         cfg[PP_PROVER_MICROS] = int(min(p["prover_seconds"], 1e9) * 1e6)
         cfg[PP_FINAL] = int(p["nodes"] * p["final"])
         cfg[PP_CAPACITY] = p["capacity_states"]
+        cfg[PP_CAPACITY_AFTER] = p["capacity_after"]
         return cfg
 
     def solve_state(self, rules: Rules, st: np.ndarray, prm: np.ndarray | None = None) -> tuple[str, int, list[int], float]:
@@ -339,7 +367,8 @@ class SolverStrategy(Strategy):
         cfg = self.config()
         v, nodes, length, sec = decide(st, prm, w.arrays(), cfg[PP_NODES], cfg[PP_MICROS] / 1e6,
                                        cfg[PP_FLAGS], cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
-                                       cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY])
+                                       cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY],
+                                       cfg[PP_CAPACITY_AFTER])
         line = w.line[:length].tolist() if v == S_WON and length <= w.line.shape[0] else []
         if v == S_WON and not line:
             v = S_UNKNOWN
