@@ -399,10 +399,11 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
         parked, holders = counts(L, h)
         return parked[KING] == 0 and all(parked[r] <= holders[r + 1] + parked[r + 1] for r in range(KING))
 
-    def can_be_bare(L: tuple[int, ...], h: tuple[int, ...], r: int) -> bool:
-        """Whether a base top of rank r can have nothing on it: the holders of rank r but it suffice."""
+    def bare_ranks(L: tuple[int, ...], h: tuple[int, ...]) -> list[bool]:
+        """Per rank r, whether a base top of rank r can have nothing on it: the holders of rank r but it
+        suffice."""
         parked, holders = counts(L, h)
-        return not exposed or r == 0 or parked[r - 1] < holders[r] + parked[r]
+        return [not exposed or r == 0 or parked[r - 1] < holders[r] + parked[r] for r in range(KING + 1)]
 
     def safe_child(L: tuple[int, ...], h: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         for s in range(4):  # a card home next, parked or a base top, every card a rank lower home
@@ -421,6 +422,7 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
         if forced is not None:
             return [x for x in (forced,) if feasible(*x)]
         inbase = {bases[p][i] for p in range(P) for i in range(L[p])}
+        bare = bare_ranks(L, h)
         out = []
         for s in range(4):  # a parked card home
             if h[s] <= KING and card(h[s], s) not in inbase:
@@ -432,7 +434,7 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
                 s = suit_of(b)
                 if h[s] == rank_of(b):
                     out.append((L2, h[:s] + (h[s] + 1,) + h[s + 1:]))
-                if not is_king(b) and can_be_bare(L, h, rank_of(b)):
+                if not is_king(b) and bare[rank_of(b)]:
                     out.append((L2, h))
         return [x for x in out if feasible(*x)]
 
