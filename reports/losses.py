@@ -111,8 +111,8 @@ def loss_sections(place: Replays, s: pd.DataFrame, paint: charts.Painter,
     if runs.empty:
         return []
     table, counts, labels = [], [], []
-    for r in runs.itertuples():
-        found = _run_losses(place, str(r.key), (int(r.first_deal), int(r.last_deal)), sample)
+    every = _runs_losses(place, [(str(r.key), (int(r.first_deal), int(r.last_deal))) for r in runs.itertuples()], sample)
+    for r, found in zip(runs.itertuples(), every, strict=True):
         losing = found.dropna(subset=["kind"])
         label = f"{r.variant} / {r.strategy}"
         labels.append(label)
@@ -147,20 +147,32 @@ def loss_sections(place: Replays, s: pd.DataFrame, paint: charts.Painter,
     return [section]
 
 
-def _run_losses(place: Replays, key: str, deals: tuple[int, int], sample: int) -> pd.DataFrame:
-    """`analyse_losses` of one run, read from the previous build's analysis when it covers the same deals."""
+def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample: int) -> list[pd.DataFrame]:
+    """`analyse_losses` of each run (key, deals), read from the previous build's analysis where it covers the
+    same deals; the others are analysed side by side, a process a core (joblib), as each is a few seconds
+    of solver work on its own. Each run's analysis is kept in the report's replay folder."""
+    from joblib import Parallel, cpu_count, delayed
+
     from studies.store import read_store
 
-    name = f"losses-{safe_name(key, set())}-{deals[0]}-{deals[1]}-{sample}.json"
-    if place.earlier is not None and (place.earlier / name).is_file():
-        found = pd.read_json(place.earlier / name, orient="records", dtype=False)
-        found = found.reindex(columns=LOSS_COLUMNS)
-    else:
-        run = read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS)
-        found = analyse_losses(place.rules[key], run, sample)  # type: ignore[arg-type]
+    names = [f"losses-{safe_name(key, set())}-{deals[0]}-{deals[1]}-{sample}.json" for key, deals in runs]
+    found: list[pd.DataFrame | None] = [None] * len(runs)
+    todo = []
+    for i, ((key, deals), name) in enumerate(zip(runs, names, strict=True)):
+        if place.earlier is not None and (place.earlier / name).is_file():
+            found[i] = pd.read_json(place.earlier / name, orient="records", dtype=False).reindex(columns=LOSS_COLUMNS)
+        else:
+            rows = read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS)
+            todo.append((i, place.rules[key], rows[rows["outcome"] == "lost"]))
+    if todo:
+        analysed = Parallel(n_jobs=min(len(todo), cpu_count()))(
+            delayed(analyse_losses)(rules, lost, sample) for _, rules, lost in todo)
+        for (i, _, _), result in zip(todo, analysed, strict=True):
+            found[i] = result
     place.out_dir.mkdir(parents=True, exist_ok=True)
-    found.to_json(contained(place.out_dir, place.out_dir / name), orient="records")
-    return found
+    for name, result in zip(names, found, strict=True):
+        result.to_json(contained(place.out_dir, place.out_dir / name), orient="records")  # type: ignore[union-attr]
+    return found  # type: ignore[return-value]
 
 
 def _kinds_chart(labels: list[str], counts: list[list[int]], title: str) -> Figure:

@@ -539,7 +539,7 @@ def shuffle_deck(seed: np.int64, number: np.int64, deck: np.ndarray) -> None:
     """Shuffle ``deck`` in place with the stream keyed by (seed, deal number):
     Fisher-Yates from the top (see `sim.deals`)."""
     key = nb_stream_key(seed, number)
-    counter = 0
+    counter = np.int64(0)  # not the constant 0, which numba would compile `nb_below` for once more
     for i in range(deck.shape[0] - 1, 0, -1):
         j, counter = nb_below(key, counter, i + 1)
         deck[i], deck[j] = deck[j], deck[i]

@@ -181,13 +181,16 @@ class Strategy:
     Subclasses set ``name``, ``version`` (bump it whenever a change alters
     play), ``description`` and ``PARAMETERS``, and implement `choose`. Set
     ``peeks = True`` to be shown face-down cards; results are then labelled
-    clairvoyant.
+    clairvoyant. ``uses`` names the strategies whose compiled code this
+    one's calls, so that a study compiles those first and this one loads
+    their part from numba's cache (`studies.runner.warm_study`).
     """
 
     name: ClassVar[str] = "strategy"
     version: ClassVar[str] = "1"
     description: ClassVar[str] = ""
     peeks: ClassVar[bool] = False
+    uses: ClassVar[tuple[str, ...]] = ()
     PARAMETERS: ClassVar[Mapping[str, Param]] = {}
 
     def __init__(self, **params: Any) -> None:

@@ -350,7 +350,7 @@ def _shift_line(sample, prm, line, length, m, out, mbuf):  # noqa: ANN001, ANN20
     (`strategies.sampling_plan.shift_plan`: m, then the line without its first m). Writes it into out
     (`LINE_SLOTS` + 1 slots) and returns the length of its rest after m, or -1 if it does not fit or
     does not win when replayed move by move, so a line it returns is a real win on that completion."""
-    k = shift_plan(sample, prm, line, length, np.full(1, m, dtype=np.int64), 1, out, mbuf)
+    k = shift_plan(sample, prm, line, length, np.full(1, m, dtype=np.int64), np.int64(1), out, mbuf)
     return k - 1 if k > 0 else -1
 
 
@@ -626,6 +626,7 @@ class SamplingStrategy(Strategy):
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
+    uses: ClassVar[tuple[str, ...]] = ("solver",)  # each completion is decided by the solver's compiled search
     PARAMETERS = {
         "preset": Param(str, "default", "a named setting of the parameters below (each one given explicitly wins): "
                         + "; ".join(f"{k}: {_preset_text(v)}" for k, v in PRESETS.items()), choices=tuple(PRESETS)),

@@ -23,6 +23,7 @@ measured (benchmarks/README.md):
 from __future__ import annotations
 
 import numba as nb
+import numpy as np
 
 from strategies.solver.search import (
     W_ABUF,
@@ -74,4 +75,5 @@ def solve_completion(sample, prm, cfg, work, budget, unit):  # noqa: ANN001, ANN
     """Decide the completion ``sample`` (every card known) on ``budget`` nodes with restarts in units of
     ``unit`` (`restart_unit`) on the work arrays ``work`` (`sample_work`); returns the solver's
     (verdict, nodes, line length, seconds), its line unshortened in ``work[W_LINE]``."""
-    return decide(sample, prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE], shorten=False)
+    none = np.int64(0)  # no prover, no final search, no relaxation: typed as the solver's own call types them
+    return decide(sample, prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE], none, 0.0, none, none, none)

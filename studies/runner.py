@@ -693,6 +693,56 @@ def _warm(spec: RunSpec, compiled: bool, jobs: int) -> None:
         executor.submit(_warm_worker, spec.rules, spec.strategy, compiled)
 
 
+def warm_study(specs: Sequence[RunSpec], store: str | os.PathLike[str] | Store, jobs: int | None = None) -> list[str]:
+    """Start the loky workers of a study's runs on every compiled strategy they will play, one task a
+    strategy (in the order of `warm_order`), all at once, and return the strategies handed out.
+
+    Each run's own warm-up readies its strategy in every worker, so on a fresh machine (numba's cache
+    empty) both workers would compile the same code side by side, run after run, while neither
+    plays. Handed out one a worker, the strategies compile side by side instead, and a worker done
+    with its share plays the first runs while the other compiles; every later run loads the code
+    from numba's cache. The strategies others use (``uses``: the sampling player's completions
+    are solved by the solver's search) go first and the ones that use them last, so that these find
+    the shared code compiled (numba loads a called function from its cache when it compiles the
+    caller). Runs the store already holds, and runs that play in this process, are left out; with
+    fewer than two strategies left, or one job, nothing starts (and none is returned)."""
+    from joblib import cpu_count
+
+    n_jobs = jobs or cpu_count()
+    todo: dict[str, tuple[RunSpec, Any]] = {}
+    for spec in specs:
+        if spec.strategy in todo or n_jobs < 2:
+            continue
+        strategy = _check(spec, jobs, None, "loky")
+        if _stored(store, run_labels(spec, strategy).key.hash, spec.first, spec.last):
+            continue
+        compiled = _plays_compiled(spec, strategy)
+        if compiled and not plays_in_process(spec, strategy, compiled, jobs, None, "loky", None):
+            todo[spec.strategy] = (spec, strategy)
+    if len(todo) < 2:
+        return []
+    order = warm_order({name: strategy for name, (_, strategy) in todo.items()})
+    first = next(iter(todo.values()))[0].rules
+    executor = _executor(n_jobs)
+    for name in order:
+        executor.submit(_warm_worker, todo[name][0].rules if name in todo else first, name, True)
+    return order
+
+
+def warm_order(strategies: dict[str, Any]) -> list[str]:
+    """The order in which `warm_study` hands out ``strategies`` (spec: loaded strategy, in the study's order):
+    first a strategy others use (``uses``) that no run plays, by its name; then the ones others use, the
+    rest, and last the ones that use others, each group in the study's order."""
+    needed = {name for strategy in strategies.values() for name in strategy.uses}
+
+    def group(spec: str) -> int:
+        strategy = strategies[spec]
+        return 0 if strategy.name in needed else 2 if strategy.uses else 1
+
+    unplayed = sorted(needed - {strategy.name for strategy in strategies.values()})
+    return unplayed + sorted(strategies, key=group)
+
+
 def _warm_worker(rules: Rules, strategy: str, compiled: bool) -> None:
     """`warm_up` in a loky worker, which ignores Ctrl-C from its first task on, as `play_chunk` does."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sim.rules import VARIANTS, find_variant
 from studies.progress import Progress
-from studies.runner import RunSpec, RunSummary, run
+from studies.runner import RunSpec, RunSummary, run, warm_study
 
 FAST_STRATEGIES = ("random:home_first=true", "greedy", "heuristic")
 SLOW_STRATEGIES = ("lookahead",)
@@ -56,5 +56,7 @@ def default_study(fast_deals: int = 40_000, slow_deals: int = 1_000, solver_deal
 
 def run_study(runs: Sequence[RunSpec], store: str | Path, *, jobs: int | None = None, progress: Progress | None = None,
               command: Sequence[str] | None = None) -> list[RunSummary]:
-    """Play every run of a study into ``store`` (reusing what it already holds)."""
+    """Play every run of a study into ``store`` (reusing what it already holds), the workers readied for
+    all of its strategies at the start (`warm_study`)."""
+    warm_study(runs, store, jobs)
     return [run(spec, store, jobs=jobs, progress=progress, command=command) for spec in runs]

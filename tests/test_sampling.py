@@ -29,7 +29,7 @@ from strategies.sampling import (
 from strategies.sampling_keep import KEEP_WON, LINE_SLOTS, keep_size, restore_kept, store_kept
 from strategies.sampling_solve import SAMPLE_TT_MIN, restart_unit, sample_work, solve_completion
 from strategies.solver.search import S_WON, W_LINE, W_TIDX, W_TSTACK, W_TT, SolverWork
-from strategies.solver.strategy import PP_FLAGS, PP_NOISE, SolverStrategy, decide
+from strategies.solver.strategy import SolverStrategy, decide_config
 from tests.solver_helpers import hidden_decisions
 
 DICK = find_variant("dick-1883")
@@ -284,6 +284,8 @@ def test_a_completions_line_is_the_searchs_own_unshortened_and_wins():
     prm = E.rule_params(rules)
     solver = SolverStrategy()
     cfg, work = solver.config(), solver.work(rules).arrays()
+    # the solver itself on the completion's budget and unit, its line shortened
+    same = SolverStrategy(nodes=3000, restart_nodes=500, seconds=1e6, capacity_states=0).config()
     lines = work[W_LINE]
     longer = 0
     for number in range(1, 31):
@@ -291,7 +293,7 @@ def test_a_completions_line_is_the_searchs_own_unshortened_and_wins():
         st = game.state_array()
         v, nodes, length, _ = solve_completion(st, prm, cfg, work, 3000, 500)
         raw = lines[:length].tolist()
-        w, wnodes, wlength, _ = decide(st, prm, work, 3000, 1e9, cfg[PP_FLAGS], 500, cfg[PP_NOISE])
+        w, wnodes, wlength, _ = decide_config(st, prm, work, same)
         assert (v, nodes) == (w, wnodes), number
         if v == S_WON:
             verdict = replay_codes(rules, game.start, raw)

@@ -9,11 +9,11 @@ import re
 import pytest
 
 from reports.build import build
-from sim.rules import VARIANTS
+from sim.rules import VARIANTS, find_variant
 from strategies import load_strategy
-from studies.runner import run
+from studies.runner import RunSpec, run, warm_order, warm_study
 from studies.store import read_store
-from studies.study import HONEST, HONEST_DEALS, SOLVER, SOLVER_DEALS, default_study
+from studies.study import HONEST, HONEST_DEALS, SOLVER, SOLVER_DEALS, default_study, run_study
 
 DEALS = 30
 
@@ -26,6 +26,31 @@ def test_the_default_study_has_the_solver_on_every_preset_with_a_node_budget():
     strategy = load_strategy(SOLVER)  # verdicts must not depend on the machine's speed: the node budget binds first
     assert strategy.params["nodes"] / 1e6 < strategy.params["seconds"]  # under a million nodes a second
     assert len(runs) - len(solver) == len(default_study(solver_deals=1)) - len(solver)  # the other runs are as before
+
+
+def test_a_study_hands_each_strategy_it_will_play_to_the_workers_once(tmp_path):
+    """Each compiled strategy still to play goes to the workers once, in the study's order; runs the store holds
+    are left out, and with one job (or one strategy left) the runs' own warm-ups are enough."""
+    store = tmp_path / "s"
+    base, face_down = find_variant("bakers-dozen"), find_variant("dick-1883")
+    runs = [RunSpec(base, "greedy", 20_000), RunSpec(base, "heuristic", 20_000), RunSpec(face_down, "greedy", 20_000)]
+    assert warm_study(runs, store, jobs=2) == ["greedy", "heuristic"]
+    assert warm_study(runs, store, jobs=1) == []
+    run_study(runs[:1], store, jobs=2)
+    assert warm_study(runs, store, jobs=2) == ["heuristic", "greedy"]  # greedy for dick-1883's run
+    run_study(runs[1:2], store, jobs=2)
+    assert warm_study(runs, store, jobs=2) == []  # one strategy left
+
+
+def test_the_strategies_others_use_are_compiled_first_and_those_using_them_last():
+    """The sampling player's completions are solved by the solver's search: the solver goes first (by its name
+    when no run plays it), the sampling player last, so that it finds the search in numba's cache."""
+    def order(*specs: str) -> list[str]:
+        return warm_order({spec: load_strategy(spec) for spec in specs})
+
+    assert order("sampling:preset=fast", "greedy", "solver:nodes=5") == ["solver:nodes=5", "greedy", "sampling:preset=fast"]
+    assert order("heuristic", "sampling:preset=fast", "greedy") == ["solver", "heuristic", "greedy", "sampling:preset=fast"]
+    assert order("random", "greedy") == ["random", "greedy"]
 
 
 def test_the_default_study_has_the_honest_player_on_every_face_down_preset_and_only_there():

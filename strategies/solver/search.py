@@ -296,8 +296,8 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     tsp = 0  # Tarjan's stack pointer
     next_clock = CLOCK_EVERY
     d = 0
-    mtop = 0
-    atop = 0
+    mtop = np.int64(0)  # int64 from the start, not the constant 0: see `strategies.solver.strategy.decide`
+    atop = np.int64(0)
     entering = True
     while True:
         if entering:

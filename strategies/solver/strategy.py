@@ -177,8 +177,8 @@ def prove_for_solver(st: np.ndarray, prm: np.ndarray, flags: int, prover_mb: int
 
 
 @nb.njit(cache=True)
-def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, prover_mb=0, prover_seconds=0.0,
-           final_nodes=0, capacity_states=0, capacity_after=1 << 62, shorten=True):  # noqa: ANN001, ANN201 (numba)
+def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, prover_mb, prover_seconds,
+           final_nodes, capacity_states, capacity_after):  # noqa: ANN001, ANN201 (numba)
     """The restart schedule above on the work arrays ``work`` (`SolverWork.arrays`), then, for
     a deal it leaves unknown, the layered prover within ``prover_mb`` MiB and ``prover_seconds``
     (none when 0). The last ``final_nodes`` of the node budget go to one last search (the
@@ -186,11 +186,17 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, p
     nodes of search (or after all of them) gets the free-parking relaxation within
     ``capacity_states`` states (none when 0), once; its time and states are not charged to the
     searches' budgets. Returns (verdict, nodes, line length, seconds); a won line is in
-    ``work[W_LINE]``, shortened (`shorten_line`) unless ``shorten`` is false."""
-    line = work[W_LINE]
-    used = 0
+    ``work[W_LINE]`` as the search found it.
+
+    Every argument is required, and callers pass int64 and float64 values (not constants), so
+    that the solver (`decide_config`) and the sampling player share one compiled version of it
+    and of the search: numba compiles a function again for each new set of argument types, an
+    omitted default or a constant counting as a type of its own (the counters below start as
+    int64 for the same reason: a variable that starts from a constant is first typed as that
+    constant, and a call made with it compiled once more)."""
+    used = np.int64(0)
     spent = 0.0
-    k = 0
+    k = np.int64(0)
     restarts_end = max_nodes - min(final_nodes, max_nodes) if restart_nodes > 0 else max_nodes
     stages = prm[P_FOUND] == FOUND_SUIT and prm[P_WORRY] == 0
     relax = stages and capacity_states > 0  # the relaxation is still to run
@@ -216,17 +222,30 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, p
         if restart_nodes > 0 and used < restarts_end:
             budget = min(restarts_end - used, restart_nodes * luby(k + 1))
         last = used >= restarts_end
-        v, n, length, sec = solve(st, prm, work, budget, max_seconds - spent, flags, 0 if last else k,
-                                  noise if k > 0 and not last else 0, same_root=k > 0)
+        v, n, length, sec = solve(st, prm, work, budget, max_seconds - spent, flags, np.int64(0) if last else k,
+                                  noise if k > 0 and not last else np.int64(0), same_root=k > 0)
         used += n
         spent += sec
-        if shorten and v == S_WON and length <= line.shape[0]:
-            t0 = clock()
-            length = shorten_line(st, prm, work[W_KEYS], line, length, work[W_TMP])
-            spent += clock() - t0
         if v != S_UNKNOWN:
             return v, used + staged, length, spent + staged_sec
         k += 1
+
+
+@nb.njit(cache=True)
+def decide_config(st, prm, work, cfg):  # noqa: ANN001, ANN201 (numba)
+    """`decide` with the solver's configuration ``cfg`` (`SolverStrategy.config`), a won line
+    shortened (`shorten_line`, its time counted in the seconds): (verdict, nodes, line length,
+    seconds), the line in ``work[W_LINE]``."""
+    v, nodes, length, sec = decide(st, prm, work, cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS],
+                                   cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
+                                   cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY],
+                                   cfg[PP_CAPACITY_AFTER])
+    line = work[W_LINE]
+    if v == S_WON and length <= line.shape[0]:
+        t0 = clock()
+        length = shorten_line(st, prm, work[W_KEYS], line, length, work[W_TMP])
+        sec += clock() - t0
+    return v, nodes, length, sec
 
 
 @nb.njit(cache=True)
@@ -238,10 +257,7 @@ def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
     cfg, work = pparams[POLICY_CONFIG], pparams[POLICY_WORK]
     line = work[W_LINE]
     if scratch[SC_STATUS] == ST_FRESH:
-        v, nodes, length, sec = decide(st, prm, work, cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS],
-                                       cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
-                                       cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY],
-                                       cfg[PP_CAPACITY_AFTER])
+        v, nodes, length, sec = decide_config(st, prm, work, cfg)
         scratch[SCRATCH_NODES] += nodes
         scratch[SCRATCH_MICROS] += np.int64(sec * 1e6)
         if v == S_WON and length <= line.shape[0]:
@@ -364,11 +380,7 @@ class SolverStrategy(Strategy):
         if st.shape != (prm[P_SIZE],):
             raise RuntimeError(f"state of {st.shape} bytes for rules of {prm[P_SIZE]}: use the Game's own parameters")
         w = self.work(rules)
-        cfg = self.config()
-        v, nodes, length, sec = decide(st, prm, w.arrays(), cfg[PP_NODES], cfg[PP_MICROS] / 1e6,
-                                       cfg[PP_FLAGS], cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
-                                       cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY],
-                                       cfg[PP_CAPACITY_AFTER])
+        v, nodes, length, sec = decide_config(st, prm, w.arrays(), self.config())
         line = w.line[:length].tolist() if v == S_WON and length <= w.line.shape[0] else []
         if v == S_WON and not line:
             v = S_UNKNOWN
