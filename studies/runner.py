@@ -709,9 +709,11 @@ def warm_study(specs: Sequence[RunSpec], store: str | os.PathLike[str] | Store, 
     from joblib import cpu_count
 
     n_jobs = jobs or cpu_count()
+    if n_jobs < 2:
+        return []
     todo: dict[str, tuple[RunSpec, Any]] = {}
     for spec in specs:
-        if spec.strategy in todo or n_jobs < 2:
+        if spec.strategy in todo:
             continue
         strategy = _check(spec, jobs, None, "loky")
         if _stored(store, run_labels(spec, strategy).key.hash, spec.first, spec.last):
