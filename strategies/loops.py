@@ -46,6 +46,15 @@ from {module} import {name} as policy
 '''
 
 
+GAME_DECORATOR = "nb.njit(cache=True, nogil=True, inline='always')"
+"""The generated ``play_game``: inlined into ``play_deals`` by numba (in its own intermediate code, before
+LLVM), so a run compiles one function rather than two. Compiled as a function of its own, ``play_game``
+would be optimised by LLVM with the whole policy linked in, and ``play_deals`` would then optimise all of
+that a second time (8-10 of the sampling player's 60 compile seconds). Called alone (one game,
+`strategies.play.play_compiled`), it is compiled on its own as before."""
+DEALS_DECORATOR = "nb.njit(cache=True, nogil=True)"
+
+
 def _specialised(function: Any) -> str:
     """The source of an engine loop with its ``policy`` argument turned into the global ``policy`` (and its
     call of `sim.engine.play_game` into one of the generated ``play_game``), cached by numba. It releases
@@ -54,7 +63,8 @@ def _specialised(function: Any) -> str:
     fn = tree.body[0]
     assert isinstance(fn, ast.FunctionDef)
     fn.args.args = [a for a in fn.args.args if a.arg != "policy"]
-    fn.decorator_list = [ast.parse("nb.njit(cache=True, nogil=True)", mode="eval").body]
+    decorator = GAME_DECORATOR if function is E.play_game else DEALS_DECORATOR
+    fn.decorator_list = [ast.parse(decorator, mode="eval").body]
     if ast.get_docstring(fn) is not None:
         fn.body = fn.body[1:]
     for node in ast.walk(fn):

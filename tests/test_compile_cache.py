@@ -101,7 +101,8 @@ def test_the_generated_loops_are_the_engines_with_the_policy_as_a_global() -> No
     assert set(functions) == {"play_game", "play_deals"}
     for f in functions.values():
         assert "policy" not in [a.arg for a in f.args.args]
-        assert ast.unparse(f.decorator_list[0]) == "nb.njit(cache=True, nogil=True)"
+    assert ast.unparse(functions["play_deals"].decorator_list[0]) == "nb.njit(cache=True, nogil=True)"
+    assert ast.unparse(functions["play_game"].decorator_list[0]) == "nb.njit(cache=True, nogil=True, inline='always')"
     assert "from strategies.greedy import greedy_policy as policy" in text
     calls = [n for n in ast.walk(functions["play_deals"]) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "play_game"]
     assert len(calls) == 1 and "policy" not in ast.unparse(calls[0])
