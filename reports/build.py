@@ -303,6 +303,7 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
         sections.append(Section(NOT_USED, paragraphs=["What the report could not use as a whole, and what it did:",
                                                       *unused]))
     sections.append(front.appendix(s, ranges, commands))
+    paint.finish()
     return Report(title or "bakers-dozen report", intro, sections, notes=unused)
 
 

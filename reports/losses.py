@@ -72,30 +72,36 @@ def analyse_losses(rules: Rules, run: pd.DataFrame, sample: int = SAMPLE,
     """One row per analysed lost deal of one run (rows of one key): deal, moves, the verdicts at the start and
     at the end, the losing move (1-based) and its share of the game, its kind, and whether the replay matched
     the store."""
+    return pd.DataFrame([analyse_loss(rules, row, budget) for row in _sampled(run, sample).itertuples()],
+                        columns=LOSS_COLUMNS)
+
+
+def _sampled(run: pd.DataFrame, sample: int) -> pd.DataFrame:
+    """The lost deals of a run that are analysed: the ``sample`` lowest-numbered."""
+    return run[run["outcome"] == "lost"].sort_values("deal").head(sample)
+
+
+def analyse_loss(rules: Rules, row: Any, budget: dict[str, float] | None = None) -> dict[str, Any]:
+    """One lost deal (a stored row, `REPLAY_COLUMNS`) played again and analysed: one row of `analyse_losses`."""
     from strategies.analyse import analyse_game
     from strategies.solver.strategy import SolverStrategy
 
-    solver = SolverStrategy(**(budget or BUDGET))
-    out = []
-    lost = run[run["outcome"] == "lost"].sort_values("deal").head(sample)
-    for row in lost.itertuples():
-        game, record = replay_row(rules, row)
-        number = int(row.deal)
-        entry: dict[str, Any] = {"deal": number, "moves": len(record.moves), "start": None, "end": None, "losing_move": None,
-                                 "at": None, "kind": None, "replayed": record.cards_home == int(row.cards_home)}
-        if entry["replayed"]:
-            a = analyse_game(rules, game.start, record.moves, solver)
-            entry["start"], entry["end"] = a.verdicts[0], a.verdicts[-1]
-            if a.losing_move is not None:
-                k = a.losing_move
-                before = Game(rules, game.start)
-                for mv in record.moves[:k]:
-                    before.play_legal(mv)
-                line = [before.parse(t) for t in a.alternative_line]
-                entry.update(losing_move=k + 1, at=(k + 1) / len(record.moves),
-                             kind=move_kind(before, record.moves[k], line))
-        out.append(entry)
-    return pd.DataFrame(out, columns=LOSS_COLUMNS)
+    game, record = replay_row(rules, row)
+    entry: dict[str, Any] = {"deal": int(row.deal), "moves": len(record.moves), "start": None, "end": None,
+                             "losing_move": None, "at": None, "kind": None,
+                             "replayed": record.cards_home == int(row.cards_home)}
+    if entry["replayed"]:
+        a = analyse_game(rules, game.start, record.moves, SolverStrategy(**(budget or BUDGET)))
+        entry["start"], entry["end"] = a.verdicts[0], a.verdicts[-1]
+        if a.losing_move is not None:
+            k = a.losing_move
+            before = Game(rules, game.start)
+            for mv in record.moves[:k]:
+                before.play_legal(mv)
+            line = [before.parse(t) for t in a.alternative_line]
+            entry.update(losing_move=k + 1, at=(k + 1) / len(record.moves),
+                         kind=move_kind(before, record.moves[k], line))
+    return entry
 
 
 def loss_sections(place: Replays, s: pd.DataFrame, paint: charts.Painter,
@@ -149,30 +155,31 @@ def loss_sections(place: Replays, s: pd.DataFrame, paint: charts.Painter,
 
 def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample: int) -> list[pd.DataFrame]:
     """`analyse_losses` of each run (key, deals), read from the previous build's analysis where it covers the
-    same deals; the others are analysed side by side, a process a core (joblib), as each is a few seconds
-    of solver work on its own. Each run's analysis is kept in the report's replay folder."""
+    same deals; the other runs' lost deals are analysed side by side, a process a core (joblib), one task
+    a deal: each is up to a few seconds of solver work, and the hardest runs' deals (good-measure's)
+    would otherwise keep one core busy after the other had finished. Each run's analysis is kept in
+    the report's replay folder."""
     from joblib import Parallel, cpu_count, delayed
 
     from studies.store import read_store
 
     names = [f"losses-{safe_name(key, set())}-{deals[0]}-{deals[1]}-{sample}.json" for key, deals in runs]
-    found: list[pd.DataFrame | None] = [None] * len(runs)
-    todo = []
-    for i, ((key, deals), name) in enumerate(zip(runs, names, strict=True)):
-        if place.earlier is not None and (place.earlier / name).is_file():
-            found[i] = pd.read_json(place.earlier / name, orient="records", dtype=False).reindex(columns=LOSS_COLUMNS)
+    earlier = [place.earlier / name if place.earlier is not None and (place.earlier / name).is_file() else None
+               for name in names]
+    todo = [(i, place.rules[key], row) for i, ((key, deals), found) in enumerate(zip(runs, earlier, strict=True))
+            if found is None
+            for row in _sampled(read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS), sample).itertuples()]
+    analysed = Parallel(n_jobs=max(1, min(len(todo), cpu_count())))(delayed(analyse_loss)(rules, row) for _, rules, row in todo)
+    every: list[pd.DataFrame] = []
+    for i, found in enumerate(earlier):
+        if found is not None:
+            every.append(pd.read_json(found, orient="records", dtype=False).reindex(columns=LOSS_COLUMNS))
         else:
-            rows = read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS)
-            todo.append((i, place.rules[key], rows[rows["outcome"] == "lost"]))
-    if todo:
-        analysed = Parallel(n_jobs=min(len(todo), cpu_count()))(
-            delayed(analyse_losses)(rules, lost, sample) for _, rules, lost in todo)
-        for (i, _, _), result in zip(todo, analysed, strict=True):
-            found[i] = result
+            every.append(pd.DataFrame([e for (j, _, _), e in zip(todo, analysed, strict=True) if j == i], columns=LOSS_COLUMNS))
     place.out_dir.mkdir(parents=True, exist_ok=True)
-    for name, result in zip(names, found, strict=True):
-        result.to_json(contained(place.out_dir, place.out_dir / name), orient="records")  # type: ignore[union-attr]
-    return found  # type: ignore[return-value]
+    for name, result in zip(names, every, strict=True):
+        result.to_json(contained(place.out_dir, place.out_dir / name), orient="records")
+    return every
 
 
 def _kinds_chart(labels: list[str], counts: list[list[int]], title: str) -> Figure:

@@ -246,6 +246,12 @@ class Strategy:
         """The machine-code version of this strategy for ``rules``, if it has one."""
         return None
 
+    def ready(self, rules: Rules) -> None:
+        """Compile now (or load from numba's cache) compiled code that the strategy calls outside its compiled
+        loop, from an object-mode stage, on some deals only: a worker readying a run (`studies.runner.warm_up`)
+        then pays for it once, at the start, instead of at the first deal that needs it, and a study on a
+        fresh machine compiles it in one worker rather than in each. Nothing by default."""
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.identity}>"
 

@@ -673,9 +673,9 @@ def _executor(jobs: int) -> Any:
 
 
 def warm_up(rules: Rules, strategy: str, compiled: bool) -> None:
-    """A worker's first task: load the strategy and its compiled loop (`strategies.batch.prepare`) while the
-    main process readies the run, so that the first chunk plays at once. Its result is never read: a
-    failure here shows again, and is reported, in the chunk that meets it."""
+    """A worker's first task: load the strategy and its compiled loop (`strategies.batch.prepare`, and
+    `Strategy.ready`'s stages) while the main process readies the run, so that the first chunk plays at
+    once. Its result is never read: a failure here shows again, and is reported, in the chunk that meets it."""
     from strategies.batch import prepare
 
     if (rules, strategy, compiled) in _WARMED:
@@ -683,6 +683,7 @@ def warm_up(rules: Rules, strategy: str, compiled: bool) -> None:
     loaded = _strategy(strategy)
     if compiled:
         prepare(rules, loaded)
+        loaded.ready(rules)
     _WARMED.add((rules, strategy, compiled))
 
 

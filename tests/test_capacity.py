@@ -223,3 +223,26 @@ def test_the_relaxation_runs_once_after_capacity_after_nodes():
     assert 2_000 <= n_early - 19_884 < 2_010
     assert 100_000 <= n_late - 19_884 < 100_100
     assert solver(nodes=100_000, restart_nodes=1_000).solve_state(rules, st)[0] == "unknown"
+
+
+READY = """
+import sim
+from sim.rules import find_variant
+from strategies.solver.capacity import _search
+from strategies.solver.strategy import SolverStrategy
+SolverStrategy(capacity_states={states}).ready(find_variant({variant!r}))
+print(len(_search.signatures))
+"""
+
+
+@pytest.mark.parametrize(("variant", "states", "compiled"), [("good-measure", 5_000_000, 1),
+                                                            ("good-measure", 0, 0), ("spanish-patience", 5_000_000, 0)])
+def test_a_readied_solver_has_the_relaxation_compiled_where_it_can_run(variant, states, compiled):
+    """`SolverStrategy.ready` (a worker readying a run) compiles the relaxation that `decide` calls from object
+    mode, in a fresh process, only where a deal can reach it (it applies and has states to run)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", READY.format(variant=variant, states=states)], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.split()[-1] == str(compiled)

@@ -112,11 +112,15 @@ def test_a_chart_with_the_same_inputs_is_reused_and_one_with_others_is_drawn(tmp
     won = np.arange(500) % 7 == 0
     first = charts.Painter(tmp_path / "a")
     old = first(charts.convergence, "c", [("x", won)], "title")["svg"]
+    assert not old.exists()  # drawn by finish
+    first.finish()
     again = charts.Painter(tmp_path / "b", earlier=tmp_path / "a")
     assert again(charts.convergence, "c", [("x", won)], "title")["svg"].read_bytes() == old.read_bytes()
     assert (again.drawn, again.reused) == (0, 1)
-    again(charts.convergence, "c", [("x", ~won)], "title")
+    new = again(charts.convergence, "c", [("x", ~won)], "title")["svg"]
     assert (again.drawn, again.reused) == (1, 1)
+    again.finish()
+    assert new.read_bytes() != old.read_bytes()
 
 
 def _manifest(command: list[str], first: int, last: int) -> dict:

@@ -338,6 +338,7 @@ def test_a_failing_disk_leaves_the_old_report_and_no_partial_folder(store, tmp_p
 
     if where == "charts":
         monkeypatch.setattr("matplotlib.figure.Figure.savefig", boom)  # charts load pyplot when they draw
+        monkeypatch.setattr("joblib.cpu_count", lambda *a, **k: 1)  # drawn in this process, where savefig fails
     elif where == "markdown":
         monkeypatch.setattr("reports.build.to_markdown", boom)
     elif where == "html":
