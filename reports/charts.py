@@ -124,12 +124,8 @@ class Painter:
         from joblib import Parallel, cpu_count, delayed
 
         pending, self._pending = self._pending, []
-        jobs = min(len(pending), cpu_count())
-        if jobs > 1:
-            Parallel(n_jobs=jobs)(delayed(_draw)(make, args, self.out_dir, stem, digest) for make, args, stem, digest in pending)
-        else:
-            for make, args, stem, digest in pending:
-                _draw(make, args, self.out_dir, stem, digest)
+        Parallel(n_jobs=max(1, min(len(pending), cpu_count())))(  # one job: in this process
+            delayed(_draw)(make, args, self.out_dir, stem, digest) for make, args, stem, digest in pending)
 
     def __call__(self, make: Callable[..., Figure], stem: str, *args: Any) -> dict[str, Path]:
         """Where ``make(*args)`` is saved as ``stem`` (see `save`; drawn by `finish`), or the earlier identical

@@ -82,7 +82,9 @@ def _sampled(run: pd.DataFrame, sample: int) -> pd.DataFrame:
 
 
 def analyse_loss(rules: Rules, row: Any, budget: dict[str, float] | None = None) -> dict[str, Any]:
-    """One lost deal (a stored row, `REPLAY_COLUMNS`) played again and analysed: one row of `analyse_losses`."""
+    """One lost deal (a stored row, `REPLAY_COLUMNS`) played again and analysed: one row of `analyse_losses`.
+    The solver and its table are the deal's own, so the verdicts do not depend on which deals the same process
+    analysed before (the deals of a report go to its processes in no fixed order)."""
     from strategies.analyse import analyse_game
     from strategies.solver.strategy import SolverStrategy
 
