@@ -607,6 +607,11 @@ def _by_samples(st, prm, moves, n, cfg, work, scfg, rng, scratch, samples, statu
     return best_i
 
 
+COMPLETION_SEARCH = {"restart_nodes": 2000, "noise": 3000}
+"""The solver's restart settings as this player uses them (its completions' noise and restart cap, and its
+search once nothing is hidden): those of solver version 4, which this player's figures were measured with;
+solver version 5's shorter, noisier restarts are not measured here."""
+
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
     "fast": {"samples": 10, "candidates": 5},
@@ -659,7 +664,7 @@ class SamplingStrategy(Strategy):
         self._from_preset = {key for key in PRESETS[p["preset"]] if key not in params}
         for key in self._from_preset:
             p[key] = self.PARAMETERS[key].convert(self.name, key, PRESETS[p["preset"]][key])
-        self._solver = SolverStrategy(nodes=p["nodes"], seconds=p["seconds"], tt_mb=p["tt_mb"])
+        self._solver = SolverStrategy(nodes=p["nodes"], seconds=p["seconds"], tt_mb=p["tt_mb"], **COMPLETION_SEARCH)
         self._scfg = np.zeros(SP_SIZE, dtype=np.int64)
         self._scfg[SP_SAMPLES] = self.params["samples"]
         self._scfg[SP_SAMPLE_NODES] = self.params["sample_nodes"]

@@ -18,6 +18,7 @@ from strategies import DealInfo, load_strategy
 from strategies.batch import play_batch
 from strategies.play import play_compiled, play_python
 from strategies.sampling import (
+    COMPLETION_SEARCH,
     KEEP_BASE,
     PRESETS,
     SamplingStrategy,
@@ -212,10 +213,12 @@ def test_a_shifted_line_is_a_real_win_and_fails_where_the_move_breaks_the_plan()
 
 
 def test_on_face_up_deals_it_plays_as_the_solver():
+    """The solver with the player's restart settings (`COMPLETION_SEARCH`), move for move."""
     rules = find_variant("bakers-dozen")
     numbers = np.arange(1, 13)
     a = play_batch(rules, load_strategy(FAST), numbers, source="pysol")
-    b = play_batch(rules, load_strategy("solver"), numbers, source="pysol")
+    solver = "solver:" + ",".join(f"{k}={v}" for k, v in COMPLETION_SEARCH.items())
+    b = play_batch(rules, load_strategy(solver), numbers, source="pysol")
     assert np.array_equal(a.outcome, b.outcome) and np.array_equal(a.win_moves, b.win_moves)
 
 
@@ -273,8 +276,8 @@ def test_a_completion_is_solved_in_a_table_window_sized_from_its_budget(budget):
                          ((200, 100, 100), (200, 0, 100), (1500, 0, 750), (1, 0, 1), (200, 500, 200), (10**7, 0, 2000)))
 def test_a_completion_restarts_in_its_own_unit_capped_by_the_budget_and_the_solvers(budget, unit, expected):
     """``sample_unit`` when given, half the budget otherwise; never above the budget or the solver's
-    ``restart_nodes`` (2,000), never below one node."""
-    assert restart_unit(SolverStrategy().config(), budget, unit) == expected
+    ``restart_nodes`` as the player sets it (2,000), never below one node."""
+    assert restart_unit(SolverStrategy(**COMPLETION_SEARCH).config(), budget, unit) == expected
 
 
 def test_a_completions_line_is_the_searchs_own_unshortened_and_wins():

@@ -11,7 +11,7 @@ from sim.rules import find_variant
 from studies.store import Store
 
 BD = find_variant("bakers-dozen")
-SMALL = {"nodes": 3000}
+SMALL = {"nodes": 1000}
 """Leaves about a third of deals 1-40 unknown (some of them consecutive), each within milliseconds."""
 BIG = {"nodes": 300_000}
 
