@@ -28,8 +28,9 @@ FAST_STRATEGIES = ("random:home_first=true", "greedy", "heuristic")
 FAST_DEALS = 20_000
 """Deals per run of the fast strategies (and of the face-down sweep): a 95% Wilson interval of at most +-0.69
 percentage points (at a 50% win rate; +-0.42 at 10%, +-0.14 at 1%). Twice as many would narrow them by
-a third, and cost `bakers-dozen demo` about 40 s more on two cores, most of it random play (about 1,000 moves a
-lost deal), which would take a first run on a fresh machine past the six minutes asked of it."""
+a third and cost 30 s more of the deals' CPU, most of it random play (about 1,000 moves a lost deal): on a
+slow day of the development machine, enough to take a first run on a fresh machine past the six minutes asked
+of it (benchmarks/README.md, "A first run with 20,000 fast deals and solver version 5")."""
 SLOW_STRATEGIES = ("lookahead",)
 SLOW_VARIANTS = ("bakers-dozen", "kings-into-empty", "dick-1883", "spanish-patience")
 SOLVER = "solver:nodes=200000,seconds=1000000"
