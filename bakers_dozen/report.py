@@ -25,7 +25,7 @@ from bakers_dozen.options import console
 from sim.deals import MAX_SEED, PYSOL_MAX_DEAL, DealError
 from sim.errors import UserError
 from studies.runner import DEFAULT_STORE, RunSpec, RunSummary, max_jobs
-from studies.study import FAST_DEALS, default_study, run_study
+from studies.study import FAST_DEALS, SLOW_DEALS, default_study, run_study
 
 DEFAULT_OUT = "bakers-dozen-report"
 """Where `demo` writes its report; `compare` and `tournament` have their own folders, so none overwrites another."""
@@ -270,7 +270,7 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool) -> None:
 @click.command()
 @click.option("--deals", "-n", type=RUN_DEALS, default=FAST_DEALS, show_default=True,
               help="Deals per run of the fast strategies.")
-@click.option("--slow-deals", type=RUN_DEALS, default=1_000, show_default=True,
+@click.option("--slow-deals", type=RUN_DEALS, default=SLOW_DEALS, show_default=True,
               help="Deals per run of the slow rollout player.")
 @click.option("--jobs", "-j", type=JOBS, default=None, help="Worker processes, at most 4 per core [default: every core].")
 @click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True, help="Results directory.")

@@ -33,6 +33,8 @@ slow day of the development machine, enough to take a first run on a fresh machi
 of it (benchmarks/README.md, "A first run with 20,000 fast deals and solver version 5")."""
 SLOW_STRATEGIES = ("lookahead",)
 SLOW_VARIANTS = ("bakers-dozen", "kings-into-empty", "dick-1883", "spanish-patience")
+SLOW_DEALS = 1_000
+"""Deals per run of the slow rollout player."""
 SOLVER = "solver:nodes=200000,seconds=1000000"
 """The solver in the default study: a node budget of a twentieth of the default and no time limit to speak of
 (the default 10 s would make verdicts depend on the machine and its load: on a busy machine it cut deals the
@@ -47,7 +49,7 @@ down, the variants it exists for (on face-up deals its samples are all the same 
 HONEST_DEALS = 200
 
 
-def default_study(fast_deals: int = FAST_DEALS, slow_deals: int = 1_000, solver_deals: int = SOLVER_DEALS,
+def default_study(fast_deals: int = FAST_DEALS, slow_deals: int = SLOW_DEALS, solver_deals: int = SOLVER_DEALS,
                   honest_deals: int = HONEST_DEALS) -> list[RunSpec]:
     """The embedded default study (see the module docstring), on deals 1.. with seed 0."""
     runs = [RunSpec(v.rules, s, fast_deals) for s in FAST_STRATEGIES for v in VARIANTS]

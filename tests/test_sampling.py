@@ -217,8 +217,7 @@ def test_on_face_up_deals_it_plays_as_the_solver():
     rules = find_variant("bakers-dozen")
     numbers = np.arange(1, 13)
     a = play_batch(rules, load_strategy(FAST), numbers, source="pysol")
-    solver = "solver:" + ",".join(f"{k}={v}" for k, v in COMPLETION_SEARCH.items())
-    b = play_batch(rules, load_strategy(solver), numbers, source="pysol")
+    b = play_batch(rules, SolverStrategy(**COMPLETION_SEARCH), numbers, source="pysol")
     assert np.array_equal(a.outcome, b.outcome) and np.array_equal(a.win_moves, b.win_moves)
 
 
