@@ -13,16 +13,17 @@ from bakers_dozen.cli import main
 from sim import engine as E
 from sim.deals import make_deal
 from sim.game import Game
+from sim.position import parse_position
 from sim.referee import replay_codes
-from sim.rules import Rules, find_variant
+from sim.rules import VARIANTS, Rules, find_variant
 from strategies import DealInfo, load_strategy
 from strategies.batch import play_batch, preset_states
 from strategies.play import play_compiled, play_python
-from strategies.solver.dead import is_dead
+from strategies.solver.dead import is_dead, new_dead_work, stays_alive
 from strategies.solver.hash import make_keys, position_key
-from strategies.solver.safe import is_safe_home
+from strategies.solver.safe import is_safe_home, play_safe_moves
 from strategies.solver.strategy import SolverStrategy, luby
-from tests.solver_helpers import late_positions, solver
+from tests.solver_helpers import late_positions, random_walk, solver
 
 BD = find_variant("bakers-dozen")
 SPANISH_WORRYING = find_variant("spanish-patience").replace(name="spanish-worrying", worrying_back=True)
@@ -63,10 +64,60 @@ def test_transposition_table_memory_is_bounded_by_the_parameter():
         assert w.tt_bytes <= mb * 2**20 and w.tt_bytes > mb * 2**20 / 2
 
 
+DEAD_TESTED = [v.rules for v in VARIANTS if v.rules.foundation == "suit" and not v.rules.worrying_back]
+"""The presets the dead test applies to: in-suit foundations, no worrying back."""
+
+
+def dead_by_the_rules(st: np.ndarray, prm: np.ndarray) -> bool:
+    """`strategies.solver.dead`'s fixed point as its docstring states it, one set of cards at a time: the
+    reference the compiled test is checked against."""
+    P = int(prm[E.P_PILES])
+    piles = [[int(st[E.pile_base(prm, p) + i]) for i in range(int(st[p]))] for p in range(P)]
+    home = {E.card(r, s) for s in range(4) for r in range(int(st[E.fheight_at(P, s)]))}
+    leaves: set[int] = set()
+    possibly_home: set[int] = set()
+
+    def lower_home(c: int) -> bool:
+        return E.rank_of(c) == 0 or c - 1 in home or c - 1 in possibly_home
+
+    changed = True
+    while changed:
+        changed = False
+        emptyable = any(not pile or all(c in leaves for c in pile) for pile in piles)
+        for pile in piles:
+            for i, c in enumerate(pile):
+                if c in leaves or any(a not in leaves for a in pile[i + 1:]):
+                    continue
+                targets = [t for q in piles for j, t in enumerate(q) if E.builds_on(c, t, prm[E.P_BUILD])
+                           and all(a in leaves for a in q[j + 1:])]
+                if lower_home(c) or targets or (emptyable and E.may_enter_empty(c, prm[E.P_FILL])):
+                    leaves.add(c)
+                    changed = True
+        for c in leaves - possibly_home:
+            if lower_home(c):
+                possibly_home.add(c)
+                changed = True
+    return any(c not in possibly_home for pile in piles for c in pile)
+
+
+@pytest.mark.parametrize("rules", DEAD_TESTED, ids=lambda r: r.name)
+def test_dead_test_agrees_with_its_rules(rules):
+    rng = random.Random(3)
+    prm = E.rule_params(rules)
+    work = new_dead_work(rules.columns)
+    verdicts = []
+    for deal in range(1, 16):
+        g = Game.from_deal(rules, deal)
+        for st in [g.state_array()] + random_walk(g, 50, rng)[::2]:
+            verdicts.append(dead_by_the_rules(st, prm))
+            assert is_dead(st, prm, work) == verdicts[-1], deal
+    assert 0.1 < np.mean(verdicts) < 0.9
+
+
 def test_pysol_deal_64_is_dead_at_the_root_by_a_blocked_cycle():
     st = preset_states(BD, np.array([64, 477, 1]), 0, "pysol")
     prm = E.rule_params(BD)
-    work = np.zeros(256, dtype=np.int64)
+    work = new_dead_work(13)
     assert is_dead(st[0], prm, work) and is_dead(st[1], prm, work)
     assert not is_dead(st[2], prm, work)
 
@@ -83,7 +134,7 @@ def test_blocked_king_is_dead():
     game = Game(rules, pos)  # piles of 5 cards: the state is sized for them
     st, prm = game.state_array(), game.rule_params
     assert prm[E.P_CAP] > E.rule_params(rules)[E.P_CAP]
-    assert is_dead(st, prm, np.zeros(256, dtype=np.int64))
+    assert is_dead(st, prm, new_dead_work(13))
     assert solver().solve_state(rules, st, prm)[0] == "lost"
 
 
@@ -91,7 +142,7 @@ def test_blocked_king_is_dead():
 def test_dead_test_never_fires_on_a_position_the_plain_search_wins(rules):
     """Soundness of `strategies.solver.dead` directly: no position called dead is won by a search without it."""
     prm = E.rule_params(rules)
-    work = np.zeros(256, dtype=np.int64)
+    work = new_dead_work(rules.columns)
     plain = solver(nodes=100_000, dead=False, safe=False, lone=False, restart_nodes=0)
     dead = checked = 0
     for st in late_positions(rules, range(1, 61), 20, wander=12):
@@ -101,6 +152,57 @@ def test_dead_test_never_fires_on_a_position_the_plain_search_wins(rules):
             assert verdict != "won"
             checked += verdict == "lost"
     assert dead >= 40 and checked >= 20, (dead, checked)
+
+
+@pytest.mark.parametrize("rules", DEAD_TESTED, ids=lambda r: r.name)
+def test_a_move_that_stays_alive_never_leads_to_a_dead_position(rules):
+    """Soundness of the search's skipped dead tests (`strategies.solver.dead.stays_alive`): from positions the
+    dead test passes, every move it vouches for leads, after the safe moves home, to one the test passes too.
+    Moves home are never vouched for: some lead to dead positions."""
+    rng = random.Random(7)
+    prm = E.rule_params(rules)
+    work, moves, abuf = new_dead_work(rules.columns), E.new_moves(prm), np.zeros(E.DECK_SIZE + 8, dtype=np.int64)
+    vouched = 0
+    for deal in range(1, 41):
+        g = Game.from_deal(rules, deal)
+        for st in [g.state_array()] + random_walk(g, 60, rng)[::3]:
+            if is_dead(st, prm, work):
+                continue
+            for m in moves[: E.gen_moves(st, prm, moves)].tolist():
+                after = st.copy()
+                E.apply_move(after, prm, m)
+                alive = stays_alive(after, prm, m)
+                play_safe_moves(after, prm, abuf, 0, False)
+                dead = is_dead(after, prm, work)
+                assert not (alive and dead), (deal, m)
+                vouched += alive
+    assert vouched >= 500, vouched
+
+
+def test_a_move_home_can_make_a_position_dead():
+    """Why `stays_alive` never vouches for a move home: here the 4C under the 3C can go onto the 5D, its only
+    target (the 2C is buried under the QD and JH, the other fives are covered); with the 5D home it has none."""
+    layout = """5C 7C 7S
+    KS QH
+    6C 5D
+    AH TC JS TD 9D
+    8H 6D QS JC TS 9C 8S 7H
+    8C 7D
+    3S 9S
+    -
+    KH
+    4H JD TH 9H
+    KD 8D 5H 6H 5S 4S 3H 2H
+    6S 4C 3C
+    KC QC 2C QD JH
+    home: AC / AD 2D 3D 4D / AS 2S"""
+    game = Game(BD, parse_position(layout, BD))
+    st, prm = game.state_array(), game.rule_params
+    work = new_dead_work(BD.columns)
+    assert not is_dead(st, prm, work)
+    home = E.make_move(2, E.FOUNDATION + 1)
+    E.apply_move(st, prm, home)
+    assert is_dead(st, prm, work) and not stays_alive(st, prm, home)
 
 
 @pytest.mark.parametrize("rules", (BD, find_variant("other-suit"), SPANISH_WORRYING, find_variant("good-measure")),

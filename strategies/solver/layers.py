@@ -124,7 +124,7 @@ from strategies.solver.components import (
     component,
     is_inner,
 )
-from strategies.solver.dead import dead_work_size, is_dead
+from strategies.solver.dead import is_dead, new_dead_work
 from strategies.solver.safe import play_safe_moves, uncovers_safe
 from strategies.solver.search import F_DEAD, F_ORDER, F_SAFE, S_LOST, S_UNKNOWN, S_WON, _ordered_moves
 
@@ -541,7 +541,7 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
     if not seeds.runs and opened is None and counters["layers"] == 0:
-        if (flags & F_DEAD) and is_dead(root, prm, np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)):
+        if (flags & F_DEAD) and is_dead(root, prm, new_dead_work(int(prm[P_PILES]))):
             return ProofResult(S_LOST, 0, 0, 0, 0, time.perf_counter() - t0)
         key = np.zeros((1, KEY_WORDS), dtype=np.uint64)
         encode(root, prm, rb, key, 0)
@@ -554,7 +554,7 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
     room = int(prm[P_MOVES]) + 1
     up = np.zeros((max(1 << 16, 4 * room), KEY_WORDS), dtype=np.uint64)
     up_layer = np.zeros(len(up), dtype=np.int64)
-    dwork = np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)
+    dwork = new_dead_work(int(prm[P_PILES]))
     peak = 0
     finished = 0  # layers finished in this run: a run out of time between layers has finished at least one
     last_checkpoint = last_report = time.perf_counter()

@@ -100,7 +100,7 @@ from sim.engine import (
 from sim.rng import nb_mix64
 from sim.rules import FILL_NONE, FOUND_SUIT
 from strategies.solver.census import C_DEAD, C_SKIPPED, C_TABLE_CUT, census_node
-from strategies.solver.dead import is_dead
+from strategies.solver.dead import is_dead, stays_alive
 from strategies.solver.hash import CHECK_SALT, KEYS_PILE, position_key
 from strategies.solver.order import move_score
 from strategies.solver.safe import play_safe_moves, played_move, played_revealed, uncovers_safe
@@ -130,12 +130,14 @@ F_LONE = 8  # never move a lone card onto another pile (empty piles stay empty)
 F_KEEP_LOST = 16  # later searches of the same position cut what earlier ones proved lost
 
 # Frame fields.
-FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV, FR_INDEX, FR_LOW, FR_TAINT = range(10)
+FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV, FR_INDEX, FR_LOW, FR_TAINT, FR_ALIVE = range(11)
 """FR_INDEX: the node's depth-first index (-1: the frame's position was cut, not expanded); FR_LOW: the
 least index on Tarjan's stack reached from it (`NO_LOW`: none); FR_TAINT: 1 when something below it
-was left unexplored (a budget, a buffer, or a position expanded without a proof)."""
+was left unexplored (a budget, a buffer, or a position expanded without a proof); FR_ALIVE: 1 when the
+move into the frame's position provably kept it from being dead (`strategies.solver.dead.stays_alive`:
+the dead test is skipped)."""
 FRAME_FIELDS = 16
-"""Slots of a frame: the ten fields and six spare, so that a frame is 128 bytes, two cache lines."""
+"""Slots of a frame: the eleven fields and five spare, so that a frame is 128 bytes, two cache lines."""
 
 CLOCK_EVERY = 1 << 14
 
@@ -296,6 +298,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     tsp = 0  # Tarjan's stack pointer
     next_clock = CLOCK_EVERY
     d = 0
+    frames[0, FR_ALIVE] = 0
     mtop = np.int64(0)  # int64 from the start, not the constant 0: see `strategies.solver.strategy.decide`
     atop = np.int64(0)
     entering = True
@@ -352,7 +355,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
                         return S_UNKNOWN, nodes, 0, clock() - t0
                 if nodes > max_nodes:
                     return S_UNKNOWN, nodes, 0, clock() - t0
-                if use_dead and is_dead(st, prm, dwork):
+                if use_dead and frames[d, FR_ALIVE] == 0 and is_dead(st, prm, dwork):
                     expand = False
                     if census is not None:
                         census[0][C_DEAD] += 1
@@ -400,6 +403,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
             _rekey(st, prm, keys, lin, ksum, src)
             _rekey(st, prm, keys, lin, ksum, dst)
             d += 1
+            frames[d, FR_ALIVE] = use_dead and stays_alive(st, prm, m)
             entering = True
             continue
         if frames[d, FR_INDEX] >= 0 and frames[d, FR_LOW] == frames[d, FR_INDEX]:
@@ -434,7 +438,7 @@ class SolverWork:
     """
 
     def __init__(self, prm: np.ndarray, tt_mb: float, max_depth: int = 8192) -> None:
-        from strategies.solver.dead import dead_work_size
+        from strategies.solver.dead import new_dead_work
         from strategies.solver.hash import make_keys
 
         size = table_slots(tt_mb)
@@ -450,7 +454,7 @@ class SolverWork:
         self.abuf = np.zeros(max_depth + DECK_SIZE, dtype=np.int64)
         self.tmp = new_moves(prm)
         self.scores = np.zeros(int(prm[P_MOVES]), dtype=np.int64)
-        self.dwork = np.zeros(dead_work_size(int(prm[P_PILES])), dtype=np.int64)
+        self.dwork = new_dead_work(int(prm[P_PILES]))
         self.line = np.zeros(2 * max_depth + DECK_SIZE, dtype=np.int64)  # the path plus its safe moves
 
     def arrays(self) -> tuple:
