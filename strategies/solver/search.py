@@ -9,7 +9,9 @@ Each node is a position after the safe moves home (`strategies.solver.safe`).
 A node is expanded once: its key (`strategies.solver.hash`, the same for every
 order of the piles) goes into the transposition table the first time it is
 reached, and later arrivals are cut. An expanded node is checked for a dead
-position (`strategies.solver.dead`), then its legal moves are generated,
+position (`strategies.solver.dead`), unless the move into it provably kept
+it alive (`strategies.solver.dead.stays_alive`: about four moves in five,
+with the verdict the test would give), then its legal moves are generated,
 filtered (moves that are never needed, below) and ordered
 (`strategies.solver.order`).
 
