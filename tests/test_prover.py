@@ -29,6 +29,15 @@ LAYERED = tuple(find_variant(v) for v in ("bakers-dozen", "kings-into-empty", "o
                                           "spanish-patience"))
 
 
+@pytest.fixture
+def live_ctrl_c():  # noqa: ANN201
+    """Ctrl-C handled by default, as a terminal leaves it. A test process started in the background inherits
+    SIGINT ignored, and the prover then rightly leaves the signal alone (it catches only one at its default)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def _walk(rules, deal: int, steps: int, seed: int) -> list[np.ndarray]:  # noqa: ANN001
     """States along a random walk from a deal (every one reachable from the deal)."""
     g = Game.from_deal(rules, deal)
@@ -122,7 +131,7 @@ def test_budgets_stop_the_proof_and_a_checkpoint_resumes_it(tmp_path) -> None:  
 
 
 @pytest.mark.parametrize("signum", (signal.SIGINT, signal.SIGTERM), ids=("ctrl-c", "kill"))
-def test_a_first_ctrl_c_or_kill_stops_the_proof_with_its_checkpoint_and_the_next_run_finishes_it(tmp_path, signum) -> None:  # noqa: ANN001
+def test_a_first_ctrl_c_or_kill_stops_the_proof_with_its_checkpoint_and_the_next_run_finishes_it(tmp_path, signum, live_ctrl_c) -> None:  # noqa: ANN001
     rules = LAYERED[0]
     prm = E.rule_params(rules)
     st = _lost_position(rules)
@@ -147,7 +156,7 @@ def test_a_first_ctrl_c_or_kill_stops_the_proof_with_its_checkpoint_and_the_next
             prove(st, prm, FLAGS, 2**28, 60.0, checkpoint_seconds=0.0, progress=press_once)
 
 
-def test_a_proof_stopped_inside_a_layer_goes_on_with_it_and_expands_nothing_twice(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_a_proof_stopped_inside_a_layer_goes_on_with_it_and_expands_nothing_twice(tmp_path, monkeypatch, live_ctrl_c) -> None:  # noqa: ANN001
     """The layer a stopped run was expanding is saved as it stands: the next run goes on with it, so the
     runs together expand exactly the keys of one uninterrupted proof (before, the layer was expanded again)."""
     rules = LAYERED[0]
@@ -177,7 +186,7 @@ def test_a_proof_stopped_inside_a_layer_goes_on_with_it_and_expands_nothing_twic
     assert not list(tmp_path.glob("open-*.npy"))  # a finished layer leaves no saved layer behind
 
 
-def test_a_layer_saved_as_components_goes_on_as_positions_and_back(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_a_layer_saved_as_components_goes_on_as_positions_and_back(tmp_path, monkeypatch, live_ctrl_c) -> None:  # noqa: ANN001
     """A layer saved with one component setting is read back by a run with another as exact positions
     (the seeds of that layer): the proof then ends with the verdict of one uninterrupted run."""
     rules = LAYERED[0]
