@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -26,6 +27,13 @@ from strategies.greedy import GreedyStrategy
 from studies import store as S
 
 TIME_COLUMNS = ["micros", "micros_averaged"]
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """In a child (``preexec_fn``): SIGINT delivered and handled by default, as a shell leaves it, whatever the
+    test process inherited or blocked (a signal ignored or blocked there would be ignored or blocked in the child too)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def rows(df: pd.DataFrame) -> pd.DataFrame:

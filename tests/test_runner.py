@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from runner_helpers import rows
+from runner_helpers import ctrl_c_as_in_a_terminal, rows
 
 import studies.runner as R
 from bakers_dozen.cli import main
@@ -321,17 +321,10 @@ def test_a_killed_run_resumes_and_ends_with_a_clean_runs_rows(tmp_path, referenc
     assert rows(read_store(store)).equals(reference)
 
 
-def _ctrl_c_as_in_a_terminal() -> None:
-    """In the child: SIGINT delivered and handled by default, as a shell leaves it, whatever this test process
-    inherited or blocked (a signal ignored or blocked here would be ignored or blocked in the child too)."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_stops_cleanly_and_the_same_command_resumes(tmp_path, reference):
     store = tmp_path / "s"
     proc = subprocess.Popen(_cli(store), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_ctrl_c_as_in_a_terminal)
+                            preexec_fn=ctrl_c_as_in_a_terminal)
     _wait_for_chunks(store, 2, proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)

@@ -15,7 +15,7 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from runner_helpers import rows
+from runner_helpers import ctrl_c_as_in_a_terminal, rows
 
 import studies.runner as R
 from bakers_dozen.cli import main
@@ -170,17 +170,12 @@ def test_a_strategy_that_never_returns_is_stopped_and_only_its_deal_is_a_timeout
     assert not list((tmp_path / s.key / ".tasks").glob("*.json"))
 
 
-def _ctrl_c_as_in_a_terminal() -> None:
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.slow
 def test_ctrl_c_stops_a_compiled_infinite_loop_even_with_one_job(tmp_path):
     store = tmp_path / "s"
     cmd = _simulate(store, "-s", "tests.runner_helpers:LoopOn:deal=150", "-n", "1000", "--chunk", "100", "--jobs", "1")
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_ctrl_c_as_in_a_terminal)
+                            preexec_fn=ctrl_c_as_in_a_terminal)
     _wait_for_chunks(store, 1, proc)
     time.sleep(1.0)  # deals 101-200 are in play: deal 150 never returns
     workers = psutil.Process(proc.pid).children(recursive=True)
