@@ -607,10 +607,11 @@ def _by_samples(st, prm, moves, n, cfg, work, scfg, rng, scratch, samples, statu
     return best_i
 
 
-COMPLETION_SEARCH = {"restart_nodes": 2000, "noise": 3000}
-"""The solver's restart settings as this player uses them (its completions' noise and restart cap, and its
-search once nothing is hidden): those of solver version 4, which this player's figures were measured with;
-solver version 5's shorter, noisier restarts have not been measured for it."""
+COMPLETION_SEARCH = {"restart_nodes": 2000, "noise": 3000, "relax_states": 0}
+"""The solver's settings as this player uses them (its completions' noise and restart cap, and its search once
+nothing is hidden): the restarts of solver version 4, which this player's figures were measured with, and no
+relaxation cut (solver version 6); solver version 5's shorter, noisier restarts and version 6's cut have not
+been measured for it."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},

@@ -26,6 +26,7 @@ import numba as nb
 import numpy as np
 
 from strategies.solver.search import (
+    F_RELAX,
     W_ABUF,
     W_DWORK,
     W_FRAMES,
@@ -33,6 +34,9 @@ from strategies.solver.search import (
     W_LINE,
     W_MBUF,
     W_META,
+    W_RMEMO,
+    W_RTABLE,
+    W_RWORK,
     W_SCORES,
     W_TIDX,
     W_TMP,
@@ -59,7 +63,8 @@ def sample_work(work, budget):  # noqa: ANN001, ANN201 (numba)
     while size < 4 * (budget + 1) and size < tt.shape[0]:
         size *= 2
     return (work[W_KEYS], tt[:size], work[W_TIDX][:size], work[W_TSTACK][:size], work[W_META], work[W_FRAMES],
-            work[W_MBUF], work[W_ABUF], work[W_TMP], work[W_SCORES], work[W_DWORK], work[W_LINE])
+            work[W_MBUF], work[W_ABUF], work[W_TMP], work[W_SCORES], work[W_DWORK], work[W_LINE], work[W_RMEMO],
+            work[W_RTABLE], work[W_RWORK])
 
 
 @nb.njit(cache=True)
@@ -76,4 +81,5 @@ def solve_completion(sample, prm, cfg, work, budget, unit):  # noqa: ANN001, ANN
     ``unit`` (`restart_unit`) on the work arrays ``work`` (`sample_work`); returns the solver's
     (verdict, nodes, line length, seconds), its line unshortened in ``work[W_LINE]``."""
     none = np.int64(0)  # no prover, no final search, no relaxation: typed as the solver's own call types them
-    return decide(sample, prm, work, budget, 1e9, cfg[PP_FLAGS], unit, cfg[PP_NOISE], none, 0.0, none, none, none)
+    return decide(sample, prm, work, budget, 1e9, cfg[PP_FLAGS] & ~F_RELAX, unit, cfg[PP_NOISE], none, 0.0, none,
+                  none, none, none)

@@ -15,9 +15,9 @@ from strategies.solver.strategy import SolverStrategy
 
 
 def solver(**params) -> SolverStrategy:  # noqa: ANN003
-    """A solver with a small table; the free-parking stage and the layered prover off unless asked for (budgets
-    here test the search)."""
-    return SolverStrategy(**{"tt_mb": 8, "prover_seconds": 0.0, "capacity_states": 0, **params})
+    """A solver with a small table; the free-parking stage, its cut inside the searches and the layered prover
+    off unless asked for (budgets here test the search)."""
+    return SolverStrategy(**{"tt_mb": 8, "prover_seconds": 0.0, "capacity_states": 0, "relax_states": 0, **params})
 
 
 def random_walk(g: Game, steps: int, rng: random.Random) -> list[np.ndarray]:

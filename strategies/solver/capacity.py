@@ -80,6 +80,15 @@ wide enough for the pile's base at X, and 4 bits per foundation height), in an
 open-addressing set with linear probing sized from the state budget: the hash
 only picks the slot, membership compares every word, so no two configurations
 are ever merged.
+
+Inside the solver's searches (`relaxed_loss`, called by
+`strategies.solver.relax_cut`) the set outlives a call. The relaxed game has
+no cycles (each step takes a card out of a base or home), so every
+configuration a depth-first search finishes without a win is a relaxed loss,
+whichever configuration the search started from: a later call skips it as
+already seen. What a call leaves on its stack when it is capped or wins is
+not proven, and is marked *open*: a later call that meets it searches it
+again.
 """
 
 from __future__ import annotations
@@ -104,7 +113,7 @@ from sim.engine import (
     rule_params,
 )
 from sim.rng import nb_mix64
-from sim.rules import BUILD_ANY_SUIT, FILL_NONE, FOUNDATIONS, Rules
+from sim.rules import BUILD_ANY_SUIT, FILL_NONE, FOUND_SUIT, Rules
 
 WON, LOST, CAPPED = "won", "lost", "capped"
 
@@ -114,10 +123,10 @@ def applies(rules: Rules) -> bool:
     return applies_to(rule_params(rules))
 
 
+@nb.njit(cache=True)
 def applies_to(prm: np.ndarray) -> bool:
     """`applies`, read from the engine's rule parameters ``prm`` (as the solver holds them)."""
-    return bool(prm[P_FOUND] == FOUNDATIONS.index("suit") and not prm[P_WORRY]
-                and prm[P_BUILD] == BUILD_ANY_SUIT and prm[P_FILL] == FILL_NONE)
+    return prm[P_FOUND] == FOUND_SUIT and prm[P_WORRY] == 0 and prm[P_BUILD] == BUILD_ANY_SUIT and prm[P_FILL] == FILL_NONE
 
 
 def split(piles: list[tuple[int, ...]], build: int) -> list[tuple[int, ...]]:
@@ -155,28 +164,91 @@ def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int, 
     for p, base in enumerate(bases):
         for i, c in enumerate(base):
             b[p, i], pile_of[c], idx_of[c] = c, p, i
-    # bit fields: pile p's base length (0..its length now), then the four foundation heights; bit 0 of
-    # word 0 marks a used slot; a field never straddles two words
-    bits = [len(x).bit_length() for x in bases] + [HOME_BITS] * 4
-    word = np.zeros(P + 4, dtype=np.int64)
-    shift = np.zeros(P + 4, dtype=np.int64)
-    w, used = 0, 1
-    for f, n in enumerate(bits):
-        if used + n > 64:
-            w, used = w + 1, 0
-        word[f], shift[f] = w, used
-        used += n
+    L0 = np.array([len(x) for x in bases], dtype=np.int64)
+    word, shift, words = _fields(L0)
     space = 1  # configurations there are at all: a set never needs more room than that
     for x in bases:
         space *= len(x) + 1
     for v in home:
         space *= KING + 2 - v
-    slots = 1 << max(10, (2 * (min(cap, space) + 2)).bit_length())
-    table = np.zeros((slots, w + 1), dtype=np.uint64)
-    L0 = np.array([len(x) for x in bases], dtype=np.int64)
+    table = np.zeros((slots_for(min(cap, space)), words), dtype=np.uint64)
     v, n = _search(b, pile_of, idx_of, L0, np.array(home, dtype=np.int64), word, shift, np.int64(cap), table,
-                   safe, exposed)
+                   safe, exposed, False)
     return (LOST, WON, CAPPED)[v], int(n)
+
+
+def slots_for(states: int) -> int:
+    """Slots of a configuration set for ``states`` states: a power of two, at most half full."""
+    return 1 << max(10, (2 * (states + 2)).bit_length())
+
+
+@nb.njit(cache=True)
+def _fields(L0):  # noqa: ANN001, ANN202 (numba)
+    """Where the fields of a packed configuration lie for bases of lengths ``L0``: (word, shift, words).
+    Pile p's base length (0..L0[p]), then the four foundation heights; bit 0 of word 0 marks a used
+    slot, and a field never straddles two words."""
+    P = L0.shape[0]
+    word = np.zeros(P + 4, dtype=np.int64)
+    shift = np.zeros(P + 4, dtype=np.int64)
+    w, used = 0, 1
+    for f in range(P + 4):
+        n = HOME_BITS
+        if f < P:
+            n = 0
+            while (1 << n) <= L0[f]:  # L0[f]'s bit length
+                n += 1
+        if used + n > 64:
+            w, used = w + 1, 0
+        word[f], shift[f] = w, used
+        used += n
+    return word, shift, w + 1
+
+
+@nb.njit(cache=True)
+def base_lengths(st: np.ndarray, prm: np.ndarray, L: np.ndarray) -> None:
+    """Each pile's base length in the engine state ``st`` into ``L``: `split`, compiled."""
+    build = prm[P_BUILD]
+    for p in range(prm[P_PILES]):
+        base = pile_base(prm, p)
+        j = np.int64(st[p]) - 1
+        while j >= 1 and builds_on(np.int64(st[base + j]), np.int64(st[base + j - 1]), build):
+            j -= 1
+        L[p] = j + 1
+
+
+@nb.njit(cache=True)
+def relaxed_loss(st: np.ndarray, prm: np.ndarray, L0: np.ndarray, cap: np.int64, table: np.ndarray,
+                 word: np.ndarray, shift: np.ndarray) -> tuple:
+    """The relaxed game from the engine state ``st``, whose bases have lengths ``L0`` (`base_lengths`), within
+    ``cap`` states: (lost, states). Lost is a proof that ``st`` is lost; won and capped say nothing.
+
+    ``table`` is a kept set (`_search`) that outlives the call: every configuration a call finishes is a
+    relaxed loss (the relaxed game has no cycles: each step takes a card out of a base or home), whatever
+    position it was reached from, so later calls skip it; what a call leaves unfinished is marked open. Its
+    configurations are packed with the fields ``word``, ``shift`` (`_fields`), the same for every call that
+    shares it: the bases of every position it is asked about must be prefixes of the same piles (the
+    positions the search reaches from one root, `strategies.solver.relax_cut`). Every argument of
+    `free_parking` at its default (safe steps, bare cards)."""
+    P = prm[P_PILES]
+    width = np.int64(1)
+    for p in range(P):
+        width = max(width, L0[p])
+    b = np.full((P, width), -1, dtype=np.int64)
+    pile_of = np.full(DECK_SIZE, -1, dtype=np.int64)
+    idx_of = np.zeros(DECK_SIZE, dtype=np.int64)
+    for p in range(P):
+        base = pile_base(prm, p)
+        for i in range(L0[p]):
+            c = np.int64(st[base + i])
+            b[p, i], pile_of[c], idx_of[c] = c, p, i
+    h0 = np.zeros(4, dtype=np.int64)
+    for s in range(4):
+        h0[s] = st[fheight_at(P, s)]
+    if h0.sum() == 4 * (KING + 1):
+        return False, 0  # won already (`_search` checks for a win only after a step)
+    on = True
+    v, n = _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table, on, on, on)
+    return v == 0, n
 
 
 @nb.njit(cache=True)
@@ -202,9 +274,9 @@ def _bump(key, word, shift, f, up) -> None:  # noqa: ANN001
 
 
 @nb.njit(cache=True)
-def _store(table, key) -> bool:  # noqa: ANN001
-    """Add the packed configuration ``key`` to the open-addressing set ``table``; False if it is there
-    already. The hash only picks the first slot: membership compares every word."""
+def _slot(table, key) -> np.uint64:  # noqa: ANN001
+    """The slot of the packed configuration ``key`` in the open-addressing set ``table``, or the empty slot
+    where it would go. The hash only picks the first slot: membership compares every word."""
     x = np.uint64(0)
     for i in range(key.shape[0]):
         x = nb_mix64(x ^ key[i])
@@ -217,10 +289,29 @@ def _store(table, key) -> bool:  # noqa: ANN001
                 same = False
                 break
         if same:
-            return False
+            return i
         i = (i + np.uint64(1)) & mask
-    table[i, :] = key
+    return i
+
+
+@nb.njit(cache=True)
+def _store(table, key, kept) -> bool:  # noqa: ANN001
+    """Add ``key`` to the set ``table``; False if it is there already (with ``kept``: and not open; an open
+    one is taken back into the search)."""
+    i = _slot(table, key)
+    if table[i, 0] != 0:
+        if not kept or table[i, key.shape[0]] == 0:
+            return False
+        table[i, key.shape[0]] = 0
+        return True
+    table[i, :key.shape[0]] = key
     return True
+
+
+@nb.njit(cache=True)
+def _mark_open(table, key) -> None:  # noqa: ANN001
+    """Mark ``key``, which is in the kept set ``table``, open: not proven lost."""
+    table[_slot(table, key), key.shape[0]] = 1
 
 
 @nb.njit(cache=True)
@@ -326,10 +417,13 @@ def _steps_from(L, h, pile_of, idx_of, steps, safe, level, next_step, last) -> N
 
 
 @nb.njit(cache=True)
-def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table, safe, exposed):  # noqa: ANN001, ANN202
+def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table, safe, exposed, kept):  # noqa: ANN001, ANN202
     """`free_parking`'s depth-first search: (0 lost / 1 won / 2 capped, states). One configuration is played
     forward and taken back in place; the stack holds each level's next and last step and the step taken.
-    Every step takes a card out of a base or home, so a path has at most sum(L0) + 52 - sum(h0) steps."""
+    Every step takes a card out of a base or home, so a path has at most sum(L0) + 52 - sum(h0) steps.
+
+    With ``kept`` the set ``table`` outlives the call (`relaxed_loss`, the module's text): its last column
+    marks a configuration *open*, and what the call leaves on its stack (capped or won) is marked so."""
     P = L0.shape[0]
     D = L0.sum() + DECK_SIZE - h0.sum() + 1
     L, h = L0.copy(), h0.copy()
@@ -346,9 +440,10 @@ def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table, safe, exposed):
     next_step = np.zeros(D, dtype=np.int64)
     last = np.zeros(D, dtype=np.int64)
     taken = np.zeros(D, dtype=np.int64)
-    key = np.zeros(table.shape[1], dtype=np.uint64)
+    key = np.zeros(table.shape[1] - 1 if kept else table.shape[1], dtype=np.uint64)
     _pack(L, h, word, shift, key)
-    _store(table, key)
+    if not _store(table, key, kept):
+        return 0, 0  # kept: proven lost by an earlier call
     steps = 4 + 2 * P
     _steps_from(L, h, pile_of, idx_of, steps, safe, 0, next_step, last)
     d, n = 0, 1
@@ -363,14 +458,20 @@ def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table, safe, exposed):
         next_step[d] += 1
         if not _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j, exposed):
             continue
-        if not _feasible(parked, holders) or not _store(table, key):
+        if not _feasible(parked, holders) or not _store(table, key, kept):
             _unstep(L, h, parked, holders, key, word, shift, b, j)
             continue
-        if h.sum() == 4 * (KING + 1):
-            return 1, n
+        if h.sum() == 4 * (KING + 1) or n >= cap:
+            won = h.sum() == 4 * (KING + 1)
+            if kept:  # the stack is not proven lost: open it for later calls
+                _mark_open(table, key)
+                _unstep(L, h, parked, holders, key, word, shift, b, j)
+                _mark_open(table, key)
+                for e in range(d - 1, -1, -1):
+                    _unstep(L, h, parked, holders, key, word, shift, b, taken[e])
+                    _mark_open(table, key)
+            return (1, n) if won else (2, n + 1)
         n += 1
-        if n > cap:
-            return 2, n
         taken[d] = j
         d += 1
         _steps_from(L, h, pile_of, idx_of, steps, safe, d, next_step, last)

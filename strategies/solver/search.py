@@ -13,13 +13,16 @@ position (`strategies.solver.dead`), unless the move into it provably kept
 it alive (`strategies.solver.dead.stays_alive`: about four moves in five,
 with the verdict the test would give), then its legal moves are generated,
 filtered (moves that are never needed, below) and ordered
-(`strategies.solver.order`).
+(`strategies.solver.order`). With `F_RELAX`, a node whose configuration (its
+bases and foundations) the free-parking relaxation loses is cut as a dead one
+is (`strategies.solver.relax_cut`, asked only where a move that is not inner
+or a safe move home may have changed the configuration: `FR_CONFIG`).
 
 Why LOST is a proof. Let d(x) be the length of the shortest winning line from a
 winnable position x. Every expanded winnable node x has a generated child y
 with d(y) < d(x): the first move of a shortest line is never filtered out
-(below), safe moves home do not make lines longer, and a dead test never fires
-on a winnable position. That child is expanded (now or earlier: the table
+(below), safe moves home do not make lines longer, and neither a dead test nor
+a relaxed loss ever fires on a winnable position. That child is expanded (now or earlier: the table
 holds only expanded nodes, and proofs of loss, which a winnable position never
 has, below) unless a budget or buffer limit intervened, which makes the
 verdict UNKNOWN. So if the root were winnable, descending d would reach a won
@@ -101,10 +104,12 @@ from sim.engine import (
 )
 from sim.rng import nb_mix64
 from sim.rules import FILL_NONE, FOUND_SUIT
+from strategies.solver.capacity import applies_to
 from strategies.solver.census import C_DEAD, C_SKIPPED, C_TABLE_CUT, census_node
 from strategies.solver.dead import is_dead, stays_alive
 from strategies.solver.hash import CHECK_SALT, KEYS_PILE, position_key
 from strategies.solver.order import move_score
+from strategies.solver.relax_cut import config_lost, forget, keeps_configuration
 from strategies.solver.safe import play_safe_moves, played_move, played_revealed, uncovers_safe
 from strategies.solver.table import (
     DONE,
@@ -130,26 +135,32 @@ F_DEAD = 2  # cut dead positions
 F_ORDER = 4  # order moves by `move_score`
 F_LONE = 8  # never move a lone card onto another pile (empty piles stay empty)
 F_KEEP_LOST = 16  # later searches of the same position cut what earlier ones proved lost
+F_RELAX = 32  # cut configurations the free-parking relaxation loses (`strategies.solver.relax_cut`)
 
 # Frame fields.
-FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV, FR_INDEX, FR_LOW, FR_TAINT, FR_ALIVE = range(11)
+(FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV, FR_INDEX, FR_LOW, FR_TAINT, FR_ALIVE,
+ FR_CONFIG) = range(12)
 """FR_INDEX: the node's depth-first index (-1: the frame's position was cut, not expanded); FR_LOW: the
 least index on Tarjan's stack reached from it (`NO_LOW`: none); FR_TAINT: 1 when something below it
 was left unexplored (a budget, a buffer, or a position expanded without a proof); FR_ALIVE: 1 when the
 move into the frame's position provably kept it from being dead (`strategies.solver.dead.stays_alive`:
-the dead test is skipped)."""
+the dead test is skipped); FR_CONFIG: 1 when the frame's configuration may differ from its parent's (the root,
+a move that is not inner, or safe moves home: `strategies.solver.relax_cut`)."""
 FRAME_FIELDS = 16
-"""Slots of a frame: the eleven fields and five spare, so that a frame is 128 bytes, two cache lines."""
+"""Slots of a frame: the twelve fields and four spare, so that a frame is 128 bytes, two cache lines."""
 
 CLOCK_EVERY = 1 << 14
 
 # `meta` slots.
-M_GEN, M_ROOT, META_SIZE = 0, 1, 2
+M_GEN, M_ROOT, M_RELAX, META_SIZE = 0, 1, 2, 3
 """M_GEN: the table's generation (entries of other generations read as empty); M_ROOT: the generation of
-the first search of the position being decided (its proofs of loss carry it, `strategies.solver.table`)."""
+the first search of the position being decided (its proofs of loss carry it, `strategies.solver.table`, and so
+do the relaxation's remembered verdicts); M_RELAX: the relaxation's states a configuration (`SolverWork`'s
+``relax_states``)."""
 
 # The arrays of `SolverWork.arrays`, in order.
-W_KEYS, W_TT, W_TIDX, W_TSTACK, W_META, W_FRAMES, W_MBUF, W_ABUF, W_TMP, W_SCORES, W_DWORK, W_LINE = range(12)
+(W_KEYS, W_TT, W_TIDX, W_TSTACK, W_META, W_FRAMES, W_MBUF, W_ABUF, W_TMP, W_SCORES, W_DWORK, W_LINE, W_RMEMO,
+ W_RTABLE, W_RWORK) = range(15)
 
 NO_LOW = np.int64(1) << 62
 """A frame's low link before anything on Tarjan's stack is reached from it."""
@@ -268,6 +279,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     keys, tt, tidx, tstack, meta = work[W_KEYS], work[W_TT], work[W_TIDX], work[W_TSTACK], work[W_META]
     frames, mbuf, abuf, tmp, scores, dwork, line = (work[W_FRAMES], work[W_MBUF], work[W_ABUF], work[W_TMP],
                                                     work[W_SCORES], work[W_DWORK], work[W_LINE])
+    rmemo, rtable, rwork = work[W_RMEMO], work[W_RTABLE], work[W_RWORK]
     st = st0.copy()
     rng = np.empty(1, dtype=np.uint64)
     rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
@@ -275,9 +287,11 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     worrying = prm[P_WORRY] != 0
     use_safe = (flags & F_SAFE) != 0 and suit_found
     use_dead = (flags & F_DEAD) != 0 and suit_found and not worrying
+    use_relax = (flags & F_RELAX) != 0 and meta[M_RELAX] > 0 and applies_to(prm)
     gen_i = meta[M_GEN] + 1
     if gen_i > GEN_LIMIT:
         tt[:] = 0
+        forget(rmemo, rwork)
         gen_i = 1
         same_root = False
     meta[M_GEN] = gen_i
@@ -301,6 +315,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     next_clock = CLOCK_EVERY
     d = 0
     frames[0, FR_ALIVE] = 0
+    frames[0, FR_CONFIG] = 1
     mtop = np.int64(0)  # int64 from the start, not the constant 0: see `strategies.solver.strategy.decide`
     atop = np.int64(0)
     entering = True
@@ -316,6 +331,8 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
                 for a in range(frames[d, FR_ASTART], atop):
                     _rekey(st, prm, keys, lin, ksum, move_from(played_move(abuf[a])))
             frames[d, FR_ACOUNT] = atop - frames[d, FR_ASTART]
+            if frames[d, FR_ACOUNT] > 0:
+                frames[d, FR_CONFIG] = 1
             if cards_home(st, prm) == DECK_SIZE:
                 k = 0
                 for j in range(d + 1):
@@ -361,6 +378,9 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
                     expand = False
                     if census is not None:
                         census[0][C_DEAD] += 1
+                if (expand and use_relax and frames[d, FR_CONFIG] != 0
+                        and config_lost(st, prm, rmemo, rtable, rwork, meta[M_RELAX], meta[M_ROOT])):
+                    expand = False
                 if census is not None and expand:
                     census_node(st, prm, keys, census)
             if expand:
@@ -400,12 +420,14 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
                         if census is not None:
                             census[0][C_SKIPPED] += 1
                         continue
+            inner = use_relax and keeps_configuration(st, prm, m)
             frames[d, FR_MOVE] = m
             frames[d, FR_REV] = apply_move(st, prm, m)
             _rekey(st, prm, keys, lin, ksum, src)
             _rekey(st, prm, keys, lin, ksum, dst)
             d += 1
             frames[d, FR_ALIVE] = use_dead and stays_alive(st, prm, m)
+            frames[d, FR_CONFIG] = not inner
             entering = True
             continue
         if frames[d, FR_INDEX] >= 0 and frames[d, FR_LOW] == frames[d, FR_INDEX]:
@@ -439,9 +461,10 @@ class SolverWork:
     says unknown.
     """
 
-    def __init__(self, prm: np.ndarray, tt_mb: float, max_depth: int = 8192) -> None:
+    def __init__(self, prm: np.ndarray, tt_mb: float, max_depth: int = 8192, relax_states: int = 0) -> None:
         from strategies.solver.dead import new_dead_work
         from strategies.solver.hash import make_keys
+        from strategies.solver.relax_cut import new_relax_cut
 
         size = table_slots(tt_mb)
         self.prm = prm
@@ -458,11 +481,13 @@ class SolverWork:
         self.scores = np.zeros(int(prm[P_MOVES]), dtype=np.int64)
         self.dwork = new_dead_work(int(prm[P_PILES]))
         self.line = np.zeros(2 * max_depth + DECK_SIZE, dtype=np.int64)  # the path plus its safe moves
+        self.meta[M_RELAX] = relax_states
+        self.rmemo, self.rtable, self.rwork = new_relax_cut(int(prm[P_PILES]), relax_states)
 
     def arrays(self) -> tuple:
         """The arrays as `solve` takes them (``work``), in the order of the ``W_*`` names."""
         return (self.keys, self.tt, self.tidx, self.tstack, self.meta, self.frames, self.mbuf, self.abuf, self.tmp,
-                self.scores, self.dwork, self.line)
+                self.scores, self.dwork, self.line, self.rmemo, self.rtable, self.rwork)
 
     @property
     def tt_bytes(self) -> int:

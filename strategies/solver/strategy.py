@@ -24,6 +24,17 @@ cut at a node budget that follows the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1,
   layered prover needs), 22, 65, 108, 306, 507 and 993 won
   (benchmarks/README.md, "Restarts that keep their proofs").
 
+From ``relax_after`` nodes of a deal on (100,000 by default), the searches
+also cut every position whose configuration the same relaxation loses within
+``relax_states`` states (10,000), remembered per configuration, with the
+relaxed losses kept from one configuration to the next
+(`strategies.solver.relax_cut`). Random walks of the hardest deals meet such
+configurations far sooner than dead positions; the cut decides good-measure
+806 and 937, which no search or prover here had decided, and bakers-dozen 2083
+and good-measure 65 and 507 within the default budget (benchmarks/README.md,
+"The relaxation inside the search"). Before ``relax_after`` it would only cost
+time: most deals are decided in a few thousand nodes.
+
 A deal the searches have not decided within ``capacity_after`` nodes
 (250,000 by default, about half a second) goes to the free-parking relaxation
 (`strategies.solver.capacity`) within ``capacity_states`` states, once, where
@@ -66,7 +77,8 @@ lazily. The default, 128 MiB, holds 8,388,608 positions, as many as the 64 MiB
 of entries alone did before the proofs were kept; with half as many,
 good-measure 65 and 108 stay unknown at the default budget.
 
-Version 5: restarts in units of 250 nodes instead of 2,000, each after the
+Version 6: the relaxation's cut inside the searches (``relax_states``,
+``relax_after``). Version 5: restarts in units of 250 nodes instead of 2,000, each after the
 first with a random term of 10,000 instead of 3,000 (so nearly every move but
 the moves home is ordered at random). Short, very different searches find the
 hard wins sooner, and the proofs the restarts keep make them cheap: with the
@@ -115,6 +127,7 @@ from strategies.solver.search import (
     F_KEEP_LOST,
     F_LONE,
     F_ORDER,
+    F_RELAX,
     F_SAFE,
     S_LOST,
     S_UNKNOWN,
@@ -132,7 +145,7 @@ POLICY_CONFIG, POLICY_WORK = 0, 1
 arrays (`SolverWork.arrays`)."""
 # configuration (int64) slots
 (PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE, PP_PROVER_MB, PP_PROVER_MICROS, PP_FINAL, PP_CAPACITY,
- PP_CAPACITY_AFTER, PP_SIZE) = range(11)
+ PP_CAPACITY_AFTER, PP_RELAX_AFTER, PP_SIZE) = range(12)
 # scratch slots after the engine's
 SC_STATUS, SC_LEN, SC_POS, SCRATCH_SIZE = range(SCRATCH_OWN, SCRATCH_OWN + 4)
 # SC_STATUS values
@@ -187,7 +200,7 @@ def prove_for_solver(st: np.ndarray, prm: np.ndarray, flags: int, prover_mb: int
 
 @nb.njit(cache=True)
 def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, prover_mb, prover_seconds,
-           final_nodes, capacity_states, capacity_after):  # noqa: ANN001, ANN201 (numba)
+           final_nodes, capacity_states, capacity_after, relax_after):  # noqa: ANN001, ANN201 (numba)
     """The restart schedule above on the work arrays ``work`` (`SolverWork.arrays`), then, for
     a deal it leaves unknown, the layered prover within ``prover_mb`` MiB and ``prover_seconds``
     (none when 0). The last ``final_nodes`` of the node budget go to one last search (the
@@ -231,7 +244,8 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, p
         if restart_nodes > 0 and used < restarts_end:
             budget = min(restarts_end - used, restart_nodes * luby(k + 1))
         last = used >= restarts_end
-        v, n, length, sec = solve(st, prm, work, budget, max_seconds - spent, flags, np.int64(0) if last else k,
+        sflags = flags if used >= relax_after else flags & ~F_RELAX  # the cut only once the deal is not easy
+        v, n, length, sec = solve(st, prm, work, budget, max_seconds - spent, sflags, np.int64(0) if last else k,
                                   noise if k > 0 and not last else np.int64(0), same_root=k > 0)
         used += n
         spent += sec
@@ -248,7 +262,7 @@ def decide_config(st, prm, work, cfg):  # noqa: ANN001, ANN201 (numba)
     v, nodes, length, sec = decide(st, prm, work, cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS],
                                    cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_PROVER_MB],
                                    cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY],
-                                   cfg[PP_CAPACITY_AFTER])
+                                   cfg[PP_CAPACITY_AFTER], cfg[PP_RELAX_AFTER])
     line = work[W_LINE]
     if v == S_WON and length <= line.shape[0]:
         t0 = clock()
@@ -296,6 +310,8 @@ def _flags(params: dict[str, Any]) -> int:
                       ("keep_lost", F_KEEP_LOST)):
         if params[name]:
             flags |= bit
+    if params["relax_states"] > 0:
+        flags |= F_RELAX
     return flags
 
 
@@ -303,7 +319,7 @@ class SolverStrategy(Strategy):
     """Perfect-information search: plays a proven winning line, resigns a proven loss."""
 
     name: ClassVar[str] = "solver"
-    version: ClassVar[str] = "5"
+    version: ClassVar[str] = "6"
     description: ClassVar[str] = ("depth-first search with a transposition table, safe moves home, dead-position "
                                   "proofs and restarts; decides won / lost / unknown and plays the winning line")
     peeks: ClassVar[bool] = True
@@ -331,6 +347,12 @@ class SolverStrategy(Strategy):
                                  "empty piles stay empty; 3-5 us a state, so up to about 25 s a deal beyond "
                                  "`seconds`, which bounds the searches; a table of 16-32 bytes per state of the "
                                  "budget); its loss is a proof", minimum=0, maximum=10**9),
+        "relax_states": Param(int, 10_000, "states of the free-parking relaxation for each new configuration the "
+                              "searches meet, whose loss cuts it (0: none; at most 50 times as many a deal; a set of "
+                              "about 48 bytes a state of that; strategies.solver.relax_cut)", minimum=0,
+                              maximum=10**7),
+        "relax_after": Param(int, 100_000, "nodes of search before the searches cut what the relaxation loses "
+                             "(with `relax_states`)", minimum=0, maximum=10**12),
         "capacity_after": Param(int, 250_000, "nodes of search before the free-parking relaxation runs, once "
                                 "(at least `nodes`: after the searches)", minimum=0, maximum=10**12),
         "safe": Param(bool, True, "play safe moves home without search"),
@@ -357,7 +379,8 @@ class SolverStrategy(Strategy):
         whose memory grows by 300 MB, as if it leaked)."""
         if self._work is None or self._work[0] != rules:
             self._work = None  # the old table goes before the new one is allocated
-            self._work = (rules, SolverWork(rule_params(rules), self.params["tt_mb"], max_depth=self.params["depth"]))
+            self._work = (rules, SolverWork(rule_params(rules), self.params["tt_mb"], max_depth=self.params["depth"],
+                                            relax_states=self.params["relax_states"]))
         return self._work[1]
 
     def policy_params(self, rules: Rules) -> tuple:
@@ -378,6 +401,7 @@ class SolverStrategy(Strategy):
         cfg[PP_FINAL] = int(p["nodes"] * p["final"])
         cfg[PP_CAPACITY] = p["capacity_states"]
         cfg[PP_CAPACITY_AFTER] = p["capacity_after"]
+        cfg[PP_RELAX_AFTER] = p["relax_after"]
         return cfg
 
     def solve_state(self, rules: Rules, st: np.ndarray, prm: np.ndarray | None = None) -> tuple[str, int, list[int], float]:
