@@ -10,7 +10,6 @@ import pytest
 
 from sim.cards import KING
 from sim.deals import make_deal
-from sim.engine import P_BUILD, P_PILES, fheight_at, pile_base
 from sim.game import Game
 from sim.rules import Rules, find_variant
 from strategies.solver.capacity import (
@@ -21,7 +20,7 @@ from strategies.solver.capacity import (
     free_parking,
     free_parking_reference,
     free_parking_state,
-    split,
+    relaxation_input,
 )
 from tests.solver_helpers import late_positions, random_walk, solver
 
@@ -34,10 +33,7 @@ def relaxed(g: Game, cap: int = 20_000) -> str:
 
 def bases_home(g: Game) -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
     """The relaxation's input for ``g``'s position: the piles' bases and the foundation heights."""
-    st, prm = g.state_array(), g.rule_params
-    P = int(prm[P_PILES])
-    piles = [tuple(int(st[pile_base(prm, p) + i]) for i in range(int(st[p]))) for p in range(P)]
-    return split(piles, int(prm[P_BUILD])), tuple(int(st[fheight_at(P, s)]) for s in range(4))
+    return relaxation_input(g.state_array(), g.rule_params)
 
 
 REDUCTIONS = ((True, True), (False, True), (True, False), (False, False))

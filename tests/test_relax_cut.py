@@ -9,10 +9,10 @@ import random
 import numpy as np
 import pytest
 
-from sim.engine import P_BUILD, P_PILES, apply_move, fheight_at, gen_moves, new_moves, pile_base
+from sim.engine import P_PILES, apply_move, gen_moves, new_moves
 from sim.game import Game
 from sim.rules import find_variant
-from strategies.solver.capacity import CAPPED, LOST, base_lengths, free_parking_state, split
+from strategies.solver.capacity import CAPPED, LOST, base_lengths, free_parking_state, relaxation_input
 from strategies.solver.relax_cut import KEPT_CALLS, KS_ROOT, KS_USED, RW_STATE, config_lost, keeps_configuration
 from strategies.solver.search import SolverWork
 from tests.solver_helpers import late_positions, random_walk, solver
@@ -34,20 +34,13 @@ def walk_positions(variant: str, deals: range, walks: int, steps: int, seed: int
     return out
 
 
-def configuration(st: np.ndarray, prm: np.ndarray) -> tuple:
-    """The relaxation's input for ``st``, from its Python split: (bases, foundation heights)."""
-    P = int(prm[P_PILES])
-    piles = [tuple(int(st[pile_base(prm, p) + i]) for i in range(int(st[p]))) for p in range(P)]
-    return tuple(split(piles, int(prm[P_BUILD]))), tuple(int(st[fheight_at(P, s)]) for s in range(4))
-
-
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_base_lengths_are_the_split(variant):
     prm = Game.from_deal(find_variant(variant), 1).rule_params
     L = np.zeros(int(prm[P_PILES]), dtype=np.int64)
     for _, st in walk_positions(variant, range(1, 6), 4, 60, seed=3):
         base_lengths(st, prm, L)
-        assert L.tolist() == [len(b) for b in configuration(st, prm)[0]]
+        assert L.tolist() == [len(b) for b in relaxation_input(st, prm)[0]]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -56,12 +49,12 @@ def test_inner_moves_keep_the_configuration_and_the_others_change_it(variant):
     moves = new_moves(prm)
     inner = other = 0
     for _, st in walk_positions(variant, range(1, 6), 4, 60, seed=5):
-        before = configuration(st, prm)
+        before = relaxation_input(st, prm)
         for m in moves[:gen_moves(st, prm, moves)].tolist():
             keeps = keeps_configuration(st, prm, m)
             after = st.copy()
             apply_move(after, prm, m)
-            assert (configuration(after, prm) == before) == keeps, (st.tolist(), m)
+            assert (relaxation_input(after, prm) == before) == keeps, (st.tolist(), m)
             inner += keeps
             other += not keeps
     assert inner > 100 and other > 100, (inner, other)

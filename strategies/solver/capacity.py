@@ -165,7 +165,7 @@ def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int, 
         for i, c in enumerate(base):
             b[p, i], pile_of[c], idx_of[c] = c, p, i
     L0 = np.array([len(x) for x in bases], dtype=np.int64)
-    word, shift, words = _fields(L0)
+    word, shift, words = pack_fields(L0)
     space = 1  # configurations there are at all: a set never needs more room than that
     for x in bases:
         space *= len(x) + 1
@@ -183,7 +183,7 @@ def slots_for(states: int) -> int:
 
 
 @nb.njit(cache=True)
-def _fields(L0):  # noqa: ANN001, ANN202 (numba)
+def pack_fields(L0):  # noqa: ANN001, ANN202 (numba)
     """Where the fields of a packed configuration lie for bases of lengths ``L0``: (word, shift, words).
     Pile p's base length (0..L0[p]), then the four foundation heights; bit 0 of word 0 marks a used
     slot, and a field never straddles two words."""
@@ -225,7 +225,7 @@ def relaxed_loss(st: np.ndarray, prm: np.ndarray, L0: np.ndarray, cap: np.int64,
     ``table`` is a kept set (`_search`) that outlives the call: every configuration a call finishes is a
     relaxed loss (the relaxed game has no cycles: each step takes a card out of a base or home), whatever
     position it was reached from, so later calls skip it; what a call leaves unfinished is marked open. Its
-    configurations are packed with the fields ``word``, ``shift`` (`_fields`), the same for every call that
+    configurations are packed with the fields ``word``, ``shift`` (`pack_fields`), the same for every call that
     shares it: the bases of every position it is asked about must be prefixes of the same piles (the
     positions the search reaches from one root, `strategies.solver.relax_cut`). Every argument of
     `free_parking` at its default (safe steps, bare cards)."""
@@ -252,8 +252,9 @@ def relaxed_loss(st: np.ndarray, prm: np.ndarray, L0: np.ndarray, cap: np.int64,
 
 
 @nb.njit(cache=True)
-def _pack(L, h, word, shift, key) -> None:  # noqa: ANN001
-    """Pack the configuration (L, h) into ``key``: bit 0 of word 0 set (a used slot), then the fields."""
+def pack_configuration(L, h, word, shift, key) -> None:  # noqa: ANN001
+    """Pack the configuration (L, h) into ``key`` with the fields ``word``, ``shift`` (`pack_fields`): bit 0 of
+    word 0 set (a used slot), then the fields."""
     P = L.shape[0]
     key[:] = 0
     key[0] = 1
@@ -441,7 +442,7 @@ def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table, safe, exposed, 
     last = np.zeros(D, dtype=np.int64)
     taken = np.zeros(D, dtype=np.int64)
     key = np.zeros(table.shape[1] - 1 if kept else table.shape[1], dtype=np.uint64)
-    _pack(L, h, word, shift, key)
+    pack_configuration(L, h, word, shift, key)
     if not _store(table, key, kept):
         return 0, 0  # kept: proven lost by an earlier call
     steps = 4 + 2 * P
@@ -461,8 +462,8 @@ def _search(b, pile_of, idx_of, L0, h0, word, shift, cap, table, safe, exposed, 
         if not _feasible(parked, holders) or not _store(table, key, kept):
             _unstep(L, h, parked, holders, key, word, shift, b, j)
             continue
-        if h.sum() == 4 * (KING + 1) or n >= cap:
-            won = h.sum() == 4 * (KING + 1)
+        won = h.sum() == 4 * (KING + 1)
+        if won or n >= cap:
             if kept:  # the stack is not proven lost: open it for later calls
                 _mark_open(table, key)
                 _unstep(L, h, parked, holders, key, word, shift, b, j)
@@ -563,7 +564,12 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
 def free_parking_state(st: np.ndarray, prm: np.ndarray, cap: int, safe: bool = True,
                        exposed: bool = True) -> tuple[str, int]:
     """`free_parking` from the engine state ``st`` (rule parameters ``prm``)."""
+    return free_parking(*relaxation_input(st, prm), cap, safe, exposed)
+
+
+def relaxation_input(st: np.ndarray, prm: np.ndarray) -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
+    """The relaxation's input for the engine state ``st``: each pile's base (`split`) and the foundation
+    heights."""
     P = int(prm[P_PILES])
     piles = [tuple(int(st[pile_base(prm, p) + i]) for i in range(int(st[p]))) for p in range(P)]
-    home = tuple(int(st[fheight_at(P, s)]) for s in range(4))
-    return free_parking(split(piles, int(prm[P_BUILD])), home, cap, safe, exposed)
+    return split(piles, int(prm[P_BUILD])), tuple(int(st[fheight_at(P, s)]) for s in range(4))

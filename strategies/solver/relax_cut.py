@@ -23,7 +23,7 @@ changes, and nothing goes home. The search therefore asks only at the root,
 after a move that is not inner, and where safe moves went home. The answer
 depends on the configuration alone, so it is remembered: a configuration is
 packed exactly (each base's length, as the bases of one root are prefixes of
-its piles, and the four heights; `strategies.solver.capacity._pack`) into a
+its piles, and the four heights; `strategies.solver.capacity.pack_configuration`) into a
 direct-mapped memo of `MEMO_SLOTS` entries, each tagged with the generation of
 the root it was computed for; a collision only replaces an entry, which costs
 a computation again and never a wrong answer.
@@ -45,7 +45,7 @@ import numpy as np
 
 from sim.engine import FOUNDATION, MAX_PILE_CAP, P_BUILD, P_PILES, builds_on, fheight_at, move_from, move_to, pile_base
 from sim.rng import nb_mix64
-from strategies.solver.capacity import _fields, _pack, base_lengths, relaxed_loss, slots_for
+from strategies.solver.capacity import base_lengths, pack_configuration, pack_fields, relaxed_loss, slots_for
 
 MEMO_SLOTS = 1 << 16
 """Entries of the memo of configurations (each the packed configuration and a tag word)."""
@@ -56,7 +56,7 @@ room for them (at most half full), and once they are spent the cut answers from 
 
 RW_LEN, RW_HOME, RW_WORD, RW_SHIFT, RW_STATE, RW_ROWS = range(6)
 """Rows of the int64 work array: the base lengths and foundation heights of the position asked about; where
-the fields of a packed configuration lie (`strategies.solver.capacity._fields` for bases of any length);
+the fields of a packed configuration lie (`strategies.solver.capacity.pack_fields` for bases of any length);
 the state of the kept set (`KS_*`)."""
 KS_ROOT, KS_USED = 0, 1
 """`RW_STATE` slots: the root generation the kept set belongs to, and the configurations it holds at most."""
@@ -65,11 +65,11 @@ KS_ROOT, KS_USED = 0, 1
 def new_relax_cut(piles: int, states: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The arrays of `config_lost` for ``piles`` piles and ``states`` states a configuration: (memo, the kept
     set of relaxed losses, int64 work)."""
-    word, shift, words = _fields(np.full(piles, MAX_PILE_CAP, dtype=np.int64))
+    word, shift, words = pack_fields(np.full(piles, MAX_PILE_CAP, dtype=np.int64))
     work = np.zeros((RW_ROWS, piles + 4), dtype=np.int64)
     work[RW_WORD], work[RW_SHIFT] = word, shift
     memo = np.zeros((MEMO_SLOTS, words + 1), dtype=np.uint64)
-    kept = np.zeros((slots_for(KEPT_CALLS * max(states, 1)) if states > 0 else 1, words + 1), dtype=np.uint64)
+    kept = np.zeros((slots_for(KEPT_CALLS * states) if states > 0 else 1, words + 1), dtype=np.uint64)
     return memo, kept, work
 
 
@@ -99,7 +99,7 @@ def config_lost(st: np.ndarray, prm: np.ndarray, memo: np.ndarray, kept: np.ndar
     words = memo.shape[1] - 1
     word, shift = work[RW_WORD], work[RW_SHIFT]
     key = np.zeros(words, dtype=np.uint64)
-    _pack(L, h, word, shift, key)
+    pack_configuration(L, h, word, shift, key)
     x = np.uint64(root)
     for i in range(words):
         x = nb_mix64(x ^ key[i])
@@ -118,7 +118,7 @@ def config_lost(st: np.ndarray, prm: np.ndarray, memo: np.ndarray, kept: np.ndar
         ks[KS_ROOT], ks[KS_USED] = root, 0
     if ks[KS_USED] + states + 1 > KEPT_CALLS * states:
         return False  # this root's states are spent
-    lost, n = relaxed_loss(st, prm, L.copy(), states, kept, word, shift)
+    lost, n = relaxed_loss(st, prm, L, states, kept, word, shift)
     ks[KS_USED] += n
     memo[slot, :words] = key
     memo[slot, words] = (np.uint64(root) << np.uint64(1)) | np.uint64(lost)
