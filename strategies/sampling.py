@@ -115,6 +115,13 @@ won 74 at 0.946 CPU s a deal where version 8 won 76 at 0.919 s, side by side,
 and 43.8% of deals 1-1,000 (benchmarks/README.md, "Restarts that keep their
 proofs").
 
+Version 10 plays version 9's settings on the solver's version 7: when the
+table's generations run out (every 32,767 searches, a few games' worth here),
+a completion's second search keeps what its first proved lost, and the next
+table window is cleared whole, where before only the window the searches ran in
+was cleared and a bigger window could read the old generations' entries as the
+new ones' (`strategies.sampling_solve.sample_work`).
+
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
 """
@@ -628,7 +635,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "9"
+    version: ClassVar[str] = "10"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False

@@ -27,6 +27,7 @@ import numpy as np
 
 from strategies.solver.search import (
     F_RELAX,
+    M_RENUMBERED,
     W_ABUF,
     W_DWORK,
     W_FRAMES,
@@ -57,8 +58,16 @@ def sample_work(work, budget):  # noqa: ANN001, ANN201 (numba)
     quarter full: the search meets the same positions in the table (bar eight neighbouring slots all
     taken, rare at a quarter full), and a small table stays in the processor's cache, where most
     probes of the whole table (tt_mb, sized for the solver's search once nothing is hidden) miss it
-    (benchmarks/README.md, "Version 7")."""
+    (benchmarks/README.md, "Version 7").
+
+    Windows of several sizes share the table, and a search that starts the generations again clears
+    only its own window (`strategies.solver.search`, `M_RENUMBERED`): entries of the old generations
+    beyond it would read as the new ones' in a bigger window, so the whole table is cleared here first."""
     tt = work[W_TT]
+    meta = work[W_META]
+    if meta[M_RENUMBERED] != 0:
+        tt[:] = 0
+        meta[M_RENUMBERED] = 0
     size = min(SAMPLE_TT_MIN, tt.shape[0])
     while size < 4 * (budget + 1) and size < tt.shape[0]:
         size *= 2

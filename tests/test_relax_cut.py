@@ -13,7 +13,15 @@ from sim.engine import P_PILES, apply_move, gen_moves, new_moves
 from sim.game import Game
 from sim.rules import find_variant
 from strategies.solver.capacity import CAPPED, LOST, base_lengths, free_parking_state, relaxation_input
-from strategies.solver.relax_cut import KEPT_CALLS, KS_ROOT, KS_USED, RW_STATE, config_lost, keeps_configuration
+from strategies.solver.relax_cut import (
+    KEPT_CALLS,
+    KS_ROOT,
+    KS_USED,
+    RW_STATE,
+    config_lost,
+    keeps_configuration,
+    renumber_root,
+)
 from strategies.solver.search import SolverWork
 from tests.solver_helpers import late_positions, random_walk, solver
 
@@ -92,6 +100,28 @@ def test_the_kept_set_belongs_to_one_root_and_its_states_are_bounded():
         config_lost(st, prm, work.rmemo, work.rtable, work.rwork, 100, deal)
         assert ks[KS_ROOT] == deal and ks[KS_USED] <= KEPT_CALLS * 100
     assert work.rtable.shape[0] >= 2 * KEPT_CALLS * 100  # at most half full
+
+
+def test_renumbering_keeps_the_roots_verdicts_only():
+    """When generations start again the root being decided keeps its remembered verdicts and kept set, as
+    root 1; another root's are dropped."""
+    rules = find_variant("good-measure")
+    prm = Game.from_deal(rules, 1).rule_params
+    work = SolverWork(prm, 0.01, max_depth=64, relax_states=100)
+    ks, tag = work.rwork[RW_STATE], work.rmemo.shape[1] - 1
+    positions = [st for _, st in walk_positions("good-measure", range(2, 3), 5, 30, seed=4)]
+    for _, st in walk_positions("good-measure", range(1, 2), 5, 30, seed=3):
+        config_lost(st, prm, work.rmemo, work.rtable, work.rwork, 100, 7)
+    verdicts = [config_lost(st, prm, work.rmemo, work.rtable, work.rwork, 100, 9) for st in positions]
+    used = ks[KS_USED]
+    assert (work.rmemo[:, tag] >> 1 == 7).any()
+    renumber_root(work.rmemo, work.rwork, 9, 1)
+    assert not (work.rmemo[:, tag] >> 1 == 7).any() and not (work.rmemo[:, tag] >> 1 == 9).any()
+    assert ks[KS_ROOT] == 1
+    assert [config_lost(st, prm, work.rmemo, work.rtable, work.rwork, 100, 1) for st in positions] == verdicts
+    assert ks[KS_USED] == used  # answered from the memo: nothing searched again
+    renumber_root(work.rmemo, work.rwork, 0, 1)
+    assert not work.rmemo.any() and ks[KS_ROOT] == 0
 
 
 def test_good_measure_675_falls_to_the_cut():

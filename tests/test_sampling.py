@@ -29,7 +29,7 @@ from strategies.sampling import (
 )
 from strategies.sampling_keep import KEEP_WON, LINE_SLOTS, keep_size, restore_kept, store_kept
 from strategies.sampling_solve import SAMPLE_TT_MIN, restart_unit, sample_work, solve_completion
-from strategies.solver.search import S_WON, W_LINE, W_TIDX, W_TSTACK, W_TT, SolverWork
+from strategies.solver.search import M_RENUMBERED, S_WON, W_LINE, W_META, W_TIDX, W_TSTACK, W_TT, SolverWork
 from strategies.solver.strategy import SolverStrategy, decide_config
 from tests.solver_helpers import hidden_decisions
 
@@ -269,6 +269,19 @@ def test_a_completion_is_solved_in_a_table_window_sized_from_its_budget(budget):
     assert size & (size - 1) == 0 and size >= SAMPLE_TT_MIN
     assert size == table.shape[0] or (size >= 4 * (budget + 1) and size // 2 < max(4 * (budget + 1), SAMPLE_TT_MIN))
     assert all(a is b for i, (a, b) in enumerate(zip(windows, work, strict=True)) if i not in (W_TT, W_TIDX, W_TSTACK))
+
+
+def test_a_window_that_started_the_generations_again_leaves_no_stale_entry_for_a_bigger_one():
+    """A search clears only its window when generations start again; the next window clears the whole table,
+    where entries of the old generations would read as the new ones' (and only then)."""
+    work = SolverWork(E.rule_params(DICK), tt_mb=1.0).arrays()
+    table, meta = work[W_TT], work[W_META]
+    table[:] = 5
+    sample_work(work, 10)
+    assert (table == 5).all()  # no renumbering yet: nothing cleared
+    meta[M_RENUMBERED] = 1
+    sample_work(work, 10)
+    assert not table.any() and meta[M_RENUMBERED] == 0
 
 
 @pytest.mark.parametrize(("budget", "unit", "expected"),

@@ -49,6 +49,8 @@ from strategies.solver.capacity import base_lengths, pack_configuration, pack_fi
 
 MEMO_SLOTS = 1 << 16
 """Entries of the memo of configurations (each the packed configuration and a tag word)."""
+MEMO_SALT = np.uint64(0x5EED_C0F1_6A7B_3D29)
+"""Start of the hash that places a configuration in the memo."""
 
 KEPT_CALLS = 50
 """The relaxation's states for one root are at most this many calls' worth: the kept set of relaxed losses has
@@ -100,7 +102,7 @@ def config_lost(st: np.ndarray, prm: np.ndarray, memo: np.ndarray, kept: np.ndar
     word, shift = work[RW_WORD], work[RW_SHIFT]
     key = np.zeros(words, dtype=np.uint64)
     pack_configuration(L, h, word, shift, key)
-    x = np.uint64(root)
+    x = MEMO_SALT  # the slot depends on the configuration alone, not on the root's number (see `renumber_root`)
     for i in range(words):
         x = nb_mix64(x ^ key[i])
     slot = x & np.uint64(memo.shape[0] - 1)
@@ -126,7 +128,15 @@ def config_lost(st: np.ndarray, prm: np.ndarray, memo: np.ndarray, kept: np.ndar
 
 
 @nb.njit(cache=True)
-def forget(memo: np.ndarray, work: np.ndarray) -> None:
-    """Drop every remembered verdict and the kept set: for when root generations start again from 1."""
-    memo[:] = 0
-    work[RW_STATE, KS_ROOT] = 0
+def renumber_root(memo: np.ndarray, work: np.ndarray, keep: np.int64, to: np.int64) -> None:
+    """For when root generations start again (`strategies.solver.table.renumber`): drop every remembered
+    verdict and the kept set, except those of root ``keep`` (none when 0), which become root ``to``'s."""
+    tag = memo.shape[1] - 1
+    one = np.uint64(1)
+    for i in range(memo.shape[0]):
+        if keep != 0 and memo[i, tag] >> one == np.uint64(keep):
+            memo[i, tag] = (np.uint64(to) << one) | (memo[i, tag] & one)
+        else:
+            memo[i, :] = 0
+    ks = work[RW_STATE]
+    ks[KS_ROOT] = to if keep != 0 and ks[KS_ROOT] == keep else 0

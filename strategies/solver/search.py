@@ -71,7 +71,9 @@ expanded in the same order either way).
 
 The table (`strategies.solver.table`) stores 48 bits of check key and a
 16-bit tag, so it is cleared lazily: a new search bumps the generation and old
-entries read as empty, except the proofs of loss of the same root. A full
+entries read as empty, except the proofs of loss of the same root (when the
+generations run out they start again, the root's proofs kept: a search does
+not depend on what the table decided before it). A full
 bucket overwrites a node that is not on Tarjan's stack: the search may then
 expand a node twice, which costs time but keeps the proof valid (a node in the
 table was expanded, whatever was overwritten). A bucket whose every slot is
@@ -109,7 +111,7 @@ from strategies.solver.census import C_DEAD, C_SKIPPED, C_TABLE_CUT, census_node
 from strategies.solver.dead import is_dead, stays_alive
 from strategies.solver.hash import CHECK_SALT, KEYS_PILE, position_key
 from strategies.solver.order import move_score
-from strategies.solver.relax_cut import config_lost, forget, keeps_configuration
+from strategies.solver.relax_cut import config_lost, keeps_configuration, renumber_root
 from strategies.solver.safe import play_safe_moves, played_move, played_revealed, uncovers_safe
 from strategies.solver.table import (
     DONE,
@@ -119,6 +121,7 @@ from strategies.solver.table import (
     T_ABSENT,
     T_LOST,
     absent_slot,
+    renumber,
     table_slots,
     tt_find,
     tt_insert,
@@ -152,11 +155,12 @@ FRAME_FIELDS = 16
 CLOCK_EVERY = 1 << 14
 
 # `meta` slots.
-M_GEN, M_ROOT, M_RELAX, META_SIZE = 0, 1, 2, 3
+M_GEN, M_ROOT, M_RELAX, M_RENUMBERED, META_SIZE = 0, 1, 2, 3, 4
 """M_GEN: the table's generation (entries of other generations read as empty); M_ROOT: the generation of
 the first search of the position being decided (its proofs of loss carry it, `strategies.solver.table`, and so
 do the relaxation's remembered verdicts); M_RELAX: the relaxation's states a configuration (`SolverWork`'s
-``relax_states``)."""
+``relax_states``); M_RENUMBERED: 1 once generations have started again, which cleared only the table a search
+was given (a window of it, `strategies.sampling_solve.sample_work`, which clears the rest)."""
 
 # The arrays of `SolverWork.arrays`, in order.
 (W_KEYS, W_TT, W_TIDX, W_TSTACK, W_META, W_FRAMES, W_MBUF, W_ABUF, W_TMP, W_SCORES, W_DWORK, W_LINE, W_RMEMO,
@@ -289,13 +293,18 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     use_dead = (flags & F_DEAD) != 0 and suit_found and not worrying
     use_relax = (flags & F_RELAX) != 0 and meta[M_RELAX] > 0 and applies_to(prm)
     gen_i = meta[M_GEN] + 1
+    keep = same_root and (flags & F_KEEP_LOST) != 0
     if gen_i > GEN_LIMIT:
-        tt[:] = 0
-        forget(rmemo, rwork)
+        # generations start again, the root's proofs and relaxed verdicts kept as root 1's
+        # (`strategies.solver.table`): the search does not depend on what the table decided before
+        old = meta[M_ROOT] if keep else np.int64(0)
+        renumber(tt, np.int64(LOST_TAG) | old if keep else np.int64(0), np.int64(LOST_TAG | 1))
+        renumber_root(rmemo, rwork, old, np.int64(1))
         gen_i = 1
-        same_root = False
+        meta[M_ROOT] = 1
+        meta[M_RENUMBERED] = 1
     meta[M_GEN] = gen_i
-    if not (same_root and (flags & F_KEEP_LOST) != 0):
+    if not keep:
         meta[M_ROOT] = gen_i
     gen = np.uint64(gen_i)
     lost = np.uint64(LOST_TAG | meta[M_ROOT])

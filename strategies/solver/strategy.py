@@ -65,7 +65,8 @@ WON comes with the moves; LOST means a search (or the prover) ran out of
 positions; UNKNOWN means the node or time budget for the whole deal ran out
 (``nodes``, ``seconds``, then the prover's). With ``restart_nodes=0`` there is one search with the whole
 budget. Nothing depends on the clock except a verdict under a ``seconds``
-limit, so verdicts and lines are reproducible.
+limit, and nothing on the deals decided before (version 7), so verdicts and lines are
+reproducible, whatever chunk or worker a deal falls to.
 
 The solver reads face-down cards (``peeks``): on face-down variants its figures
 are clairvoyant upper bounds, labelled so.
@@ -77,6 +78,16 @@ lazily. The default, 128 MiB, holds 8,388,608 positions, as many as the 64 MiB
 of entries alone did before the proofs were kept; with half as many,
 good-measure 65 and 108 stay unknown at the default budget.
 
+Version 7: a deal is decided the same whatever the same solver decided
+before it. Before, the table's generations ran out every 32,767 searches and
+the whole table was cleared, with the kept proofs of a deal whose restarts
+spanned that point; and the relaxation's memo placed a configuration by its
+root's number. So a hard deal's nodes, and under a node budget its verdict,
+depended on the deals solved before it in the same process (good-measure 859
+with ``relax_after=0``: won in 45,048,306 nodes alone, in 2,540,675 after 983
+and 512). Now the root's proofs are kept across that point
+(`strategies.solver.table.renumber`) and the memo's slot depends on the
+configuration alone.
 Version 6: the relaxation's cut inside the searches (``relax_states``,
 ``relax_after``). Version 5: restarts in units of 250 nodes instead of 2,000, each after the
 first with a random term of 10,000 instead of 3,000 (so nearly every move but
@@ -319,7 +330,7 @@ class SolverStrategy(Strategy):
     """Perfect-information search: plays a proven winning line, resigns a proven loss."""
 
     name: ClassVar[str] = "solver"
-    version: ClassVar[str] = "6"
+    version: ClassVar[str] = "7"
     description: ClassVar[str] = ("depth-first search with a transposition table, safe moves home, dead-position "
                                   "proofs and restarts; decides won / lost / unknown and plays the winning line")
     peeks: ClassVar[bool] = True
