@@ -274,22 +274,32 @@ def _bump(key, word, shift, f, up) -> None:  # noqa: ANN001
         key[word[f]] -= np.uint64(1) << np.uint64(shift[f])
 
 
+@nb.njit(cache=True, inline="always")
+def key_hash(key, seed):  # noqa: ANN001, ANN201 (numba)
+    """The hash of the packed configuration ``key`` from ``seed``: it only picks a slot, never decides a match."""
+    x = seed
+    for i in range(key.shape[0]):
+        x = nb_mix64(x ^ key[i])
+    return x
+
+
+@nb.njit(cache=True, inline="always")
+def holds(row, key) -> bool:  # noqa: ANN001
+    """Whether the table row ``row`` begins with the packed configuration ``key``, word for word."""
+    for k in range(key.shape[0]):
+        if row[k] != key[k]:
+            return False
+    return True
+
+
 @nb.njit(cache=True)
 def _slot(table, key) -> np.uint64:  # noqa: ANN001
     """The slot of the packed configuration ``key`` in the open-addressing set ``table``, or the empty slot
     where it would go. The hash only picks the first slot: membership compares every word."""
-    x = np.uint64(0)
-    for i in range(key.shape[0]):
-        x = nb_mix64(x ^ key[i])
     mask = np.uint64(table.shape[0] - 1)
-    i = x & mask
+    i = key_hash(key, np.uint64(0)) & mask
     while table[i, 0] != 0:
-        same = True
-        for k in range(key.shape[0]):
-            if table[i, k] != key[k]:
-                same = False
-                break
-        if same:
+        if holds(table[i], key):
             return i
         i = (i + np.uint64(1)) & mask
     return i

@@ -44,8 +44,15 @@ import numba as nb
 import numpy as np
 
 from sim.engine import FOUNDATION, MAX_PILE_CAP, P_BUILD, P_PILES, builds_on, fheight_at, move_from, move_to, pile_base
-from sim.rng import nb_mix64
-from strategies.solver.capacity import base_lengths, pack_configuration, pack_fields, relaxed_loss, slots_for
+from strategies.solver.capacity import (
+    base_lengths,
+    holds,
+    key_hash,
+    pack_configuration,
+    pack_fields,
+    relaxed_loss,
+    slots_for,
+)
 
 MEMO_SLOTS = 1 << 16
 """Entries of the memo of configurations (each the packed configuration and a tag word)."""
@@ -102,18 +109,10 @@ def config_lost(st: np.ndarray, prm: np.ndarray, memo: np.ndarray, kept: np.ndar
     word, shift = work[RW_WORD], work[RW_SHIFT]
     key = np.zeros(words, dtype=np.uint64)
     pack_configuration(L, h, word, shift, key)
-    x = MEMO_SALT  # the slot depends on the configuration alone, not on the root's number (see `renumber_root`)
-    for i in range(words):
-        x = nb_mix64(x ^ key[i])
-    slot = x & np.uint64(memo.shape[0] - 1)
-    if memo[slot, words] >> np.uint64(1) == np.uint64(root):
-        same = True
-        for i in range(words):
-            if memo[slot, i] != key[i]:
-                same = False
-                break
-        if same:
-            return (memo[slot, words] & np.uint64(1)) != 0
+    # the slot depends on the configuration alone, not on the root's number (see `renumber_root`)
+    slot = key_hash(key, MEMO_SALT) & np.uint64(memo.shape[0] - 1)
+    if memo[slot, words] >> np.uint64(1) == np.uint64(root) and holds(memo[slot], key):
+        return (memo[slot, words] & np.uint64(1)) != 0
     ks = work[RW_STATE]
     if ks[KS_ROOT] != root:
         kept[:] = 0
