@@ -26,21 +26,34 @@ game allows exactly those steps between feasible configurations (it lets the
 parked cards be rearranged at will between steps); if no path reaches all
 cards home, no real line does: X is lost. The states are exact (no hashing).
 
-A card moves only when it is exposed (``exposed``, on by default). When a
-base top c of rank r is parked, nothing lies on c at that moment, so the
-parked cards of rank r - 1 lie on holders other than c: they are at most the
-base tops and parked cards of rank r, less one (c, a base top until it
-moves). The relaxed game parks c only then. Feasibility after a step already
-says as much for the other two steps (a card that goes home stops being a
-holder), but not for this one: once parked, c is a holder again and the
-count after the step cannot see that c had to be bare to move. Every real
-line meets this condition at each of its base tops' moves, so it is still a
-path of the relaxed game and a relaxed loss is still a proof. It is what
-turns the relaxation from a count of holders into a proof of many of the
-losses the searches cannot finish: without it good-measure 733, proved lost
-by the layered prover in 11.5 million positions, is a relaxed win after 83
-states; with it a relaxed loss after 9,875 (benchmarks/README.md, "Cards
-move only when exposed").
+A card moves only when it is exposed, and onto a free holder (``exposed``,
+on by default). When a base top c of rank r leaves (home, or parked), nothing
+lies on c at that moment, so the parked cards of rank r - 1 lie on holders
+other than c: they are at most the base tops and parked cards of rank r,
+less one (c, a base top until it moves). The relaxed game moves c only then.
+Feasibility after a step already says as much for a parked card going home
+(it stops being a holder), but not for a base top: once parked, c is a holder
+again, and in either case the card under c may become a base top of rank r,
+so the count after the step cannot see that c had to be bare to move. When c
+is parked, it goes onto an exposed holder of rank r + 1 that holds no other
+card, and the card b under it is not that holder (c leaves b's pile; b lies
+under c, so it is not yet a base top): the parked cards of rank r before the
+step, plus c, are at most the holders of rank r + 1 before the step. The
+count after the step cannot see that either when b has rank r + 1 (c built
+on b in the base, under a card that did not), as b is a holder by then. Every
+real line meets both conditions at each of its base tops' moves, so it is
+still a path of the relaxed game and a relaxed loss is still a proof. The
+first condition, on parking alone, is what turned the relaxation from a count
+of holders into a proof of many of the losses the searches cannot finish:
+without it good-measure 733, proved lost by the layered prover in 11.5
+million positions, is a relaxed win after 83 states; with it a relaxed loss
+after 9,875 (benchmarks/README.md, "Cards move only when exposed"). Applied to
+the moves home as well, with the free holder (solver version 8), it proves
+bakers-dozen 2492 lost in 1,999,104 states, where a search of 900 million
+positions and the layered prover had not finished. The moves home decide it:
+without the free holder the proof takes 2,083,740 states, and with the free
+holder alone 2492 is a relaxed win after 12,066 (benchmarks/README.md, "A
+card goes home bare").
 
 A relaxed win proves nothing. This is every argument that counts holders per
 rank over time (Hall's condition per rank, as the cards must be parked while
@@ -62,11 +75,14 @@ with c gone the parked cards of rank r are one fewer or the same, the
 holders of rank r + 1 and above are the same or more, and the only count
 that loses a holder is that of rank r - 1, whose parked cards are none
 (every card of rank r - 1 is home and stays home). From m' on the two paths
-are in the same configuration. The exposure condition holds at each park
-step between as well: a base top of rank r parked there needs fewer parked
-cards of rank r - 1 (none) than holders of rank r (at least itself), and
-one of rank r + 1 needs as many parked cards of rank r as before or one
-fewer. So S·m wins whenever S does, and a search that proves S·m lost has
+are in the same configuration. The exposure conditions hold at each step
+of a base top between as well: one of rank r leaving needs fewer parked
+cards of rank r - 1 (none) than holders of rank r (at least itself); one of
+rank r + 1 leaving needs as many parked cards of rank r as before or one
+fewer; one of rank r parked needs a free holder of rank r + 1 for as many
+parked cards of rank r as before or one fewer, among as many holders or more;
+no base top of rank r - 1 is left to park; and for every other rank c's step
+only adds holders. So S·m wins whenever S does, and a search that proves S·m lost has
 proved S lost. This is the relaxed form of the
 solver's safe moves home (`strategies.solver.safe`); it cuts the orders in
 which the other steps interleave with these forced ones.
@@ -151,7 +167,8 @@ def free_parking(bases: list[tuple[int, ...]], home: tuple[int, ...], cap: int, 
     """The relaxed game from (``bases``, foundation heights ``home``): (WON / LOST / CAPPED, states expanded).
 
     CAPPED: more than ``cap`` states, undecided. ``safe``: take only the safe step home where there is one;
-    ``exposed``: park a base top only when it can be bare (both above; off, for the with-and-without tests).
+    ``exposed``: move a base top only when it can be bare, and park it only onto a free holder (both above;
+    off, for the with-and-without tests).
     Compiled; memory: a set of at most ``cap + 1`` packed configurations (one to a few 64-bit words each, at
     most half full)."""
     P = len(bases)
@@ -363,13 +380,15 @@ def _step(L, h, parked, holders, key, word, shift, b, pile_of, idx_of, j, expose
         return False
     c = b[p, L[p] - 1]
     r = nb_rank_of(c)
+    if exposed and r > 0 and parked[r - 1] >= holders[r] + parked[r]:
+        return False  # c leaves bare: the holders of rank r but c must hold the parked cards of rank r - 1
     if j % 2 == 0:
         if h[nb_suit_of(c)] != r:
             return False
         h[nb_suit_of(c)] += 1
         _bump(key, word, shift, L.shape[0] + nb_suit_of(c), True)
-    elif is_king(c) or (exposed and r > 0 and parked[r - 1] >= holders[r] + parked[r]):
-        return False  # a king is never parked; c can be bare only if the holders of rank r but c suffice
+    elif is_king(c) or (exposed and parked[r] >= holders[r + 1] + parked[r + 1]):
+        return False  # a king is never parked; c needs a free holder, counted before the card under c is one
     else:
         parked[r] += 1
     L[p] -= 1
@@ -511,11 +530,14 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
         parked, holders = counts(L, h)
         return parked[KING] == 0 and all(parked[r] <= holders[r + 1] + parked[r + 1] for r in range(KING))
 
-    def bare_ranks(L: tuple[int, ...], h: tuple[int, ...]) -> list[bool]:
-        """Per rank r, whether a base top of rank r can have nothing on it: the holders of rank r but it
-        suffice."""
+    def leaving_ranks(L: tuple[int, ...], h: tuple[int, ...]) -> tuple[list[bool], list[bool]]:
+        """Per rank r, whether a base top of rank r can leave bare (the holders of rank r but it suffice for
+        the parked cards of rank r - 1), and whether a holder of rank r + 1 is free for it (counted before
+        the card under it becomes a base top)."""
         parked, holders = counts(L, h)
-        return [not exposed or r == 0 or parked[r - 1] < holders[r] + parked[r] for r in range(KING + 1)]
+        bare = [not exposed or r == 0 or parked[r - 1] < holders[r] + parked[r] for r in range(KING + 1)]
+        free = [not exposed or parked[r] < holders[r + 1] + parked[r + 1] for r in range(KING)]
+        return bare, free
 
     def safe_child(L: tuple[int, ...], h: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         for s in range(4):  # a card home next, parked or a base top, every card a rank lower home
@@ -534,7 +556,7 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
         if forced is not None:
             return [x for x in (forced,) if feasible(*x)]
         inbase = {bases[p][i] for p in range(P) for i in range(L[p])}
-        bare = bare_ranks(L, h)
+        bare, free = leaving_ranks(L, h)
         out = []
         for s in range(4):  # a parked card home
             if h[s] <= KING and card(h[s], s) not in inbase:
@@ -544,9 +566,11 @@ def free_parking_reference(bases: list[tuple[int, ...]], home: tuple[int, ...], 
                 b = bases[p][L[p] - 1]
                 L2 = L[:p] + (L[p] - 1,) + L[p + 1:]
                 s = suit_of(b)
+                if not bare[rank_of(b)]:
+                    continue
                 if h[s] == rank_of(b):
                     out.append((L2, h[:s] + (h[s] + 1,) + h[s + 1:]))
-                if not is_king(b) and bare[rank_of(b)]:
+                if not is_king(b) and free[rank_of(b)]:
                     out.append((L2, h))
         return [x for x in out if feasible(*x)]
 
