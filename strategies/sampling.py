@@ -614,7 +614,7 @@ def _by_samples(st, prm, moves, n, cfg, work, scfg, rng, scratch, samples, statu
     return best_i
 
 
-COMPLETION_SEARCH = {"restart_nodes": 2000, "noise": 3000, "relax_states": 0}
+COMPLETION_SEARCH = {"restart_nodes": 2000, "noise": 3000, "calm_noise": 3000, "relax_states": 0}
 """The solver's settings as this player uses them (its completions' noise and restart cap, and its search once
 nothing is hidden): the restarts of solver version 4, which this player's figures were measured with, and no
 relaxation cut (solver version 6); solver version 5's shorter, noisier restarts and version 6's cut have not

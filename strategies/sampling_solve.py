@@ -44,7 +44,7 @@ from strategies.solver.search import (
     W_TSTACK,
     W_TT,
 )
-from strategies.solver.strategy import PP_FLAGS, PP_NOISE, PP_RESTART_NODES, decide
+from strategies.solver.strategy import PP_CALM_NOISE, PP_FLAGS, PP_NOISE, PP_RESTART_NODES, decide
 
 SAMPLE_TT_MIN = 1 << 10
 """Fewest slots of the table window of a completion's solve (`sample_work`)."""
@@ -90,5 +90,5 @@ def solve_completion(sample, prm, cfg, work, budget, unit):  # noqa: ANN001, ANN
     ``unit`` (`restart_unit`) on the work arrays ``work`` (`sample_work`); returns the solver's
     (verdict, nodes, line length, seconds), its line unshortened in ``work[W_LINE]``."""
     none = np.int64(0)  # no prover, no final search, no relaxation: typed as the solver's own call types them
-    return decide(sample, prm, work, budget, 1e9, cfg[PP_FLAGS] & ~F_RELAX, unit, cfg[PP_NOISE], none, 0.0, none,
-                  none, none, none)
+    return decide(sample, prm, work, budget, 1e9, cfg[PP_FLAGS] & ~F_RELAX, unit, cfg[PP_NOISE], cfg[PP_CALM_NOISE],
+                  none, 0.0, none, none, none, none)

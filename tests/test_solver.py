@@ -307,6 +307,20 @@ def test_pysol_deals_1_to_30_are_won_and_verified_in_batch():
         assert v.legal and v.won
 
 
+@pytest.mark.slow
+def test_restarts_take_turns_between_a_calm_and_a_noisy_order():
+    """Solver version 9 (the strategy's text): good-measure 837 is a win that the calm restarts find within the
+    default node budget; with every restart as noisy as the even ones (version 8's schedule) it stays unknown
+    there. The time limit is lifted so that the node budget alone decides."""
+    gm = find_variant("good-measure")
+    d = make_deal(gm, 837)
+    st = Game(gm, d.position).state_array()
+    verdict, nodes, line, _ = SolverStrategy(seconds=1000.0).solve_state(gm, st)
+    v = replay_codes(gm, d.position, line)
+    assert verdict == "won" and v.legal and v.won and nodes < 1_000_000
+    assert SolverStrategy(seconds=1000.0, calm_noise=10_000).solve_state(gm, st)[0] == "unknown"
+
+
 def test_known_lost_pysol_deals_resign():
     result = play_batch(BD, SolverStrategy(), np.array([64, 477]), source="pysol")
     assert (result.outcome == E.LOST).all()
