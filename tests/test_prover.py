@@ -12,15 +12,27 @@ import numpy as np
 import pytest
 
 from sim import engine as E
+from sim.errors import UserError
 from sim.game import Game, View
 from sim.position import Position
 from sim.rules import find_variant
 from strategies import DealInfo
 from strategies.play import play_compiled, play_python
 from strategies.solver import layers
-from strategies.solver.codec import KEY_WORDS, decode, encode, root_below
+from strategies.solver.codec import (
+    KEY_WORDS,
+    STAGES,
+    decode,
+    encode,
+    layer_of,
+    layer_total,
+    quiet_layer,
+    root_below,
+    staged_rules,
+)
 from strategies.solver.hash import make_keys, position_key
 from strategies.solver.layers import layered_rules, prove, sorted_unique
+from strategies.solver.safe import play_safe_moves
 from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, S_LOST, S_UNKNOWN, S_WON, VERDICTS
 from tests.solver_helpers import late_positions, random_walk, solver
 
@@ -64,6 +76,35 @@ def test_keys_give_the_position_back_up_to_pile_order(rules) -> None:  # noqa: A
         for i in range(len(walk)):
             for j in range(i):
                 assert (hashes[i] == hashes[j]) == bool(np.array_equal(out[i], out[j]))
+
+
+@pytest.mark.parametrize("rules", LAYERED, ids=lambda r: r.name)
+def test_no_move_goes_back_to_an_earlier_layer(rules) -> None:  # noqa: ANN001
+    """The argument of `strategies.solver.bases`, on every legal move of positions along random walks: the
+    child (after the safe moves home, as the prover sees it) is in its parent's layer or in one the prover
+    expands after it; a tableau move's layer is `quiet_layer`'s before any move home. Where no card but a
+    king enters an empty pile, the stage moves (the test can fail)."""
+    prm = E.rule_params(rules)
+    moves = E.new_moves(prm)
+    home = np.zeros(53, dtype=np.int64)
+    staged = bool(staged_rules(prm))
+    stage_moved = False
+    for deal in range(1, 5):
+        for st in _walk(rules, deal, 150, 10 + deal):
+            lay = int(layer_of(st, prm))
+            for i in range(E.gen_moves(st, prm, moves)):
+                m = moves[i]
+                ch = st.copy()
+                E.apply_move(ch, prm, m)
+                src, dst = E.move_from(m), E.move_to(m)
+                if src < E.FOUNDATION and dst < E.FOUNDATION:
+                    assert int(layer_of(ch, prm)) == int(quiet_layer(st, prm, lay, src, dst))
+                play_safe_moves(ch, prm, home, 0, False)
+                child = int(layer_of(ch, prm))
+                same_found = child // STAGES == lay // STAGES
+                assert layer_total(child) > layer_total(lay) or (same_found and child >= lay)
+                stage_moved |= same_found and child > lay
+    assert stage_moved == staged
 
 
 def test_sorted_unique_runs() -> None:
@@ -128,6 +169,21 @@ def test_budgets_stop_the_proof_and_a_checkpoint_resumes_it(tmp_path) -> None:  
     # a finished proof is read back without work
     again = prove(st, prm, FLAGS, 2**28, 0.0, checkpoint=tmp_path)
     assert (again.verdict, again.positions) == (S_LOST, r.positions)
+
+
+def test_a_checkpoint_with_other_layer_numbers_is_refused_with_a_message(tmp_path) -> None:  # noqa: ANN001
+    """A checkpoint of the prover before the stages numbers its layers by the foundations alone: its seeds
+    would be read into the wrong layers, so it is refused, saying why, and left as it is."""
+    rules = LAYERED[0]
+    prm = E.rule_params(rules)
+    st = _lost_position(rules)
+    prove(st, prm, FLAGS, 2**28, 0.0, checkpoint=tmp_path, checkpoint_seconds=0.0)
+    meta = json.loads((tmp_path / "prover.json").read_text())
+    del meta["layering"]
+    (tmp_path / "prover.json").write_text(json.dumps(meta))
+    with pytest.raises(UserError, match="numbers its layers otherwise"):
+        prove(st, prm, FLAGS, 2**28, 60.0, checkpoint=tmp_path)
+    assert json.loads((tmp_path / "prover.json").read_text()) == meta
 
 
 @pytest.mark.parametrize("signum", (signal.SIGINT, signal.SIGTERM), ids=("ctrl-c", "kill"))
@@ -212,7 +268,7 @@ def test_a_layer_saved_as_components_goes_on_as_positions_and_back(tmp_path, mon
 
 
 def test_a_layer_that_cannot_double_within_the_memory_budget_stops_the_proof_before_it_allocates(tmp_path) -> None:  # noqa: ANN001
-    # good-measure deal 22's first layer holds more than 50 million positions: it outgrows any small budget
+    # good-measure deal 22's layers with 2 cards home hold more than 50 million positions: they outgrow any small budget
     rules = find_variant("good-measure")
     st = Game.from_deal(rules, 22).state_array()
     prm = E.rule_params(rules)
@@ -223,7 +279,7 @@ def test_a_layer_that_cannot_double_within_the_memory_budget_stops_the_proof_bef
         r = prove(st, prm, FLAGS, budget, 60.0, checkpoint=tmp_path)
         held = tracemalloc.get_traced_memory()[1]
         tracemalloc.reset_peak()
-        again = prove(st, prm, FLAGS, budget, 60.0, checkpoint=tmp_path)  # the saved layer does not fit either
+        again = prove(st, prm, FLAGS, budget, 60.0, checkpoint=tmp_path)  # the saved layer goes on, and outgrows it
         held_again = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -231,7 +287,7 @@ def test_a_layer_that_cannot_double_within_the_memory_budget_stops_the_proof_bef
     assert r.positions > 100_000
     assert r.peak_bytes <= budget
     assert held <= budget + 4 * 2**20  # numpy's arrays as the allocator saw them, beyond the prover's own count
-    assert (again.verdict, again.reason, again.positions) == (S_UNKNOWN, "memory", r.positions)
+    assert (again.verdict, again.reason) == (S_UNKNOWN, "memory") and again.positions >= r.positions
     assert held_again <= budget + 4 * 2**20
     assert (tmp_path / "prover.json").exists()
 

@@ -130,6 +130,7 @@ from sim.engine import (
 )
 from sim.rng import nb_mix64
 from sim.rules import BUILD_ANY_SUIT, FILL_NONE, FOUND_SUIT, Rules
+from strategies.solver.bases import base_length
 
 WON, LOST, CAPPED = "won", "lost", "capped"
 
@@ -224,13 +225,8 @@ def pack_fields(L0):  # noqa: ANN001, ANN202 (numba)
 @nb.njit(cache=True)
 def base_lengths(st: np.ndarray, prm: np.ndarray, L: np.ndarray) -> None:
     """Each pile's base length in the engine state ``st`` into ``L``: `split`, compiled."""
-    build = prm[P_BUILD]
     for p in range(prm[P_PILES]):
-        base = pile_base(prm, p)
-        j = np.int64(st[p]) - 1
-        while j >= 1 and builds_on(np.int64(st[base + j]), np.int64(st[base + j - 1]), build):
-            j -= 1
-        L[p] = j + 1
+        L[p] = base_length(st, prm, p, np.int64(st[p]))
 
 
 @nb.njit(cache=True)

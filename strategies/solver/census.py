@@ -35,8 +35,9 @@ import numba as nb
 import numpy as np
 
 from sim.cards import DECK_SIZE, card, rank_of, suit_of
-from sim.engine import P_BUILD, P_PILES, builds_on, fheight_at, nb_card, nb_rank_of, nb_suit_of, pile_base
+from sim.engine import P_PILES, builds_on, fheight_at, nb_card, nb_rank_of, nb_suit_of, pile_base
 from sim.rng import nb_mix64
+from strategies.solver.bases import base_length
 from strategies.solver.codec import LAYER_BASE
 from strategies.solver.hash import KEYS_FOUNDATION, KEYS_PILE
 
@@ -100,16 +101,6 @@ def _add(counts: np.ndarray, sets: np.ndarray, which: np.int64, key: np.uint64) 
     counts[C_FILLED + which] += 1
 
 
-@nb.njit(cache=True, inline="always")
-def _run_start(st: np.ndarray, prm: np.ndarray, p: np.int64) -> np.int64:
-    """Index of the lowest card of pile p's top run (the whole pile above its base card)."""
-    base = pile_base(prm, p)
-    j = np.int64(st[p]) - 1
-    while j >= 1 and builds_on(np.int64(st[base + j]), np.int64(st[base + j - 1]), prm[P_BUILD]):
-        j -= 1
-    return j + 1
-
-
 @nb.njit(cache=True)
 def census_node(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, census: tuple) -> None:
     """Count the expanded position ``st`` in ``census`` (`Census.arrays`); ``keys`` is the solver's key table."""
@@ -133,7 +124,7 @@ def census_node(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, census: tuple
         if h == 0:
             continue
         base = pile_base(prm, p)
-        j = _run_start(st, prm, p)
+        j = base_length(st, prm, p, h)
         lin = np.uint64(0)
         lin_shape = np.uint64(0)
         for i in range(h):

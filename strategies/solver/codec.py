@@ -30,7 +30,20 @@ import numba as nb
 import numpy as np
 
 from sim.cards import DECK_SIZE
-from sim.engine import FOUNDATION_SLOTS, P_PILES, fheight_at, found_at, home_at, nb_card, nb_rank_of, nb_suit_of, pile_base
+from sim.engine import (
+    FOUNDATION_SLOTS,
+    P_FILL,
+    P_PILES,
+    fheight_at,
+    found_at,
+    home_at,
+    nb_card,
+    nb_rank_of,
+    nb_suit_of,
+    pile_base,
+)
+from sim.rules import FILL_ANY
+from strategies.solver.bases import base_length, base_total
 
 KEY_WORDS = 3
 """uint64 words of a key."""
@@ -162,25 +175,56 @@ def decode(key: np.ndarray, row: np.int64, prm: np.ndarray, rb: np.ndarray, st: 
 
 
 LAYER_BASE = FOUNDATION_SLOTS + 1
-"""A foundation holds 0..`FOUNDATION_SLOTS` cards: the digits of a layer's number (`layer_of`) in this base."""
+"""A foundation holds 0..`FOUNDATION_SLOTS` cards: the digits of a layer's foundation number in this base."""
+STAGES = 64
+"""Stages of a layer (`layer_of`): one more than the most cards the bases can hold (`DECK_SIZE`)."""
 
 
 @nb.njit(cache=True, inline="always")
+def staged_rules(prm: np.ndarray) -> bool:
+    """Whether the cards in bases (`strategies.solver.bases.base_total`) never grow along a move under the
+    rules ``prm``: unless any card may enter an empty pile (`strategies.solver.bases` says why)."""
+    return prm[P_FILL] != FILL_ANY
+
+
+@nb.njit(cache=True)
 def layer_of(st: np.ndarray, prm: np.ndarray) -> np.int64:
-    """The layer of a position: its foundation heights h0..h3 as the number h0 + 14 h1 + 196 h2 + 2744 h3
-    (the digits of base `LAYER_BASE`)."""
+    """The layer of a position: its foundation number (the heights h0..h3 as h0 + 14 h1 + 196 h2 + 2744 h3,
+    the digits of base `LAYER_BASE`) times `STAGES`, plus its *stage*: `STAGES` - 1 less the cards in its
+    bases (`strategies.solver.bases.base_total`), or 0 where those may grow (`staged_rules`).
+
+    Along any move with in-suit foundations and no worrying back, the foundation heights never go down, and
+    with them alike the stage never does: a layer with as many cards home is met only after it when its
+    number is the larger."""
     P = prm[P_PILES]
-    layer = np.int64(0)
+    found = np.int64(0)
     for s in range(3, -1, -1):
-        layer = layer * LAYER_BASE + np.int64(st[fheight_at(P, s)])
-    return layer
+        found = found * LAYER_BASE + np.int64(st[fheight_at(P, s)])
+    stage = STAGES - 1 - base_total(st, prm) if staged_rules(prm) else 0
+    return found * STAGES + stage
+
+
+@nb.njit(cache=True, inline="always")
+def quiet_layer(st: np.ndarray, prm: np.ndarray, layer: np.int64, src: np.int64, dst: np.int64) -> np.int64:
+    """The layer (`layer_of`) after the tableau move from pile ``src`` to pile ``dst`` of ``st`` (in layer
+    ``layer``), before any move home that follows it: only ``src``'s base and an empty ``dst`` change."""
+    if not staged_rules(prm):
+        return layer
+    h = np.int64(st[src])
+    rise = base_length(st, prm, src, h) - base_length(st, prm, src, h - 1) - (1 if st[dst] == 0 else 0)
+    return layer + rise
+
+
+def layer_name(layer: int) -> str:
+    """A layer (`layer_of`) in words, for progress lines."""
+    return f"layer {layer} ({layer_total(layer)} home, stage {layer % STAGES})"
 
 
 def layer_total(layer: int) -> int:
     """Cards home in a layer (`layer_of`)."""
+    found = layer // STAGES
     total = 0
     for _ in range(4):
-        layer, height = divmod(layer, LAYER_BASE)
+        found, height = divmod(found, LAYER_BASE)
         total += height
     return total
-

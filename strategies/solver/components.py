@@ -33,8 +33,8 @@ other: if one is winnable, all are; if one is lost (a dead one, say:
 moves keep the configuration: c was in its pile's top run and is again in the
 other's (t is exposed, so either t is a run card and c extends the run, or t
 ends the base and c begins a run), and b's pile loses only a run card. They
-also keep the foundations, so a component lies in one layer of the layered
-prover.
+also keep the foundations, and with the configuration the cards in bases, so
+a component lies in one layer (and stage) of the layered prover.
 
 Where it holds. The argument uses only that building is a fixed relation
 between two cards, that only exposed cards move, one at a time, and that

@@ -5,14 +5,22 @@ transposition table; a proof of loss that needs more positions than the table
 holds never ends. This prover uses the structure of the game instead. With
 in-suit foundations and no worrying back, a card home never comes back, so the
 foundation heights (h0, h1, h2, h3) never go down along a line: positions fall
-into *layers* by their foundation vector (`strategies.solver.codec.layer_of`),
-and every move either stays in its layer or goes to a layer with more cards
-home. Layers are expanded in order of cards home; a layer is complete once
-every position reachable inside it from its seeds has been expanded, and
-nothing can ever enter it again (every move into it comes from a layer with
-fewer cards home, all finished). So only the layer being expanded is held
-whole (positions in an array, a hash index over them), plus the *seeds* its
-positions send to later layers; a finished layer is freed.
+into *layers* by their foundation vector, and every move either keeps the
+foundations or puts more cards home. Within one foundation vector the cards
+in bases (the piles without their top runs) never grow either, unless any
+card may enter an empty pile (`strategies.solver.bases` says why): so a layer
+is a foundation vector with a number of cards in bases, its *stage*
+(`strategies.solver.codec.layer_of`), and every move either stays in its
+layer or goes to one with more cards home, or as many home and fewer in
+bases. Layers are expanded in that order; a layer is complete once every
+position reachable inside it from its seeds has been expanded, and nothing
+can ever enter it again (every move into it comes from a layer before it, all
+finished). So only the layer being expanded is held whole (positions in an
+array, a hash index over them), plus the *seeds* its positions send to later
+layers; a finished layer is freed. The stages cut the largest layer about
+threefold: good-measure 733's proof holds at most 290,304 positions at once
+instead of 1,015,952 (one layer a foundation vector), the same 11,495,763 in
+all (benchmarks/README.md, "Layers split by the cards in bases").
 
 Positions are kept as the compact keys of `strategies.solver.codec` (24 bytes,
 decodable; a quiet tableau move changes one card's code, so most children get
@@ -92,6 +100,7 @@ from sim.engine import (
     move_to,
     pile_base,
 )
+from sim.errors import UserError
 from sim.rng import nb_mix64
 from strategies.solver.codec import (
     KEY_WORDS,
@@ -99,8 +108,10 @@ from strategies.solver.codec import (
     code_on,
     decode,
     encode,
+    layer_name,
     layer_of,
     layer_total,
+    quiet_layer,
     root_below,
     set_code,
 )
@@ -133,6 +144,9 @@ X_DONE, X_GROW, X_FLUSH, X_WON, X_LIMIT, X_BAD = range(6)
 EMPTY = np.int64(-1)
 CHECKPOINT_META = "prover.json"
 """The checkpoint's index file (the seeds, and the layer a stopped run was expanding, are .npy files beside it)."""
+LAYERING = "foundations, then cards in bases"
+"""What the layer numbers of a checkpoint mean (`strategies.solver.codec.layer_of`); a checkpoint saved with
+other numbers (a prover before the stages, whose index has no such entry) cannot be resumed."""
 EXPAND_STEP = 1 << 16
 """Keys expanded between two safe points of a layer (where the prover checks its budgets and interrupts)."""
 LAYER_CHECKPOINT = 10
@@ -291,7 +305,7 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
                         set_code(key, 0, c, code)
                         quiet = True
                 if quiet:
-                    lay = layer
+                    lay = quiet_layer(st, prm, layer, src, dst)
                 else:
                     ch[:] = st
                     apply_move(ch, prm, m)
@@ -425,7 +439,7 @@ def _checkpoint(directory: Path, seeds: _Seeds, root: np.ndarray, prm: np.ndarra
     ``opened`` records the layer being expanded (`_save_open`), so that a resumed run goes on with it
     where this one stopped instead of expanding it again from its seeds."""
     seeds.spill()
-    meta = dict(state, root=root.tolist(), rules=prm.tolist(), serial=seeds.serial, open=opened,
+    meta = dict(state, root=root.tolist(), rules=prm.tolist(), layering=LAYERING, serial=seeds.serial, open=opened,
                 runs={str(k): [r for r in v if isinstance(r, str)] for k, v in seeds.runs.items()})
     tmp = directory / (CHECKPOINT_META + ".tmp")
     tmp.write_text(json.dumps(meta))
@@ -523,6 +537,9 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
     meta_path = directory / CHECKPOINT_META if directory is not None else None
     if meta_path is not None and meta_path.exists():
         meta = json.loads(meta_path.read_text())
+        if meta.get("layering") != LAYERING:
+            raise UserError(f"the proof saved in {directory} numbers its layers otherwise (an older prover); "
+                            "start it again in an empty directory")
         if np.array_equal(np.array(meta["root"], dtype=root.dtype), root) and meta["rules"] == prm.tolist():
             counters = {k: int(meta.get(k, 0)) for k in counters}
             seeds.serial = int(meta["serial"])
@@ -569,8 +586,9 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
         done.update(positions=int(stats[CS_MEMBERS]), components=int(stats[CS_COMPONENTS]))
 
     def outside() -> int:
-        """Bytes held beside the layer's arrays: the up buffer, the seeds in memory, the component arrays."""
-        return up.nbytes + seeds.bytes + cwork.nbytes
+        """Bytes held beside the layer's arrays: the up buffer and room for the copies its next flush makes,
+        the seeds in memory, the component arrays."""
+        return up.nbytes * (1 + FLUSH_COPIES) + seeds.bytes + cwork.nbytes
 
     def result(verdict: int, reason: str = "") -> ProofResult:
         t = totals()
@@ -639,16 +657,17 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
                 members = _grown(members, count)
                 table = np.full(_pow2(2 * len(members)), EMPTY, dtype=np.int64)
                 _reindex(members, count, table)
-            if seeds.bytes > max_bytes / 2 and directory is not None:
+            if directory is not None and (seeds.bytes > max_bytes / 2
+                                          or members.nbytes + table.nbytes + outside() > max_bytes):
                 seeds.spill()
             over = no_room or members.nbytes + table.nbytes + outside() > max_bytes
-            late = interrupts.asked or time.perf_counter() - t0 > max_seconds
             if status == X_DONE:
                 break
             if progress is not None and time.perf_counter() - last_report > checkpoint_seconds:
                 last_report = time.perf_counter()
-                progress(result(S_UNKNOWN, f"in layer {layer} ({layer_total(layer)} home): {count:,} keys, "
+                progress(result(S_UNKNOWN, f"in {layer_name(layer)}: {count:,} keys, "
                                            f"{head:,} expanded"))
+            late = interrupts.asked or time.perf_counter() - t0 > max_seconds
             saving = directory is not None and time.perf_counter() - last_checkpoint > LAYER_CHECKPOINT * checkpoint_seconds
             if over or late or saving:
                 # the layer as it stands: the head key's expansion may be partial (a component resumed at a
@@ -667,7 +686,7 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
         counters["largest_layer"] = max(counters["largest_layer"], count)
         del members, table
         if progress is not None:
-            progress(result(S_UNKNOWN, f"layer {layer} ({layer_total(layer)} home)"))
+            progress(result(S_UNKNOWN, layer_name(layer)))
 
 
 def _flush(seeds: _Seeds, keys: np.ndarray, layers: np.ndarray) -> None:
@@ -681,6 +700,9 @@ def _flush(seeds: _Seeds, keys: np.ndarray, layers: np.ndarray) -> None:
 
 KEY_BYTES = KEY_WORDS * 8
 """Bytes of one key (a member of a layer, or a seed)."""
+FLUSH_COPIES = 3
+"""Buffers' worth of memory a flush of the up buffer holds at once beside it (`_flush`: a sorted copy, and
+`sorted_unique`'s copy of each part with the index arrays)."""
 
 
 def _layer_bytes(rows: int) -> int:
