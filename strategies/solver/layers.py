@@ -18,7 +18,7 @@ can ever enter it again (every move into it comes from a layer before it, all
 finished). So only the layer being expanded is held whole (positions in an
 array, a hash index over them), plus the *seeds* its positions send to later
 layers; a finished layer is freed. The stages cut the largest layer about
-threefold: good-measure 733's proof holds at most 290,304 positions at once
+threefold or more: good-measure 733's proof holds at most 290,304 positions at once
 instead of 1,015,952 (one layer a foundation vector), the same 11,495,763 in
 all (benchmarks/README.md, "Layers split by the cards in bases").
 
