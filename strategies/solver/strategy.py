@@ -82,6 +82,12 @@ lazily. The default, 128 MiB, holds 8,388,608 positions, as many as the 64 MiB
 of entries alone did before the proofs were kept; with half as many,
 good-measure 65 and 108 stay unknown at the default budget.
 
+Version 10: the layered prover splits each foundation layer into stages by
+the cards in bases (`strategies.solver.layers`), so it holds about a third of
+the positions at once or fewer, and with ``prover_seconds`` above 0 a proof
+may end within ``prover_mb`` where version 9's stopped for memory (the
+verdicts it gives are exact either way). With the prover off, as by default,
+every verdict, node count and line is version 9's.
 Version 9: the odd restarts add a random term of ``calm_noise`` (3,000,
 version 4's) instead of ``noise`` (10,000, version 5's). Version 4's
 restarts win good-measure 108, 512 and 837, which version 5's never did
@@ -354,7 +360,7 @@ class SolverStrategy(Strategy):
     """Perfect-information search: plays a proven winning line, resigns a proven loss."""
 
     name: ClassVar[str] = "solver"
-    version: ClassVar[str] = "9"
+    version: ClassVar[str] = "10"
     description: ClassVar[str] = ("depth-first search with a transposition table, safe moves home, dead-position "
                                   "proofs and restarts; decides won / lost / unknown and plays the winning line")
     peeks: ClassVar[bool] = True
