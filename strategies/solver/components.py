@@ -103,6 +103,7 @@ from sim.engine import (
     pile_base,
 )
 from sim.rng import nb_mix64
+from strategies.solver.bases import base_length
 from strategies.solver.codec import CARDS_PER_WORD, KEY_WORDS, code_on, decode, set_code
 
 SINGLE_WORD = KEY_WORDS - 1
@@ -276,11 +277,8 @@ def config_hash(st: np.ndarray, prm: np.ndarray) -> np.uint64:
         if n == 0:
             continue
         base = pile_base(prm, p)
-        j = n - 1
-        while j >= 1 and builds_on(np.int64(st[base + j]), np.int64(st[base + j - 1]), prm[P_BUILD]):
-            j -= 1
         lin = np.uint64(0x9E3779B97F4A7C15)
-        for i in range(j + 1):
+        for i in range(base_length(st, prm, p, n)):
             lin = nb_mix64(lin ^ np.uint64(st[base + i] + 1))
         total += nb_mix64(lin)
     return total | np.uint64(1)
