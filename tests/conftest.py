@@ -3,10 +3,14 @@
 Kept minimal on purpose: fixtures used by a single test module live in that
 module. The ``slow`` marker is registered in pyproject.toml: ``make test`` runs
 ``-m 'not slow'``, ``make test-slow`` runs ``-m slow``, and CI runs both. The
-one shared fixture gives every module fresh runner workers.
+shared fixtures give every module fresh runner workers, and every test a current
+folder of its own, so that no test can write into the folder the suite was started
+from (the repository, or a user's folder holding their stores and reports).
 """
 
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,3 +26,27 @@ def _fresh_workers_per_module():
     runner = sys.modules.get("studies.runner")
     if runner is not None:
         runner.close_pools()
+
+
+STARTED_IN = Path.cwd()
+"""The folder the suite was started from: no test may leave anything new in it."""
+
+IGNORED = frozenset({"__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"})
+"""Entries the interpreter and the test tools themselves keep beside the code."""
+
+
+def new_entries(before: set[str], folder: Path = STARTED_IN) -> list[str]:
+    """What is in ``folder`` now and was not in ``before``, ignoring the tools' own caches."""
+    return sorted(set(os.listdir(folder)) - before - IGNORED)
+
+
+@pytest.fixture(autouse=True)
+def _own_current_folder(tmp_path_factory, monkeypatch):
+    """Every test runs in a fresh empty folder of its own, and fails if anything new appears in the folder the
+    suite was started from while it runs (a command run with its default paths, such as ``solve`` without
+    ``--store``, would otherwise create ``bakers-dozen-store`` there)."""
+    before = set(os.listdir(STARTED_IN))
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    left = new_entries(before)
+    assert not left, f"this test wrote {left} into {STARTED_IN}; tests must write only in their own temporary folders"

@@ -10,6 +10,7 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -229,7 +230,7 @@ SLOW_PLAYER = textwrap.dedent("""
 
 @pytest.mark.parametrize("swallow", [False, True], ids=["plain", "strategy-swallows-it"])
 def test_a_real_ctrl_c_stops_the_run_as_keyboard_interrupt(swallow):
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     code = f"SWALLOW = {swallow}\n" + SLOW_PLAYER
     # SIGINT at its default, as from a shell: pytest-xdist workers ignore it, and a child would inherit that
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

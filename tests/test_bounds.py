@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -143,7 +144,7 @@ BOUNDSCHECK = textwrap.dedent("""
 @pytest.mark.slow
 def test_the_grid_and_tall_layouts_under_numba_boundscheck(tmp_path):
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"),
-           "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-c", BOUNDSCHECK], capture_output=True, text=True, env=env, timeout=900)
     assert proc.stdout.startswith("boundscheck on"), proc.stdout + proc.stderr
     assert proc.returncode == 0 and "bounds grid: 0 problem(s)" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
