@@ -183,7 +183,7 @@ def test_the_solver_stage_only_turns_unknown_into_lost():
 
 @pytest.mark.slow
 def test_good_measure_125_is_lost():
-    """Unknown to the search at the default budget; the relaxation proves it lost (issue 10), alone and as the
+    """Unknown to the search at the default budget; the relaxation proves it lost, alone and as the
     solver's stage."""
     rules = find_variant("good-measure")
     g = Game.from_deal(rules, 125)
