@@ -2,14 +2,16 @@
 #   make run   set up the environment and run the main job (default comparison)
 #   make test  set up the environment and run the test suite on every core, the slow exhaustive checks left out
 #              (kept within about 10 minutes on 2 cores; `make test-slow` runs those, and CI's .ci/run runs both)
-# Both are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
+#   make docs  build the documentation site (mkdocs.yml, the pages in docs/) into site/, strictly: a broken link fails
+# All are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: run test test-slow lint bench clean
+.PHONY: run test test-slow docs lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version'
@@ -29,6 +31,14 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile -m slow
 
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+# The site, with the command-line reference generated from the commands' own help (mkdocs-click).
+docs: $(DOCS_STAMP)
+	$(BIN)/mkdocs build --strict
+
 lint: $(STAMP)
 	$(BIN)/ruff check sim strategies studies reports bakers_dozen tests benchmarks
 
@@ -36,4 +46,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

@@ -183,7 +183,7 @@ def test_the_solver_stage_only_turns_unknown_into_lost():
 
 @pytest.mark.slow
 def test_good_measure_125_is_lost():
-    """Unknown to the search at the default budget; the relaxation proves it lost (issue 10), alone and as the
+    """Unknown to the search at the default budget; the relaxation proves it lost, alone and as the
     solver's stage."""
     rules = find_variant("good-measure")
     g = Game.from_deal(rules, 125)
@@ -197,7 +197,7 @@ def test_good_measure_125_is_lost():
 
 
 def test_good_measure_733_is_lost_only_when_cards_move_exposed():
-    """The layered prover needs 11.5 million positions to prove deal 733 lost (benchmarks/README.md); the
+    """The layered prover needs 11.5 million positions to prove deal 733 lost (docs/performance.md); the
     relaxation counting holders alone wins it, and with the exposure condition proves it lost."""
     g = Game.from_deal(find_variant("good-measure"), 733)
     bases, home = bases_home(g)

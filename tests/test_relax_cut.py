@@ -125,7 +125,7 @@ def test_renumbering_keeps_the_roots_verdicts_only():
 
 
 def test_good_measure_675_falls_to_the_cut():
-    """Lost, but the searches alone need 531,520 nodes (benchmarks/README.md); with the cut from the first
+    """Lost, but the searches alone need 531,520 nodes (CHANGELOG.md, solver version 3); with the cut from the first
     node a few thousand suffice."""
     rules = find_variant("good-measure")
     st = Game.from_deal(rules, 675).state_array()
