@@ -56,6 +56,7 @@ claimed win it rejects is stored as outcome ``error`` with the referee's reason.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import copy
 import json
 import math
@@ -80,6 +81,7 @@ from sim.deals import MAX_DEAL, PYSOL_MAX_DEAL, check_deal_number, make_deal
 from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, UNKNOWN, WON
 from sim.errors import UserError
 from sim.rules import Rules
+from studies import nofollow
 from studies.progress import NullProgress, Progress
 from studies.store import (
     ChunkFile,
@@ -450,11 +452,14 @@ class _TaskStatus:
         """Replace the note (atomically); a note that cannot be written (a full disk) only leaves the chunk unwatched."""
         assert self.path is not None
         tmp = self.path.with_name(f".tmp-{self.path.name}")
+        folder = self.path.parent
         try:
-            tmp.write_text(json.dumps({"pid": os.getpid(), "since": time.time(), "compiling": compiling}))
-            os.replace(tmp, self.path)
+            with os.fdopen(nofollow.open_fd(folder, tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w") as fh:
+                fh.write(json.dumps({"pid": os.getpid(), "since": time.time(), "compiling": compiling}))
+            nofollow.replace(folder, tmp, self.path)
         except OSError:
-            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                nofollow.unlink(folder, tmp)
 
     @classmethod
     def _listen(cls) -> None:
@@ -879,7 +884,9 @@ class _Watchdog:
         for path in self.dir.glob(f"{self.run_id}_*.json"):
             try:
                 first, last = (int(x) for x in path.stem.split("_")[1:3])
-                yield path, first, last, json.loads(path.read_text())
+                with nofollow.open_read(self.dir, path) as fh:
+                    note = json.loads(fh.read(4096))
+                yield path, first, last, note
             except (OSError, ValueError):  # finished and removed meanwhile, or being replaced
                 continue
 

@@ -52,6 +52,12 @@ checksums, the key and deal range recorded in the file's metadata against its
 name, the row count and the deal numbers. A file that fails is never read as
 data (`CorruptChunkError`); the runner moves it aside and plays its deals again.
 
+A store holds no symbolic links (`studies.nofollow`): the folder the user names may be one, but
+every folder and file below it is used only when it is no link, so a link planted there never makes
+a run or a read touch anything outside the store. A linked folder or lock is refused with a one-line
+`StoreError`; a linked chunk file is damaged (never read as data, moved aside by a run); a linked
+``_key.json`` or manifest is damaged as below.
+
 A damaged ``_key.json`` or manifest is never silently taken for "no such run":
 `read_store` warns (`DamagedFileWarning`) and takes a key's fields from its rows,
 which carry them all; a run writes a damaged ``_key.json`` again (its key fields are
@@ -128,6 +134,7 @@ from sim.errors import UserError
 from sim.notation import Move
 from sim.referee import Verdict, replay_codes
 from sim.rules import Rules
+from studies import nofollow
 
 FORMAT = "bakers-dozen-results"
 FORMAT_VERSION = 3
@@ -409,7 +416,15 @@ class Store:
     # opening -----------------------------------------------------------------------
     @classmethod
     def open(cls, path: str | os.PathLike[str], create: bool = True) -> Store:
-        """Open (and with ``create`` make) a store; raise `StoreError` for anything else at ``path``."""
+        """Open (and with ``create`` make) a store; raise `StoreError` for anything else at ``path``, and for a path the
+        file system refuses (a name too long, a folder that cannot be read)."""
+        try:
+            return cls._open(path, create)
+        except OSError as exc:
+            raise _failure(f"cannot use {path} as a results store", exc) from None
+
+    @classmethod
+    def _open(cls, path: str | os.PathLike[str], create: bool) -> Store:
         store = cls(path)
         p = store.path
         if p.exists() and not p.is_dir():
@@ -440,13 +455,16 @@ class Store:
         except OSError as exc:
             raise StoreError(f"cannot create store directory {p}: {exc.strerror or exc}") from None
         store._check_writable()
-        _atomic_write_bytes(marker, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
+        _atomic_write_bytes(p, marker, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
         return store
 
     def _check_marker(self, marker: Path) -> int:
         try:
-            info = json.loads(marker.read_text())
-        except (OSError, ValueError, RecursionError) as exc:
+            with nofollow.open_read(self.path, marker) as fh:
+                info = json.loads(fh.read(MAX_JSON_BYTES + 1))
+        except OSError as exc:
+            raise _failure(f"cannot read the marker of store {self.path}", exc) from None
+        except (ValueError, RecursionError) as exc:
             reason = " ".join(str(exc).split())[:120]
             raise StoreError(f"{marker} is damaged ({reason}); if this is a bakers-dozen store, "
                              f"{_marker_fix(marker)}") from None
@@ -465,22 +483,22 @@ class Store:
         try:
             for key in self.keys():
                 for old, new in LEGACY_NAMES.items():
-                    _move_into(self.key_dir(key) / old, self.key_dir(key) / new)
+                    _move_into(self.path, self.key_dir(key) / old, self.key_dir(key) / new)
         except OSError as exc:
             raise _failure(f"cannot upgrade store {self.path} to format version {FORMAT_VERSION}", exc) from None
         if version != FORMAT_VERSION or not (self.path / MARKER).exists():
-            _atomic_write_bytes(self.path / MARKER, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
+            _atomic_write_bytes(self.path, self.path / MARKER, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
         try:
-            (self.path / LEGACY_MARKER).unlink(missing_ok=True)
+            nofollow.unlink(self.path, self.path / LEGACY_MARKER)
         except OSError as exc:
             raise _failure(f"cannot remove the old marker of store {self.path}", exc) from None
 
     def _check_writable(self) -> None:
         probe = self.path / f"{_TMP_PREFIX}probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
-            with open(probe, "wb") as fh:
+            with nofollow.create(self.path, probe) as fh:
                 fh.write(b"ok")
-            probe.unlink()
+            nofollow.unlink(self.path, probe)
         except OSError as exc:
             raise StoreError(f"store directory {self.path} is not writable: {exc.strerror or exc}") from None
 
@@ -498,7 +516,8 @@ class Store:
         """
         key = labels.key.hash
         try:
-            (self.key_dir(key) / MANIFESTS).mkdir(parents=True, exist_ok=True)
+            nofollow.make_folder(self.path, self.key_dir(key))
+            nofollow.make_folder(self.path, self.key_dir(key) / MANIFESTS)
         except OSError as exc:
             raise _failure(f"cannot create the run folder {self.key_dir(key)}", exc) from None
         try:
@@ -506,9 +525,10 @@ class Store:
             return None
         except KeyInfoError as exc:
             damage = exc
-        fresh = not damage.path.exists() and not self.chunk_files(key)
-        moved = self.move_aside(damage.path) if damage.path.exists() else None
-        _atomic_write_bytes(self.key_dir(key) / KEY_INFO, json.dumps(labels.to_json(), indent=1, sort_keys=True).encode())
+        there = self._present(damage.path)
+        fresh = not there and not self.chunk_files(key)
+        moved = self.move_aside(damage.path) if there else None
+        _atomic_write_bytes(self.path, self.key_dir(key) / KEY_INFO, json.dumps(labels.to_json(), indent=1, sort_keys=True).encode())
         if fresh:
             return None
         return f"{damage}; " + (f"moved aside to {moved} and " if moved else "") + "written again from this run"
@@ -519,7 +539,7 @@ class Store:
         if path is None:
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(manifest.get("started_unix", time.time())))
             path = self.key_dir(key) / MANIFESTS / f"{stamp}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
-        _atomic_write_bytes(path, json.dumps(manifest, indent=1, sort_keys=True, default=str).encode())
+        _atomic_write_bytes(self.path, path, json.dumps(manifest, indent=1, sort_keys=True, default=str).encode())
         return path
 
     def read_key_info(self, key: str) -> dict[str, Any]:
@@ -528,7 +548,7 @@ class Store:
         saying what is wrong."""
         path = self.key_info_path(key)
         try:
-            info = _small_json(path)
+            info = _small_json(self.path, path)
         except _Unreadable as exc:
             raise KeyInfoError(path, str(exc)) from None
         if not isinstance(info, dict):
@@ -550,7 +570,15 @@ class Store:
         """Where ``key``'s ``_key.json`` is: its ``key.json`` in a store of format 1 or 2 not yet upgraded."""
         path = self.key_dir(key) / KEY_INFO
         legacy = self.key_dir(key) / _LEGACY[KEY_INFO]
-        return legacy if not path.exists() and legacy.exists() else path
+        return legacy if not self._present(path) and self._present(legacy) else path
+
+    def _present(self, path: Path) -> bool:
+        """Whether anything (a link included, not followed) is at ``path`` in the store; False when that cannot be
+        told (a link above it, a name too long), which the caller's next use of the path then reports."""
+        try:
+            return nofollow.exists(self.path, path)
+        except OSError:
+            return False
 
     def key_info(self, key: str) -> dict[str, Any]:
         """What ``key`` stands for: its ``_key.json`` or, when that is damaged, what the key's chunk files
@@ -561,7 +589,7 @@ class Store:
         except KeyInfoError as exc:
             damage = exc
         chunks = self.chunk_files(key)
-        if not chunks and not damage.path.exists():
+        if not chunks and not self._present(damage.path):
             return {"key": key}  # a registration that stopped before _key.json was written: nothing is stored
         info = _key_info_from_rows(chunks)
         done = "its rows are read with what their own columns say" if info else "no chunk file of it can be read either"
@@ -579,11 +607,18 @@ class Store:
         good: list[dict[str, Any]] = []
         bad: list[tuple[Path, str]] = []
         d = self.key_dir(key)
-        for f in sorted([*(d / MANIFESTS).glob("*.json"), *(d / _LEGACY[MANIFESTS]).glob("*.json")], key=lambda f: f.name):
+        found = []
+        try:
+            for folder in (d / MANIFESTS, d / _LEGACY[MANIFESTS]):
+                if nofollow.is_folder(self.path, folder):
+                    found += [folder / e.name for e in os.scandir(folder) if e.name.endswith(".json")]
+        except OSError as exc:
+            raise _failure(f"cannot list the manifests of run {key} in {self.path}", exc) from None
+        for f in sorted(found, key=lambda f: f.name):
             if f.name.startswith("."):  # a writer's temporary file
                 continue
             try:
-                data = _small_json(f)
+                data = _small_json(self.path, f)
             except _Unreadable as exc:
                 bad.append((f, f"{f} is damaged: {exc}"))
                 continue
@@ -597,10 +632,14 @@ class Store:
 
     def keys(self) -> list[str]:
         """The run keys that have a folder in the store."""
-        if not self.path.is_dir():
-            return []
         try:
-            return sorted(x.name for x in self.path.iterdir() if x.is_dir() and _KEY_RE.match(x.name))
+            if not self.path.is_dir():
+                return []
+            keys = []
+            for x in os.scandir(self.path):
+                if _KEY_RE.match(x.name) and nofollow.is_folder(self.path, self.path / x.name):
+                    keys.append(x.name)
+            return sorted(keys)
         except OSError as exc:
             raise _failure(f"cannot list the store {self.path}", exc) from None
 
@@ -642,11 +681,13 @@ class Store:
         """The key's folder of notes on the chunks in play (``.tasks/``, for the runner's watchdog), made
         when ``create``."""
         d = self.key_dir(key) / TASKS_DIR
-        if create:
-            try:
-                d.mkdir(exist_ok=True)
-            except OSError as exc:
-                raise _failure(f"cannot create {d}", exc) from None
+        try:
+            if create:
+                nofollow.make_folder(self.path, d)
+            else:
+                nofollow.is_folder(self.path, d)
+        except OSError as exc:
+            raise _failure(f"cannot use {d}", exc) from None
         return d
 
     # chunk files -------------------------------------------------------------------
@@ -656,10 +697,10 @@ class Store:
     def chunk_files(self, key: str, lo: int | None = None, hi: int | None = None) -> list[ChunkFile]:
         """The chunk files of ``key`` (optionally only those meeting deals lo..hi), by first deal."""
         d = self.key_dir(key)
-        if not d.is_dir():
-            return []
         found = []
         try:
+            if not nofollow.is_folder(self.path, d):
+                return []
             entries = list(os.scandir(d))
         except OSError as exc:
             raise _failure(f"cannot list the run folder {d}", exc) from None
@@ -685,14 +726,14 @@ class Store:
         table = table.replace_schema_metadata({META_KEY: json.dumps(info).encode()})
         tmp = _temp_path(path)
         try:
-            _write_parquet(table, tmp)
+            _write_parquet(table, tmp, self.path)
             with self._commit_section(key):
                 if run_id and not self._run_holds_key(key, run_id):
                     raise RunGone(f"run {run_id} no longer holds key {key}; chunk {first}..{last} not written")
                 for older in self.chunk_files(key, first, last):
                     if older.path != path:
-                        older.path.unlink(missing_ok=True)
-                os.replace(tmp, path)
+                        nofollow.unlink(self.path, older.path)
+                nofollow.replace(self.path, tmp, path)
             _fsync_dir(path.parent)
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -700,7 +741,7 @@ class Store:
             raise StoreError(f"cannot write chunk {path}: {exc.strerror or exc}") from None
         finally:
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                nofollow.unlink(self.path, tmp)
         return path
 
     # one run per key ---------------------------------------------------------------
@@ -713,14 +754,14 @@ class Store:
         """
         path = self.key_dir(key) / RUN_LOCK
         try:
-            path.parent.mkdir(exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            nofollow.make_folder(self.path, path.parent)
+            fd = nofollow.open_fd(self.path, path, os.O_RDWR | os.O_CREAT)
         except OSError as exc:
             raise _failure(f"cannot create the run lock {path}", exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _describe_holder(path)
+            holder = _describe_holder(fd)
             os.close(fd)
             raise KeyBusyError(
                 f"another run is playing key {key} in {self.path} ({holder}); "
@@ -743,7 +784,7 @@ class Store:
     @contextlib.contextmanager
     def _commit_section(self, key: str) -> Iterator[None]:
         """Exclusive, short: putting one chunk file in place (or waiting until nobody is)."""
-        fd = os.open(self.key_dir(key) / COMMIT_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = nofollow.open_fd(self.path, self.key_dir(key) / COMMIT_LOCK, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -753,8 +794,8 @@ class Store:
     def _run_holds_key(self, key: str, run_id: str) -> bool:
         """Whether run ``run_id`` is alive and holds ``key`` (called inside the commit section)."""
         try:
-            fd = os.open(self.key_dir(key) / RUN_LOCK, os.O_RDONLY)
-        except FileNotFoundError:
+            fd = nofollow.open_fd(self.path, self.key_dir(key) / RUN_LOCK, os.O_RDONLY)
+        except OSError:  # gone, or replaced by a link: no run holds it
             return False
         try:
             try:
@@ -784,9 +825,10 @@ class Store:
         by a Parquet reader; return where."""
         d = path.parent / CORRUPT
         target = d / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        root = path.parents[2] if path.parent.name in (MANIFESTS, _LEGACY[MANIFESTS]) else path.parents[1]
         try:
-            d.mkdir(exist_ok=True)
-            os.replace(path, target)
+            nofollow.make_folder(root, d)
+            nofollow.replace(root, path, target)
         except FileNotFoundError:  # someone else moved it first
             pass
         except OSError as exc:
@@ -796,8 +838,11 @@ class Store:
     def clean_temp(self, key: str, older_than: float = 3600.0) -> int:
         """Delete temporary files left by writers that died (their process is gone, or they are old)."""
         d = self.key_dir(key)
-        if not d.is_dir():
-            return 0
+        try:
+            if not nofollow.is_folder(self.path, d):
+                return 0
+        except OSError as exc:
+            raise _failure(f"cannot clean the run folder {d}", exc) from None
         host = socket.gethostname()
         removed = 0
         now = time.time()
@@ -807,14 +852,14 @@ class Store:
             parts = entry.name[len(_TMP_PREFIX) :].split("@", 3)
             stale = False
             try:
-                stale = now - entry.stat().st_mtime > older_than
+                stale = now - entry.stat(follow_symlinks=False).st_mtime > older_than
                 if not stale and len(parts) == 4 and parts[2] == host:
                     stale = not _pid_alive(int(parts[0]))
             except (OSError, ValueError):
                 continue
             if stale:
                 with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
+                    nofollow.unlink(self.path, d / entry.name)
                     removed += 1
         return removed
 
@@ -832,10 +877,10 @@ class KeyLock:
             self._fd = None
 
 
-def _describe_holder(path: Path) -> str:
-    """Who holds a run lock, as the lock file says: pid, host and start."""
+def _describe_holder(fd: int) -> str:
+    """Who holds a run lock, as the lock file (open as ``fd``) says: pid, host and start."""
     try:
-        who = json.loads(path.read_text())
+        who = json.loads(os.pread(fd, 4096, 0))
         return f"pid {who['pid']} on host {who['host']}, started {who['started']}"
     except (OSError, ValueError, KeyError, TypeError):
         return "a process that has not yet written its name"
@@ -878,7 +923,7 @@ def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> p
     if cache is None or columns is None or not set(columns) <= set(cache.columns):
         return _load_chunk_file(chunk, columns)
     try:
-        st = os.stat(chunk.path)
+        st = os.stat(chunk.path, follow_symlinks=False)
     except OSError:
         return _load_chunk_file(chunk, columns)  # says what is wrong with it
     ident = (str(chunk.path), st.st_size, st.st_mtime_ns, st.st_ino)
@@ -891,8 +936,10 @@ def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> p
 def _load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> pa.Table:
     """`load_chunk_file` without the cache."""
     cols = None if columns is None else list(dict.fromkeys(["deal", *columns]))
+    fh = None
     try:
-        pf = pq.ParquetFile(chunk.path, page_checksum_verification=True)
+        fh = nofollow.open_read(_store_of(chunk), chunk.path)
+        pf = pq.ParquetFile(fh, page_checksum_verification=True)
         raw = (pf.schema_arrow.metadata or {}).get(META_KEY)
         if raw is None:
             raise CorruptChunkError(chunk.path, "it carries no bakers-dozen metadata (not written by this toolkit)")
@@ -925,7 +972,19 @@ def _load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> 
         raise
     except (pa.ArrowException, OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptChunkError(chunk.path, f"{type(exc).__name__}: {exc}") from None
+    finally:
+        if fh is not None:
+            fh.close()
     return table
+
+
+def _store_of(chunk: ChunkFile) -> Path:
+    """The store folder a chunk file lies in: the folder above its key's folder (the files inside are checked
+    for links from there down, `studies.nofollow`)."""
+    for folder in chunk.path.parents:
+        if folder.name == chunk.key:
+            return folder.parent
+    return chunk.path.parent
 
 
 def _deals_from(deals: pa.ChunkedArray, first: int, count: int) -> bool:
@@ -969,10 +1028,11 @@ class _Unreadable(Exception):
     """A small JSON file of a store that cannot be read; the message says why."""
 
 
-def _small_json(path: Path) -> Any:
-    """The JSON value in ``path``; `_Unreadable` when it is missing, too large, empty or not JSON."""
+def _small_json(root: Path, path: Path) -> Any:
+    """The JSON value in ``path`` of store ``root``; `_Unreadable` when it is missing, a link, too large, empty or
+    not JSON."""
     try:
-        with open(path, "rb") as fh:
+        with nofollow.open_read(root, path) as fh:
             data = fh.read(MAX_JSON_BYTES + 1)
     except FileNotFoundError:
         raise _Unreadable("it is missing") from None
@@ -1175,59 +1235,63 @@ def _temp_path(path: Path) -> Path:
 _DICTIONARY_COLUMNS = [f.name for f in SCHEMA if pa.types.is_dictionary(f.type)] + ["cards_home", "moves"]
 
 
-def _write_parquet(table: pa.Table, path: Path) -> None:
-    """Write ``table`` to ``path`` and force it to disk.
+def _write_parquet(table: pa.Table, path: Path, root: Path) -> None:
+    """Write ``table`` to the new file ``path`` of store ``root`` and force it to disk.
 
     Page checksums let a reader notice damaged pages; the deal numbers (consecutive)
     are delta-encoded and only low-cardinality columns get Parquet dictionaries,
     which makes the file small and the write cheap next to the play.
     """
-    with open(path, "wb") as fh:
+    with nofollow.create(root, path) as fh:
         pq.write_table(table, fh, compression=COMPRESSION, write_page_checksum=True,
                        use_dictionary=_DICTIONARY_COLUMNS, column_encoding={"deal": "DELTA_BINARY_PACKED"})
         fh.flush()
         os.fsync(fh.fileno())
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def _atomic_write_bytes(root: Path, path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` in store ``root`` whole or not at all (a new temporary file, renamed)."""
     tmp = _temp_path(path)
     try:
-        with open(tmp, "wb") as fh:
+        with nofollow.create(root, tmp) as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        nofollow.replace(root, tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            tmp.unlink()
+            nofollow.unlink(root, tmp)
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise StoreFullError(f"disk full while writing {path} ({exc.strerror})") from None
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
     _fsync_dir(path.parent)
 
 
-def _move_into(old: Path, new: Path) -> None:
-    """Rename ``old`` (a file or a folder, if it exists) to ``new``. When ``new`` exists too (an upgrade
-    repeated after a crash, or raced by another), a folder's entries are moved into it and a file is dropped
-    (a key's ``key.json`` says the same whoever wrote it)."""
-    if not old.exists():
+def _move_into(root: Path, old: Path, new: Path) -> None:
+    """Rename ``old`` (a file or a folder, if it exists) to ``new`` in store ``root``. When ``new`` exists too (an
+    upgrade repeated after a crash, or raced by another), a folder's entries are moved into it and a file is
+    dropped (a key's ``key.json`` says the same whoever wrote it). A link at either is refused (`studies.nofollow`)."""
+    if not nofollow.exists(root, old):
         return
-    if not new.exists():
+    folder = nofollow.is_folder(root, old)
+    if not nofollow.exists(root, new):
         with contextlib.suppress(FileNotFoundError):
             os.rename(old, new)
         return
-    if old.is_dir():
-        for entry in old.iterdir():
-            os.replace(entry, new / entry.name)
+    if folder:
+        if not nofollow.is_folder(root, new):
+            raise NotADirectoryError(errno.ENOTDIR, f"{new} is not a folder", str(new))
+        for entry in os.scandir(old):
+            nofollow.replace(root, old / entry.name, new / entry.name)
         with contextlib.suppress(FileNotFoundError):
             old.rmdir()
     else:
-        old.unlink(missing_ok=True)
+        nofollow.unlink(root, old)
 
 
 def _fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
             os.fsync(fd)
         finally:

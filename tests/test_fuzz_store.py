@@ -1,0 +1,193 @@
+"""Hostile stores: symbolic links planted wherever the store reads or writes, names too long.
+
+A link inside a store may lead anywhere; whatever the store then does (a run, a forced run, a read, a
+report), nothing outside the store may change, and the answer is either a one-line error or a safe
+behaviour (a linked chunk file is never read as data, a linked temporary file is removed, not followed).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bakers_dozen.cli import main
+from sim.errors import UserError
+from sim.rules import find_variant
+from studies import store as S
+from studies.runner import RunSpec, run
+from studies.store import Store, StoreError, read_store
+
+RULES = find_variant("bakers-dozen")
+SPEC = RunSpec(RULES, "greedy", 30)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory) -> tuple[Path, str]:
+    """A store of one run (deals 1-30 in three chunks)."""
+    path = tmp_path_factory.mktemp("links") / "store"
+    return path, run(SPEC, path, jobs=1, chunk=10).key
+
+
+@pytest.fixture
+def world(pristine, tmp_path) -> tuple[Path, str, Path]:
+    """A copy of the store, and beside it an outside folder holding a file, a folder with a note in it, a copy of
+    the run's folder, a copy of the store's marker, and a copy of a chunk file."""
+    path, key = pristine
+    store = tmp_path / "store"
+    shutil.copytree(path, store)
+    outside = tmp_path / "outside"
+    (outside / "folder").mkdir(parents=True)
+    (outside / "file.txt").write_text("the user's own file\n")
+    (outside / "folder" / "note.json").write_text('{"pid": 1}')
+    shutil.copytree(store / key, outside / "run")
+    shutil.copy(store / S.MARKER, outside / "marker.json")
+    shutil.copy(Store(store).chunk_files(key)[0].path, outside / "chunk.parquet")
+    shutil.copy(store / key / S.KEY_INFO, outside / "key.json")
+    return store, key, outside
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every name under ``root`` with a digest of what it is (a file's bytes, a link's target, a folder)."""
+    found = {}
+    for here, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = Path(here) / name
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                found[rel] = "link " + os.readlink(p)
+            elif p.is_dir():
+                found[rel] = "folder"
+            else:
+                found[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return found
+
+
+def _plant(store: Path, key: str, outside: Path, where: str) -> Path:
+    """Replace the store's ``where`` by a symbolic link to something outside; return the link."""
+    d = store / key
+    first = Store(store).chunk_files(key)[0].path
+    places = {
+        "run-lock": (d / S.RUN_LOCK, outside / "file.txt"),
+        "commit-lock": (d / S.COMMIT_LOCK, outside / "file.txt"),
+        "commit-lock-dangling": (d / S.COMMIT_LOCK, outside / "created.txt"),
+        "manifests": (d / S.MANIFESTS, outside / "folder"),
+        "corrupt": (d / S.CORRUPT, outside / "folder"),
+        "tasks": (d / S.TASKS_DIR, outside / "folder"),
+        "key-info": (d / S.KEY_INFO, outside / "key.json"),
+        "chunk": (first, outside / "chunk.parquet"),
+        "temp": (d / f"{S._TMP_PREFIX}1@abcd@nohost@x.parquet.tmp", outside / "file.txt"),
+        "key-folder": (d, outside / "run"),
+        "marker": (store / S.MARKER, outside / "marker.json"),
+    }
+    link, target = places[where]
+    if link.is_dir() and not link.is_symlink():
+        shutil.rmtree(link)
+    else:
+        link.unlink(missing_ok=True)
+    link.symlink_to(target)
+    return link
+
+
+def _attempts(store: Path, key: str, tmp_path: Path) -> list[tuple[str, BaseException | None]]:
+    """What each use of the store raised (None when it worked): a run, a forced run, a read, a report."""
+    done: list[tuple[str, BaseException | None]] = []
+    uses = [
+        ("run", lambda: run(SPEC, store, jobs=1, chunk=10)),
+        ("force", lambda: run(SPEC, store, jobs=1, chunk=15, force=True)),
+        ("read", lambda: read_store(store)),
+        ("open", lambda: Store.open(store)),
+    ]
+    for name, use in uses:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                use()
+                done.append((name, None))
+            except UserError as exc:
+                done.append((name, exc))
+    r = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "report")])
+    assert "Traceback" not in r.output and len(r.output.strip().splitlines()) <= 60, r.output
+    return done
+
+
+PLACES = ["run-lock", "commit-lock", "commit-lock-dangling", "manifests", "corrupt", "tasks", "key-info", "chunk", "temp",
+          "key-folder", "marker"]
+
+
+@pytest.mark.parametrize("where", PLACES)
+def test_a_link_anywhere_in_a_store_changes_nothing_outside_it(world, tmp_path, where):
+    store, key, outside = world
+    if where == "corrupt":  # a damaged chunk, so that a run has something to move into _corrupt
+        f = Store(store).chunk_files(key)[1].path
+        f.write_bytes(f.read_bytes()[:100])
+    _plant(store, key, outside, where)
+    before = _tree(outside)
+    for name, exc in _attempts(store, key, tmp_path):
+        if exc is not None:
+            text = str(exc)
+            assert "\n" not in text, (name, text)
+            assert isinstance(exc, StoreError) and "symbolic link" in text, (name, text)
+    assert _tree(outside) == before
+    assert not (outside / "created.txt").exists()
+
+
+def test_a_linked_chunk_file_is_never_read_as_data_and_a_run_moves_it_aside(world):
+    store, key, outside = world
+    link = _plant(store, key, outside, "chunk")
+    with pytest.warns(S.DamagedFileWarning, match="symbolic link"):
+        rows = read_store(store)
+    assert sorted(rows["deal"]) == list(range(11, 31))  # deals 1-10 are in the linked file: left out
+    summary = run(SPEC, store, jobs=1, chunk=10)
+    assert summary.corrupt and summary.played == 10
+    assert not link.is_symlink() and (outside / "chunk.parquet").is_file()
+    assert sorted(read_store(store)["deal"]) == list(range(1, 31))
+
+
+@pytest.mark.parametrize("where", ["run-lock", "manifests", "key-folder", "marker"])
+def test_the_command_line_says_so_in_one_line(world, where):
+    store, key, outside = world
+    _plant(store, key, outside, where)
+    r = CliRunner().invoke(main, ["simulate", "-n", "30", "--chunk", "10", "-j", "1", "-q", "--store", str(store)])
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and "symbolic link" in r.output
+    assert len([line for line in r.output.splitlines() if line.strip()]) == 1, r.output
+
+
+def test_a_store_the_user_names_through_a_link_is_used_as_named(world, tmp_path):
+    store, key, _ = world
+    named = tmp_path / "named"
+    named.symlink_to(store)
+    summary = run(RunSpec(RULES, "greedy", 40), named, jobs=1, chunk=10)
+    assert summary.reused == 30 and summary.played == 10
+    assert len(Store(store).chunk_files(key)) == 4
+
+
+def test_an_upgrade_never_moves_what_a_link_leads_to(world):
+    store, key, outside = world
+    (store / S.MARKER).rename(store / S.LEGACY_MARKER)
+    shutil.rmtree(store / key / S.MANIFESTS)
+    (store / key / "manifests").symlink_to(outside / "folder")
+    before = _tree(outside)
+    with pytest.raises(StoreError, match="symbolic link"):
+        Store.open(store)
+    assert _tree(outside) == before
+
+
+@pytest.mark.parametrize("name", ["a" * 300, "st/" + "b" * 300 + "/x"])
+def test_a_store_name_too_long_is_one_line(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "st").mkdir()
+    for args in (["simulate", "-n", "5", "-j", "1", "-q", "--store", name], ["report", name]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, r.output
+        assert "Traceback" not in r.output and os.strerror(errno.ENAMETOOLONG) in r.output
+        assert len([line for line in r.output.splitlines() if line.strip()]) == 1, r.output
+    with pytest.raises(StoreError, match=os.strerror(errno.ENAMETOOLONG)):
+        read_store(name)
