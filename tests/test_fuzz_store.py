@@ -191,3 +191,42 @@ def test_a_store_name_too_long_is_one_line(tmp_path, monkeypatch, name):
         assert len([line for line in r.output.splitlines() if line.strip()]) == 1, r.output
     with pytest.raises(StoreError, match=os.strerror(errno.ENAMETOOLONG)):
         read_store(name)
+
+
+# --- rows whose strategy parameters were edited -----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory) -> tuple[Path, str, str]:
+    """A store of a heuristic run (whose losses a report replays and analyses) and a greedy one."""
+    path = tmp_path_factory.mktemp("params") / "store"
+    h = run(RunSpec(RULES, "heuristic", 40), path, jobs=1, chunk=20)
+    g = run(RunSpec(RULES, "greedy", 40), path, jobs=1, chunk=20)
+    return path, h.key, g.key
+
+
+def _edit_params(store: Path, key: str, text: str) -> None:
+    """Write ``text`` as the strategy_params of every row of run ``key``, in files that are otherwise sound."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    field = S.SCHEMA.field("strategy_params")
+    for c in Store(store).chunk_files(key):
+        table = pq.read_table(c.path)
+        column = pa.array([text] * table.num_rows).dictionary_encode().cast(field.type)
+        table = table.set_column(table.schema.get_field_index(field.name), field, column)
+        pq.write_table(table.replace_schema_metadata(pq.read_schema(c.path).metadata), c.path)
+
+
+@pytest.mark.parametrize("text", ["not json", "[]", '{"no_such_parameter": 1}', '{"preset": "balanced"}'])
+def test_edited_strategy_params_name_the_run_and_the_report_goes_on(two_runs, tmp_path, text):
+    path, heuristic, greedy = two_runs
+    store = tmp_path / "store"
+    shutil.copytree(path, store)
+    _edit_params(store, heuristic, text)
+    r = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 0, r.output + r.stderr
+    assert "Traceback" not in r.stderr
+    warned = [line for line in r.stderr.splitlines() if "are damaged" in line]
+    assert len(warned) == 1 and heuristic in warned[0], r.stderr
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "| greedy |" in md and "heuristic" in md  # both runs' win rates are reported
