@@ -854,7 +854,7 @@ class Store:
             try:
                 stale = now - entry.stat(follow_symlinks=False).st_mtime > older_than
                 if not stale and len(parts) == 4 and parts[2] == host:
-                    stale = not _pid_alive(int(parts[0]))
+                    stale = not pid_alive(int(parts[0]))
             except (OSError, ValueError):
                 continue
             if stale:
@@ -1298,7 +1298,7 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether process ``pid`` still runs; a zombie (killed, not yet reaped) counts as dead."""
     try:
         os.kill(pid, 0)

@@ -230,3 +230,65 @@ def test_edited_strategy_params_name_the_run_and_the_report_goes_on(two_runs, tm
     assert len(warned) == 1 and heuristic in warned[0], r.stderr
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     assert "| greedy |" in md and "heuristic" in md  # both runs' win rates are reported
+
+
+# --- partial reports left by killed builds ------------------------------------------------------------------------
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_a_killed_builds_partial_folders_are_removed_and_a_live_ones_kept(tmp_path, fresh):
+    import socket
+    import time
+
+    from reports.output import STALE_SECONDS, staged_report
+
+    out = tmp_path / "rep"
+    if not fresh:
+        out.mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "kept.txt").write_text("mine")
+    host = socket.gethostname()[:64]
+    places = [tmp_path, out] if not fresh else [tmp_path]
+    planted = {}
+    for where in places:
+        for name, owner in [("dead", f"@{_dead_pid()}@{host}"), ("live", f"@{os.getpid()}@{host}"),
+                            ("other-host-new", "@1@elsewhere"), ("old", ""), ("new", "")]:
+            p = where / f".rep.partial-{name[:8]:0<8}{owner}"
+            (p / "charts").mkdir(parents=True)
+            (p / "charts" / "a.svg").write_text("<svg/>")
+            if name == "old":
+                then = time.time() - STALE_SECONDS - 60
+                os.utime(p, (then, then))
+            planted[p] = name in ("live", "other-host-new", "new")
+        link = where / f".rep.partial-11111111@{_dead_pid()}@{host}"
+        link.symlink_to(tmp_path / "outside")
+        planted[link] = False
+    with staged_report(out) as work:
+        (work / "report.md").write_text("# report\n")
+    for p, kept in planted.items():
+        assert (p.exists() or p.is_symlink()) == kept, p
+    assert (tmp_path / "outside" / "kept.txt").read_text() == "mine"
+    assert (out / "report.md").is_file()
+
+
+def test_a_killed_writers_partial_result_file_is_removed(tmp_path):
+    import socket
+
+    from reports.output import write_file_atomically
+
+    host = socket.gethostname()[:64]
+    dead = tmp_path / f".rows.csv.partial-00000000@{_dead_pid()}@{host}.csv"
+    live = tmp_path / f".rows.csv.partial-00000001@{os.getpid()}@{host}.csv"
+    dead.write_text("half")
+    live.write_text("half")
+    write_file_atomically(tmp_path / "rows.csv", lambda p: p.write_text("deal\n1\n"))
+    assert not dead.exists() and live.exists() and (tmp_path / "rows.csv").read_text() == "deal\n1\n"
