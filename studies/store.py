@@ -15,6 +15,8 @@ A store is a directory that any number of runs share::
         .run.lock                         held (flock) by the one run playing this key; says who
         .commit.lock                      held for the instant a chunk file is put in place
         .tasks/                           which worker plays which chunk (for the runner's watchdog)
+        .swap-<run>/                      a forced run's new chunks (``<chunk name>.staged``), put in
+                                          place of the old ones in one step when all are written
 
 The store is a plain Parquet dataset: every file that is not a chunk has a name
 starting with ``_`` or ``.``, which Parquet readers skip (pyarrow's
@@ -47,7 +49,18 @@ after checking that the run it belongs to still holds the key; a run that takes
 the key passes through that section once before it lists the chunk files, so
 no late write of a dead run can land after it planned. A commit also removes
 the older files its deals overlap (only ``--force`` replays stored deals), so
-no two chunk files ever cover the same deal. Files are checked when read: the Parquet footer and page
+no two chunk files ever cover the same deal.
+
+A forced run (``--force``) replays deals the store holds. It writes its chunks into a staging
+folder of the key (`Store.begin_swap`) and puts them in place of the old files only when all are
+written (`Store.finish_swap`), so that a reader sees the old rows or the new, never a hole: readers
+list and read a key's files holding the commit lock shared (`Store.reading`), and the swap happens
+inside the commit section. The swap is committed by a note in the staging folder; from then on
+readers take the staged files in place of those they replace (`Store.chunk_files`), and a crash part
+way is completed by the next run of the key (`Store.hold_key`), while a run that stops before the note
+leaves the old files as they were and its staging folder is removed.
+
+Files are checked when read: the Parquet footer and page
 checksums, the key and deal range recorded in the file's metadata against its
 name, the row count and the deal numbers. A file that fails is never read as
 data (`CorruptChunkError`); the runner moves it aside and plays its deals again.
@@ -115,6 +128,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import socket
 import time
 import uuid
@@ -194,6 +208,11 @@ MAX_JSON_BYTES = 16 * 2**20
 _CHUNK_RE = re.compile(r"^([0-9a-f]{16})_(\d{19})_(\d{19})\.parquet$")
 _KEY_RE = re.compile(r"^[0-9a-f]{16}$")
 _TMP_PREFIX = ".tmp-"
+SWAP_PREFIX = ".swap-"
+STAGED = ".staged"
+SWAP_READY = "_ready.json"
+"""In a forced run's staging folder (`Store.begin_swap`): its chunks (names ending in `STAGED`) and, once all are
+written, the note that commits their swap into place."""
 
 
 class StoreError(UserError):
@@ -691,37 +710,148 @@ class Store:
         return d
 
     # chunk files -------------------------------------------------------------------
-    def chunk_path(self, key: str, first: int, last: int) -> Path:
+    def chunk_path(self, key: str, first: int, last: int, run_id: str = "") -> Path:
+        """Where chunk first..last of ``key`` is written: in run ``run_id``'s staging folder while it has one
+        (`begin_swap`), else in the key's folder."""
+        staging = self._swap_dir(key, run_id) if run_id else None
+        if staging is not None and self._present(staging):
+            return staging / (chunk_name(key, first, last) + STAGED)
         return self.key_dir(key) / chunk_name(key, first, last)
 
     def chunk_files(self, key: str, lo: int | None = None, hi: int | None = None) -> list[ChunkFile]:
-        """The chunk files of ``key`` (optionally only those meeting deals lo..hi), by first deal."""
+        """The chunk files of ``key`` (optionally only those meeting deals lo..hi), by first deal: those of its
+        folder, and where a forced run's swap is committed but not yet complete (`finish_swap`), its staged
+        files in place of the ones they replace."""
         d = self.key_dir(key)
-        found = []
         try:
             if not nofollow.is_folder(self.path, d):
                 return []
-            entries = list(os.scandir(d))
+            staged = [c for name in sorted(os.listdir(d)) if name.startswith(SWAP_PREFIX)
+                      and nofollow.exists(self.path, d / name / SWAP_READY) for c in self._listed(d / name, key, STAGED)]
+            found = self._listed(d, key)
         except OSError as exc:
             raise _failure(f"cannot list the run folder {d}", exc) from None
-        for entry in entries:
-            m = _CHUNK_RE.match(entry.name)
+        if staged:
+            found = [c for c in found if not any(c.first <= s.last and s.first <= c.last for s in staged)] + staged
+        found = [c for c in found if not ((lo is not None and c.last < lo) or (hi is not None and c.first > hi))]
+        return sorted(found, key=lambda c: (c.first, c.last))
+
+    def _listed(self, folder: Path, key: str, suffix: str = "") -> list[ChunkFile]:
+        """The chunk files of ``key`` in ``folder`` (their names end in ``suffix``), in no order."""
+        found = []
+        for entry in os.scandir(folder):
+            if not entry.name.endswith(suffix):
+                continue
+            m = _CHUNK_RE.match(entry.name[: len(entry.name) - len(suffix)])
             if not m or m.group(1) != key:
                 continue
             first, last = int(m.group(2)), int(m.group(3))
-            if last < first or (lo is not None and last < lo) or (hi is not None and first > hi):
+            if last >= first:
+                found.append(ChunkFile(key, first, last, folder / entry.name))
+        return found
+
+    @contextlib.contextmanager
+    def reading(self, key: str) -> Iterator[None]:
+        """Within the block, ``key``'s chunk files stay as they are (the commit lock, held shared): no chunk is put
+        in place and no swap happens (`finish_swap`). A store this process cannot lock (read-only, a key not yet
+        committed to) is read as it is."""
+        try:
+            fd = nofollow.open_fd(self.path, self.key_dir(key) / COMMIT_LOCK, os.O_RDONLY)
+        except OSError:
+            yield
+            return
+        try:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)
+
+    # a forced run's swap -------------------------------------------------------------
+    def _swap_dir(self, key: str, run_id: str) -> Path:
+        return self.key_dir(key) / f"{SWAP_PREFIX}{run_id}"
+
+    def begin_swap(self, key: str, run_id: str) -> None:
+        """Have run ``run_id``, which holds ``key``, write its chunks into a staging folder (`write_chunk`) until
+        `finish_swap` puts them in place all at once: a forced run, whose new files would otherwise replace the
+        old ones chunk by chunk while readers read."""
+        try:
+            nofollow.make_folder(self.path, self._swap_dir(key, run_id))
+        except OSError as exc:
+            raise _failure(f"cannot create a staging folder in {self.key_dir(key)}", exc) from None
+
+    def finish_swap(self, key: str, run_id: str) -> None:
+        """Put run ``run_id``'s staged chunks in place of the files they overlap, in the commit section (readers
+        wait, `reading`). A note written first commits the swap: a crash after it is completed by the next run
+        of the key (`hold_key`), and readers meanwhile take the staged files (`chunk_files`)."""
+        folder = self._swap_dir(key, run_id)
+        try:
+            with self._commit_section(key):
+                if not self._run_holds_key(key, run_id):
+                    raise RunGone(f"run {run_id} no longer holds key {key}; its chunks were not put in place")
+                _atomic_write_bytes(self.path, folder / SWAP_READY, json.dumps({"run": run_id}).encode())
+                self._complete_swap(key, folder)
+        except OSError as exc:
+            raise _failure(f"cannot put the new chunks of run {run_id} in place in {self.key_dir(key)}", exc) from None
+
+    def drop_swap(self, key: str, run_id: str) -> None:
+        """Remove run ``run_id``'s staging folder unless its swap is committed: a run that stopped before all its
+        chunks were written leaves the key's files as they were. Called while the run holds the key; a folder
+        that cannot be removed is left for the next run of the key (`hold_key`)."""
+        folder = self._swap_dir(key, run_id)
+        with contextlib.suppress(OSError):
+            if nofollow.is_folder(self.path, folder) and not nofollow.exists(self.path, folder / SWAP_READY):
+                self._drop_folder(folder)
+
+    def _complete_swap(self, key: str, folder: Path) -> None:
+        """Remove the key's files that the staged files of ``folder`` overlap, then move those in and remove the
+        folder. Every step can be repeated after a crash: a staged file still there replaces what it overlaps."""
+        d = self.key_dir(key)
+        staged = self._listed(folder, key, STAGED)
+        for old in self._listed(d, key):
+            if any(old.first <= s.last and s.first <= old.last for s in staged):
+                nofollow.unlink(self.path, old.path)
+        _fsync_dir(d)
+        for s in staged:
+            nofollow.replace(self.path, s.path, d / chunk_name(key, s.first, s.last))
+        _fsync_dir(d)
+        self._drop_folder(folder)
+
+    def _drop_folder(self, folder: Path) -> None:
+        """Remove a staging folder: its files (links are removed, not followed), its note last, then the folder."""
+        names = sorted(os.listdir(folder), key=lambda name: name == SWAP_READY)
+        for name in names:
+            if nofollow.is_folder(self.path, folder / name):  # not one the toolkit makes; its links are not followed
+                shutil.rmtree(folder / name)
+            else:
+                nofollow.unlink(self.path, folder / name)
+        folder.rmdir()
+
+    def _recover_swaps(self, key: str) -> None:
+        """Complete the committed swaps of forced runs that died part way, and remove the staging folders of
+        those that died before committing (called by the run that now holds the key)."""
+        d = self.key_dir(key)
+        for name in sorted(os.listdir(d)):
+            if not name.startswith(SWAP_PREFIX):
                 continue
-            found.append(ChunkFile(key, first, last, Path(entry.path)))
-        return sorted(found, key=lambda c: (c.first, c.last))
+            folder = d / name
+            if not nofollow.is_folder(self.path, folder):
+                nofollow.unlink(self.path, folder)
+            elif nofollow.exists(self.path, folder / SWAP_READY):
+                with self._commit_section(key):
+                    self._complete_swap(key, folder)
+            else:
+                self._drop_folder(folder)
 
     def write_chunk(self, table: pa.Table, key: str, first: int, last: int, run_id: str = "") -> Path:
         """Write one chunk atomically (temporary file, fsync, rename); return its path.
 
         With ``run_id``, the chunk is put in place only while that run holds the key (`hold_key`),
         else `RunGone` is raised and nothing is left behind; older chunk files that cover any of
-        first..last are removed in the same step, so no deal is ever in two files.
+        first..last are removed in the same step, so no deal is ever in two files. A run with a staging
+        folder (`begin_swap`) writes there instead, and its older files stay until `finish_swap`.
         """
-        path = self.chunk_path(key, first, last)
+        path = self.chunk_path(key, first, last, run_id)
         info = {"format": FORMAT, "version": CHUNK_VERSION, "key": key, "first": first, "last": last, "run": run_id}
         table = table.replace_schema_metadata({META_KEY: json.dumps(info).encode()})
         tmp = _temp_path(path)
@@ -730,8 +860,8 @@ class Store:
             with self._commit_section(key):
                 if run_id and not self._run_holds_key(key, run_id):
                     raise RunGone(f"run {run_id} no longer holds key {key}; chunk {first}..{last} not written")
-                for older in self.chunk_files(key, first, last):
-                    if older.path != path:
+                for older in self._listed(path.parent, key, STAGED if path.name.endswith(STAGED) else ""):
+                    if older.path != path and older.first <= last and first <= older.last:
                         nofollow.unlink(self.path, older.path)
                 nofollow.replace(self.path, tmp, path)
             _fsync_dir(path.parent)
@@ -750,7 +880,8 @@ class Store:
 
         Raises `KeyBusyError` naming the holder when another live run has it. Before returning it
         waits for any chunk commit in progress, so every chunk an earlier run will ever write is
-        in place when the caller lists the key's files.
+        in place when the caller lists the key's files, and completes or removes the swap of a forced
+        run that died (`finish_swap`).
         """
         path = self.key_dir(key) / RUN_LOCK
         try:
@@ -776,6 +907,7 @@ class Store:
             os.pwrite(fd, json.dumps(who).encode(), 0)
             with self._commit_section(key):
                 pass
+            self._recover_swaps(key)
         except OSError as exc:
             os.close(fd)
             raise _failure(f"cannot take key {key} in {self.path}", exc) from None
@@ -1107,30 +1239,31 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
     tables = []
     lo, hi = deals if deals is not None else (None, None)
     for k in infos:  # keys in order, and each key's files by first deal: the rows come sorted
-        chunks = store.chunk_files(k, lo, hi)
-        lost = store.lost_deals(k, chunks, lo, hi)
-        if lost:
-            shown = ", ".join(f"{a}-{b}" for a, b in lost[:3]) + (", ..." if len(lost) > 3 else "")
-            warnings.warn(DamagedFileWarning(
-                f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
-                f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
-                "leave them out (a run of the same command plays them again)"), stacklevel=3)
-        done = None  # the last deal of the key taken so far: a deal stored twice (overlapping files) appears once
-        for chunk in chunks:
-            try:
-                table = load_chunk_file(chunk, wanted)
-            except CorruptChunkError as exc:
-                warnings.warn(DamagedFileWarning(f"{exc}; its deals are left out (a run of the same command moves "
-                                                 "it aside and plays them again)"), stacklevel=3)
-                continue
-            a = max(chunk.first, chunk.first if lo is None else lo, chunk.first if done is None else done + 1)
-            b = chunk.last if hi is None else min(chunk.last, hi)
-            if a > b:
-                continue
-            if (a, b) != (chunk.first, chunk.last):  # a checked file holds its deals in order: row i is first + i
-                table = table.slice(a - chunk.first, b - a + 1)
-            done = b
-            tables.append(table if wanted is None else table.select(wanted))
+        with store.reading(k):  # a forced run's swap waits: the key's files are its old ones or its new
+            chunks = store.chunk_files(k, lo, hi)
+            lost = store.lost_deals(k, chunks, lo, hi)
+            if lost:
+                shown = ", ".join(f"{a}-{b}" for a, b in lost[:3]) + (", ..." if len(lost) > 3 else "")
+                warnings.warn(DamagedFileWarning(
+                    f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
+                    f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
+                    "leave them out (a run of the same command plays them again)"), stacklevel=3)
+            done = None  # the last deal of the key taken so far: a deal stored twice (overlapping files) appears once
+            for chunk in chunks:
+                try:
+                    table = load_chunk_file(chunk, wanted)
+                except CorruptChunkError as exc:
+                    warnings.warn(DamagedFileWarning(f"{exc}; its deals are left out (a run of the same command moves "
+                                                     "it aside and plays them again)"), stacklevel=3)
+                    continue
+                a = max(chunk.first, chunk.first if lo is None else lo, chunk.first if done is None else done + 1)
+                b = chunk.last if hi is None else min(chunk.last, hi)
+                if a > b:
+                    continue
+                if (a, b) != (chunk.first, chunk.last):  # a checked file holds its deals in order: row i is first + i
+                    table = table.slice(a - chunk.first, b - a + 1)
+                done = b
+                tables.append(table if wanted is None else table.select(wanted))
     if not tables:
         return (SCHEMA if wanted is None else pa.schema([SCHEMA.field(c) for c in wanted])).empty_table()
     return pa.concat_tables(tables).unify_dictionaries()

@@ -80,6 +80,7 @@ def _plant(store: Path, key: str, outside: Path, where: str) -> Path:
         "manifests": (d / S.MANIFESTS, outside / "folder"),
         "corrupt": (d / S.CORRUPT, outside / "folder"),
         "tasks": (d / S.TASKS_DIR, outside / "folder"),
+        "staging": (d / f"{S.SWAP_PREFIX}0123456789ab", outside / "folder"),
         "key-info": (d / S.KEY_INFO, outside / "key.json"),
         "chunk": (first, outside / "chunk.parquet"),
         "temp": (d / f"{S._TMP_PREFIX}1@abcd@nohost@x.parquet.tmp", outside / "file.txt"),
@@ -117,8 +118,8 @@ def _attempts(store: Path, key: str, tmp_path: Path) -> list[tuple[str, BaseExce
     return done
 
 
-PLACES = ["run-lock", "commit-lock", "commit-lock-dangling", "manifests", "corrupt", "tasks", "key-info", "chunk", "temp",
-          "key-folder", "marker"]
+PLACES = ["run-lock", "commit-lock", "commit-lock-dangling", "manifests", "corrupt", "tasks", "staging", "key-info", "chunk",
+          "temp", "key-folder", "marker"]
 
 
 @pytest.mark.parametrize("where", PLACES)
@@ -292,3 +293,112 @@ def test_a_killed_writers_partial_result_file_is_removed(tmp_path):
     live.write_text("half")
     write_file_atomically(tmp_path / "rows.csv", lambda p: p.write_text("deal\n1\n"))
     assert not dead.exists() and live.exists() and (tmp_path / "rows.csv").read_text() == "deal\n1\n"
+
+
+# --- a forced run while others read ------------------------------------------------------------------------------
+
+FORCED = RunSpec(RULES, "greedy", 2000)
+
+
+@pytest.fixture
+def stored(tmp_path) -> tuple[Path, str]:
+    """A store of 2,000 deals in four chunk files of 500."""
+    path = tmp_path / "store"
+    return path, run(FORCED, path, jobs=1, chunk=500).key
+
+
+def _view(path: Path, key: str) -> tuple[int, set[int]]:
+    """The deals a reader reads, and the sizes of the files they came from (listed under the same lock)."""
+    from studies.store import read_table
+
+    st = Store(path)
+    with st.reading(key):
+        sizes = {c.count for c in st.chunk_files(key)}
+    return read_table(path, columns=["deal"]).num_rows, sizes
+
+
+def test_a_reader_during_a_forced_run_sees_the_old_rows_or_the_new_never_a_hole(stored, monkeypatch):
+    import threading
+    import time
+
+    path, key = stored
+    real = S._write_parquet
+
+    def slow(table, p, root):  # a chunk every 30 ms: many reads fall while the forced run writes
+        time.sleep(0.03)
+        real(table, p, root)
+
+    monkeypatch.setattr(S, "_write_parquet", slow)
+    done: list[object] = []
+    writer = threading.Thread(target=lambda: done.append(run(FORCED, path, jobs=1, chunk=100, force=True)))
+    writer.start()
+    seen = []
+    while writer.is_alive():
+        seen.append(_view(path, key))
+    writer.join()
+    assert done and done[0].played == 2000
+    assert len(seen) > 5
+    for count, sizes in seen:
+        assert count == 2000 and sizes in ({500}, {100}), (count, sizes)
+    assert _view(path, key) == (2000, {100})
+    assert not [p for p in (path / key).iterdir() if p.name.startswith(S.SWAP_PREFIX)]
+
+
+class _Crash(BaseException):
+    """A process dying part way (not an Exception: nothing may catch it and go on)."""
+
+
+def test_a_forced_run_that_dies_mid_swap_leaves_the_new_rows_whole_and_the_next_run_completes_it(stored, monkeypatch):
+    path, key = stored
+    real = S.nofollow.replace
+    moved = []
+
+    def dies_after_one_move(root, src, dst):
+        if src.name.endswith(S.STAGED):
+            if moved:
+                raise _Crash
+            moved.append(src)
+        real(root, src, dst)
+
+    monkeypatch.setattr(S.nofollow, "replace", dies_after_one_move)
+    with pytest.raises(_Crash):
+        run(FORCED, path, jobs=1, chunk=100, force=True)
+    monkeypatch.setattr(S.nofollow, "replace", real)
+    assert [p for p in (path / key).iterdir() if p.name.startswith(S.SWAP_PREFIX)]  # committed, not complete
+    assert _view(path, key) == (2000, {100})  # the readers already take the new set
+    rows = read_store(path)
+    assert sorted(rows["deal"]) == list(range(1, 2001))
+    again = run(FORCED, path, jobs=1, chunk=100)  # takes the key: completes the swap, plays nothing
+    assert again.played == 0 and again.reused == 2000
+    assert not [p for p in (path / key).iterdir() if p.name.startswith(S.SWAP_PREFIX)]
+    assert len(list((path / key).glob("*.parquet"))) == 20
+
+
+def test_a_forced_run_that_stops_before_its_swap_keeps_the_old_rows(stored, monkeypatch):
+    path, key = stored
+    real = S._write_parquet
+    written = []
+
+    def full_after_five(table, p, root):
+        if len(written) == 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(p)
+        real(table, p, root)
+
+    monkeypatch.setattr(S, "_write_parquet", full_after_five)
+    with pytest.raises(S.StoreFullError, match="kept as they were"):
+        run(FORCED, path, jobs=1, chunk=100, force=True)
+    monkeypatch.setattr(S, "_write_parquet", real)
+    assert _view(path, key) == (2000, {500})
+    assert not [p for p in (path / key).iterdir() if p.name.startswith(S.SWAP_PREFIX)]
+
+
+def test_a_killed_forced_runs_staging_folder_is_never_read_and_is_removed(stored):
+    path, key = stored
+    staging = path / key / f"{S.SWAP_PREFIX}deadbeef0000"
+    staging.mkdir()
+    first = Store(path).chunk_files(key)[0]
+    shutil.copy(first.path, staging / (S.chunk_name(key, 1, 500) + S.STAGED))
+    assert _view(path, key) == (2000, {500})
+    run(FORCED, path, jobs=1, chunk=500)
+    assert not staging.exists()
