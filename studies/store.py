@@ -48,7 +48,8 @@ start). A chunk is put in place only inside the short ``.commit.lock`` section,
 after checking that the run it belongs to still holds the key; a run that takes
 the key passes through that section once before it lists the chunk files, so
 no late write of a dead run can land after it planned. A commit also removes
-the older files its deals overlap (only ``--force`` replays stored deals), so
+the older files its deals overlap (a repair of files an older toolkit left overlapping; a forced run's
+files replace the old ones all at once, below), so
 no two chunk files ever cover the same deal.
 
 A forced run (``--force``) replays deals the store holds. It writes its chunks into a staging

@@ -1,8 +1,11 @@
-"""Hostile stores: symbolic links planted wherever the store reads or writes, names too long.
+"""Hostile stores: symbolic links planted wherever the store reads or writes, names too long, edited rows,
+partial reports of killed builds, and readers racing a forced run.
 
 A link inside a store may lead anywhere; whatever the store then does (a run, a forced run, a read, a
 report), nothing outside the store may change, and the answer is either a one-line error or a safe
 behaviour (a linked chunk file is never read as data, a linked temporary file is removed, not followed).
+A reader during a forced run sees the old rows or the new, whole, and a crash at any point of the run
+leaves one of the two.
 """
 
 from __future__ import annotations
