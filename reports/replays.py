@@ -81,7 +81,8 @@ def _unversioned(identity: str) -> tuple[str, str]:
 
 def usable_rows(rows: pd.DataFrame, key: str) -> pd.DataFrame:
     """The rows of run ``key`` whose strategy can be made again (`row_strategy`); the others are left out with one
-    `studies.store.DamagedFileWarning` for the run, so that a damaged run costs its replays, not the report."""
+    `studies.store.DamagedFileWarning` for the run, so that a damaged run (or one of a plug-in no longer installed)
+    costs its replays, not the report."""
     import warnings
 
     from studies.store import DamagedFileWarning
@@ -97,8 +98,9 @@ def usable_rows(rows: pd.DataFrame, key: str) -> pd.DataFrame:
         return rows
     damaged = rows[columns].astype(str).apply(tuple, axis=1).isin(list(bad))
     warnings.warn(DamagedFileWarning(
-        f"{int(damaged.sum()):,} stored rows of run {key} are damaged: {next(iter(bad.values()))}; "
-        "they are not replayed or analysed (`bakers-dozen simulate --force` of that run stores them again)"), stacklevel=2)
+        f"{int(damaged.sum()):,} stored rows of run {key} cannot be replayed: {next(iter(bad.values()))}; "
+        "they are left out of replays and loss analyses (where the rows were edited or damaged, "
+        "`bakers-dozen simulate --force` of that run stores them again)"), stacklevel=2)
     return rows[~damaged]
 
 

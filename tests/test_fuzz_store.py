@@ -230,7 +230,7 @@ def test_edited_strategy_params_name_the_run_and_the_report_goes_on(two_runs, tm
     r = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "rep")])
     assert r.exit_code == 0, r.output + r.stderr
     assert "Traceback" not in r.stderr
-    warned = [line for line in r.stderr.splitlines() if "are damaged" in line]
+    warned = [line for line in r.stderr.splitlines() if "cannot be replayed" in line]
     assert len(warned) == 1 and heuristic in warned[0], r.stderr
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     assert "| greedy |" in md and "heuristic" in md  # both runs' win rates are reported
