@@ -33,13 +33,9 @@ def link_error(path: Path) -> OSError:
 
 def check_folders(root: Path, path: Path) -> None:
     """Raise `OSError` when a folder between ``root`` (not included) and ``path`` (not included) is a symbolic
-    link or not a folder; ``path`` lies below ``root`` (else only its own folder is checked)."""
-    try:
-        parts = path.relative_to(root).parts[:-1]
-        here = root
-    except ValueError:
-        parts, here = (path.parent.name,), path.parent.parent
-    for part in parts:
+    link or not a folder; ``path`` must lie below ``root``."""
+    here = root
+    for part in path.relative_to(root).parts[:-1]:
         here = here / part
         mode = os.lstat(here).st_mode
         if stat.S_ISLNK(mode):
