@@ -257,7 +257,11 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool) -> None:
     from reports.build import build
     from reports.tables import ReportError
 
-    if not Path(store_dir).is_dir():
+    try:
+        folder = Path(store_dir).is_dir()
+    except OSError as exc:  # a name too long, a folder that cannot be searched
+        raise ReportError(f"{store_dir}: {exc.strerror or exc}") from None
+    if not folder:
         raise ReportError(f"{store_dir} is not a directory; give a results store made by simulate, compare or demo")
     if out_dir is None:  # its own folder, beside none of demo's, compare's or tournament's
         out_dir = (Path(store_dir).resolve().name or "store") + "-report"

@@ -30,7 +30,7 @@ import pandas as pd
 from reports import charts
 from reports.output import contained, safe_name
 from reports.render import Chart, Section
-from reports.replays import REPLAY_COLUMNS, Replays, replay_row
+from reports.replays import REPLAY_COLUMNS, Replays, replay_row, usable_rows
 from sim.game import Game
 from sim.notation import Move
 from sim.rules import Rules
@@ -170,7 +170,8 @@ def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample
                for name in names]
     todo = [(i, place.rules[key], row) for i, ((key, deals), found) in enumerate(zip(runs, earlier, strict=True))
             if found is None
-            for row in _sampled(read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS), sample).itertuples()]
+            for row in _sampled(usable_rows(read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS), key),
+                                sample).itertuples()]
     analysed = Parallel(n_jobs=max(1, min(len(todo), cpu_count())))(delayed(analyse_loss)(rules, row) for _, rules, row in todo)
     every: list[pd.DataFrame] = []
     for i, found in enumerate(earlier):

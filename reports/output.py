@@ -23,6 +23,8 @@ import hashlib
 import os
 import re
 import shutil
+import socket
+import time
 import unicodedata
 import uuid
 from collections.abc import Callable, Iterator
@@ -34,6 +36,13 @@ REPLAY_DIR = "replays"
 """The report's folder of replay pages (and of the analyses the next build reuses)."""
 REPORT_ITEMS = ("report.html", "report.md", "charts", "variants", REPLAY_DIR)
 """What a report puts in its folder; nothing else there is touched."""
+
+PARTIAL = ".partial-"
+"""What the name of a report or result file being written (beside or in its target) holds; it says whose it is
+(`_partial_name`), so that a later write removes those of writers that died (`_clean_partials`)."""
+STALE_SECONDS = 86_400.0
+"""A partial folder or file whose writer cannot be checked (another host, or an older toolkit's name) is taken
+for abandoned only after this long."""
 
 MAX_NAME_CHARS = 80
 """Longest file name stem made from data (well under the 255 bytes file systems allow)."""
@@ -129,6 +138,46 @@ def _check_report_dir(out: Path, out_dir: str | Path) -> Path:
     return out
 
 
+def _partial_name(name: str, suffix: str = "") -> str:
+    """A fresh name for a partial copy of ``name``: ``.NAME.partial-ID@PID@HOST`` plus ``suffix`` (`_partial_prefix`)."""
+    return f"{_partial_prefix(name)}{uuid.uuid4().hex[:8]}@{os.getpid()}@{socket.gethostname()[:64]}{suffix}"
+
+
+def _partial_prefix(name: str) -> str:
+    """How the partial copies of ``name`` begin (a long name is cut, so that theirs stays within 255 bytes)."""
+    return f".{name[:100]}{PARTIAL}"
+
+
+def _clean_partials(folder: Path, name: str, suffix: str = "") -> None:
+    """Remove from ``folder`` the partial copies of ``name`` (names ending in ``suffix``) whose writer is gone:
+    on this host, its process has ended; elsewhere, or with no writer in the name, it is older than
+    `STALE_SECONDS`. A live writer's is kept; a symbolic link is removed, never followed. Nothing that cannot
+    be removed is an error."""
+    prefix = _partial_prefix(name)
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.startswith(prefix)]
+    except OSError:
+        return
+    from studies.store import pid_alive
+
+    host = socket.gethostname()[:64]
+    for entry in entries:
+        parts = entry.name[len(prefix):].split("@")
+        try:
+            if len(parts) == 3 and parts[2] == host + suffix and parts[1].isdigit():
+                stale = not pid_alive(int(parts[1]))
+            else:
+                stale = time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS
+            if not stale:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
 @contextlib.contextmanager
 def staged_report(out_dir: str | Path) -> Iterator[Path]:
     """Yield a fresh folder to write a report into; move the report into ``out_dir`` when the block ends.
@@ -136,14 +185,17 @@ def staged_report(out_dir: str | Path) -> Iterator[Path]:
     The folder is made beside ``out_dir`` when that does not exist yet (and
     renamed to it at the end), else inside it (and the report's items,
     `REPORT_ITEMS`, replace the old ones; other files there are left alone).
-    On any exception the staged folder is removed and ``out_dir`` is as it was.
+    On any exception the staged folder is removed and ``out_dir`` is as it was; the staged folders of earlier
+    builds that were killed are removed (`_clean_partials`).
     """
     out = check_report_dir(out_dir)
     fresh = not out.exists()
+    for folder in (out.parent, out):
+        _clean_partials(folder, out.name or "report")
     try:
         if fresh:
             out.parent.mkdir(parents=True, exist_ok=True)
-        work = (out.parent if fresh else out) / f".{out.name or 'report'}.partial-{uuid.uuid4().hex[:8]}"
+        work = (out.parent if fresh else out) / _partial_name(out.name or "report")
         work.mkdir()
     except OSError as exc:
         raise OutputError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
@@ -212,8 +264,10 @@ def _check_output_file(p: Path, suffixes: tuple[str, ...], option: str) -> Path:
 
 
 def write_file_atomically(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write`` on a temporary file beside ``path`` and rename it onto ``path`` when it succeeds."""
-    tmp = path.with_name(f".{path.name}.partial-{uuid.uuid4().hex[:8]}{path.suffix}")
+    """Call ``write`` on a temporary file beside ``path`` and rename it onto ``path`` when it succeeds (removing the
+    temporary files of earlier writers that were killed, `_clean_partials`)."""
+    _clean_partials(path.absolute().parent, path.name, path.suffix)
+    tmp = path.with_name(_partial_name(path.name, path.suffix))
     try:
         write(tmp)
         os.replace(tmp, path)

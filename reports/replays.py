@@ -32,7 +32,8 @@ class Replays:
 
 
 
-REPLAY_COLUMNS = ["deal", "seed", "source", "strategy", "strategy_params", "strategy_seed", "outcome", "cards_home"]
+REPLAY_COLUMNS = ["deal", "seed", "source", "strategy", "strategy_params", "strategy_identity", "strategy_seed", "outcome",
+                  "cards_home"]
 """What a replay reads of a run's row."""
 MAX_REPLAY_MOVES = 300
 """Games longer than this get no page: each position is drawn, so a page grows by about 11 KB a move."""
@@ -42,13 +43,73 @@ ANALYSIS_BUDGET = {"nodes": 200_000, "seconds": 2.0}
 """The solver's budget per position when a replayed loss is analysed for its losing move."""
 
 
+class UnusableRowError(ValueError):
+    """A stored row whose strategy cannot be made again as it played (its parameters were edited or damaged)."""
+
+
+def row_strategy(row: Any) -> Any:
+    """The strategy that played a stored row (`REPLAY_COLUMNS`), made from its ``strategy`` and ``strategy_params``;
+    `UnusableRowError` when they do not make the strategy of the row's ``strategy_identity`` (parameters that are
+    not a JSON object, that the strategy refuses, or that are not those of the run)."""
+    from strategies import StrategyError, available
+
+    cls = available().get(str(row.strategy))
+    if cls is None:
+        raise UnusableRowError(f"strategy {str(row.strategy)[:60]!r} is not installed")
+    try:
+        params = json.loads(str(row.strategy_params))
+    except (ValueError, RecursionError):
+        raise UnusableRowError(f"its strategy_params {str(row.strategy_params)[:60]!r} are not JSON") from None
+    if not isinstance(params, dict):
+        raise UnusableRowError(f"its strategy_params hold a JSON {type(params).__name__}, not an object")
+    try:
+        strategy = cls(**params)
+    except (TypeError, ValueError, StrategyError) as exc:
+        raise UnusableRowError(f"its strategy_params do not make a {row.strategy} ({' '.join(str(exc).split())[:120]})") from None
+    if _unversioned(strategy.identity) != _unversioned(str(row.strategy_identity)):
+        raise UnusableRowError(f"its strategy_params make {strategy.identity[:80]!r}, not the run's "
+                               f"{str(row.strategy_identity)[:80]!r}")
+    return strategy
+
+
+def _unversioned(identity: str) -> tuple[str, str]:
+    """A strategy identity's name and parameters, without its version (a run of an older version replays with
+    today's, and its page is then checked against the stored outcome)."""
+    name, _, rest = identity.partition("@")
+    return name, rest.partition(":")[2]
+
+
+def usable_rows(rows: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The rows of run ``key`` whose strategy can be made again (`row_strategy`); the others are left out with one
+    `studies.store.DamagedFileWarning` for the run, so that a damaged run (or one of a plug-in no longer installed)
+    costs its replays, not the report."""
+    import warnings
+
+    from studies.store import DamagedFileWarning
+
+    columns = ["strategy", "strategy_params", "strategy_identity"]
+    bad: dict[tuple[str, ...], str] = {}
+    for combo in rows[columns].astype(str).drop_duplicates().itertuples(index=False):
+        try:
+            row_strategy(combo)
+        except UnusableRowError as exc:
+            bad[tuple(combo)] = str(exc)
+    if not bad:
+        return rows
+    damaged = rows[columns].astype(str).apply(tuple, axis=1).isin(list(bad))
+    warnings.warn(DamagedFileWarning(
+        f"{int(damaged.sum()):,} stored rows of run {key} cannot be replayed: {next(iter(bad.values()))}; "
+        "they are left out of replays and loss analyses (where the rows were edited or damaged, "
+        "`bakers-dozen simulate --force` of that run stores them again)"), stacklevel=2)
+    return rows[~damaged]
+
+
 def replay_row(rules: Rules, row: Any) -> tuple[Game, Any]:
     """The game of one stored row (`REPLAY_COLUMNS`) played again: the dealt game and the strategy's record."""
-    from strategies import available
     from strategies.base import DealInfo
     from strategies.play import play_python
 
-    strategy = available()[str(row.strategy)](**json.loads(str(row.strategy_params)))
+    strategy = row_strategy(row)
     seed, source, number = int(row.seed), str(row.source), int(row.deal)
     game = Game.from_deal(rules, number, seed, source)
     record = play_python(strategy, game, DealInfo(rules, number, seed, source), int(row.strategy_seed))
@@ -128,7 +189,8 @@ def upset_replays(store_path: Path, rules: Rules, ranked: pd.DataFrame, outcomes
         label = f"{top.strategy} (lost)"
         known, page = earlier_answer(str(top.key), int(deal), out_dir, earlier)
         if not known:
-            row = read_store(store_path, key=str(top.key), deals=(deal, deal), columns=REPLAY_COLUMNS)
+            row = usable_rows(read_store(store_path, key=str(top.key), deals=(deal, deal), columns=REPLAY_COLUMNS),
+                              str(top.key))
             page = None if row.empty else write_replay(rules, str(top.key), next(row.itertuples()), label, out_dir)
         if page is not None:
             pages[deal] = [(label, page)]

@@ -17,7 +17,8 @@ Resume and reuse: before playing, the runner lists the chunk files already
 stored under the run's key, checks them, and plays only the deals they do not
 cover; a killed run loses at most the chunks that were in flight. Chunk files
 that fail their checks are moved aside and replayed. ``force`` replays
-everything asked for and then drops the older files it replaced. A run whose
+everything asked for into a staging folder and then puts it in place of the older files in one
+step (`studies.store.Store.finish_swap`): a reader meanwhile sees the old rows, never a hole. A run whose
 deals the store already holds (by its files' names) readies nothing to play: it
 deals nothing, loads no compiled code and starts no worker, so a fresh process
 that only reads its rows back answers in about a second; repeating an invocation
@@ -56,6 +57,7 @@ claimed win it rejects is stored as outcome ``error`` with the referee's reason.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import copy
 import json
 import math
@@ -80,6 +82,7 @@ from sim.deals import MAX_DEAL, PYSOL_MAX_DEAL, check_deal_number, make_deal
 from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, UNKNOWN, WON
 from sim.errors import UserError
 from sim.rules import Rules
+from studies import nofollow
 from studies.progress import NullProgress, Progress
 from studies.store import (
     ChunkFile,
@@ -450,11 +453,14 @@ class _TaskStatus:
         """Replace the note (atomically); a note that cannot be written (a full disk) only leaves the chunk unwatched."""
         assert self.path is not None
         tmp = self.path.with_name(f".tmp-{self.path.name}")
+        folder = self.path.parent
         try:
-            tmp.write_text(json.dumps({"pid": os.getpid(), "since": time.time(), "compiling": compiling}))
-            os.replace(tmp, self.path)
+            with os.fdopen(nofollow.open_fd(folder, tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w") as fh:
+                fh.write(json.dumps({"pid": os.getpid(), "since": time.time(), "compiling": compiling}))
+            nofollow.replace(folder, tmp, self.path)
         except OSError:
-            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                nofollow.unlink(folder, tmp)
 
     @classmethod
     def _listen(cls) -> None:
@@ -879,7 +885,9 @@ class _Watchdog:
         for path in self.dir.glob(f"{self.run_id}_*.json"):
             try:
                 first, last = (int(x) for x in path.stem.split("_")[1:3])
-                yield path, first, last, json.loads(path.read_text())
+                with nofollow.open_read(self.dir, path) as fh:
+                    note = json.loads(fh.read(4096))
+                yield path, first, last, note
             except (OSError, ValueError):  # finished and removed meanwhile, or being replaced
                 continue
 
@@ -1005,6 +1013,8 @@ def run(
         for path, line in bad:  # the record of an earlier invocation: no rows are lost
             damaged.append(f"{line}; moved aside to {st.move_aside(path)}")
         st.clean_temp(key)
+        if force:  # its chunks replace the stored ones all at once, when all are written
+            st.begin_swap(key, run_id)
         tasks_dir = st.tasks_dir(key)
         for stale in tasks_dir.glob("*.json"):  # notes of workers of dead runs
             stale.unlink(missing_ok=True)
@@ -1072,9 +1082,10 @@ def run(
                 saved = _saved(st, key, spec.first, spec.last)
                 full = isinstance(exc, StoreFullError)
                 todo_text = "free some space" if full else "fix that"
-                raise (StoreFullError if full else StoreError)(
-                    f"{exc}; {saved:,} of {spec.deals:,} deals are saved in {st.path}; "
-                    f"{todo_text} and run the same command again to resume") from None
+                kept = (f"the rows {st.path} held before this forced run are kept as they were; {todo_text} and run the "
+                        "same command again" if force else f"{saved:,} of {spec.deals:,} deals are saved in {st.path}; "
+                        f"{todo_text} and run the same command again to resume")
+                raise (StoreFullError if full else StoreError)(f"{exc}; {kept}") from None
             finally:
                 progress.stop()
             summary.seconds = time.perf_counter() - t0
@@ -1086,6 +1097,8 @@ def run(
         total.add(played.outcomes, played.home)
         if total.deals != spec.deals:  # a bug guard: never report a figure over the wrong deals
             raise AssertionError(f"internal error: the run covers {total.deals} deals, not {spec.deals}")
+        if force:
+            st.finish_swap(key, run_id)
         summary.outcomes = {name: int(c) for name, c in zip(OUTCOMES, total.outcomes, strict=True)}
         summary.wins = summary.outcomes["won"]
         summary.cards_home_sum = total.home
@@ -1099,6 +1112,8 @@ def run(
         progress.stop()
         raise RunInterrupted(_saved(st, key, spec.first, spec.last), spec.deals, st.path) from None
     finally:
+        if force:  # stopped before its swap: the stored rows stay as they were
+            st.drop_swap(key, run_id)
         st.clean_temp(key)  # half-written files of workers stopped part way
         hold.release()
 
@@ -1199,8 +1214,8 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
     """Check the stored chunks of ``key`` meeting lo..hi; return their totals and the deals they cover.
 
     With ``force`` nothing is reused, and a stored file that reaches outside lo..hi is cut to the
-    deals outside (rewritten from its rows), so that the files this run replaces lie inside lo..hi
-    and each commit of the run can drop the ones it overlaps. Otherwise files that overlap (left by
+    deals outside (rewritten from its rows, staged with the run's chunks), so that the run's swap
+    (`studies.store.Store.finish_swap`) can drop every file it overlaps and lose no deal. Otherwise files that overlap (left by
     older toolkits after a kill) are repaired where that is safe: one whose deals are all in earlier
     files is removed, one that overlaps only earlier files is cut to its new deals.
     """
@@ -1293,7 +1308,7 @@ def _play_all(chunker: Chunker, make_task: Any, st: Store, key: str, jobs: int, 
         with lock:
             left = list(inflight.values())
         for task in left:  # handed out but not reported: saved by a worker before the failure, or to replay
-            path = st.chunk_path(key, task.first, task.last)
+            path = st.chunk_path(key, task.first, task.last, task.run_id)
             try:
                 counts, home = _counts(load_chunk_file(ChunkFile(key, task.first, task.last, path)))
             except CorruptChunkError:

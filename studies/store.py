@@ -15,6 +15,8 @@ A store is a directory that any number of runs share::
         .run.lock                         held (flock) by the one run playing this key; says who
         .commit.lock                      held for the instant a chunk file is put in place
         .tasks/                           which worker plays which chunk (for the runner's watchdog)
+        .swap-<run>/                      a forced run's new chunks (``<chunk name>.staged``), put in
+                                          place of the old ones in one step when all are written
 
 The store is a plain Parquet dataset: every file that is not a chunk has a name
 starting with ``_`` or ``.``, which Parquet readers skip (pyarrow's
@@ -46,11 +48,29 @@ start). A chunk is put in place only inside the short ``.commit.lock`` section,
 after checking that the run it belongs to still holds the key; a run that takes
 the key passes through that section once before it lists the chunk files, so
 no late write of a dead run can land after it planned. A commit also removes
-the older files its deals overlap (only ``--force`` replays stored deals), so
-no two chunk files ever cover the same deal. Files are checked when read: the Parquet footer and page
+the older files its deals overlap (a repair of files an older toolkit left overlapping; a forced run's
+files replace the old ones all at once, below), so
+no two chunk files ever cover the same deal.
+
+A forced run (``--force``) replays deals the store holds. It writes its chunks into a staging
+folder of the key (`Store.begin_swap`) and puts them in place of the old files only when all are
+written (`Store.finish_swap`), so that a reader sees the old rows or the new, never a hole: readers
+list and read a key's files holding the commit lock shared (`Store.reading`), and the swap happens
+inside the commit section. The swap is committed by a note in the staging folder; from then on
+readers take the staged files in place of those they replace (`Store.chunk_files`), and a crash part
+way is completed by the next run of the key (`Store.hold_key`), while a run that stops before the note
+leaves the old files as they were and its staging folder is removed.
+
+Files are checked when read: the Parquet footer and page
 checksums, the key and deal range recorded in the file's metadata against its
 name, the row count and the deal numbers. A file that fails is never read as
 data (`CorruptChunkError`); the runner moves it aside and plays its deals again.
+
+A store holds no symbolic links (`studies.nofollow`): the folder the user names may be one, but
+every folder and file below it is used only when it is no link, so a link planted there never makes
+a run or a read touch anything outside the store. A linked folder or lock is refused with a one-line
+`StoreError`; a linked chunk file is damaged (never read as data, moved aside by a run); a linked
+``_key.json`` or manifest is damaged as below.
 
 A damaged ``_key.json`` or manifest is never silently taken for "no such run":
 `read_store` warns (`DamagedFileWarning`) and takes a key's fields from its rows,
@@ -109,6 +129,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import socket
 import time
 import uuid
@@ -128,6 +149,7 @@ from sim.errors import UserError
 from sim.notation import Move
 from sim.referee import Verdict, replay_codes
 from sim.rules import Rules
+from studies import nofollow
 
 FORMAT = "bakers-dozen-results"
 FORMAT_VERSION = 3
@@ -187,6 +209,11 @@ MAX_JSON_BYTES = 16 * 2**20
 _CHUNK_RE = re.compile(r"^([0-9a-f]{16})_(\d{19})_(\d{19})\.parquet$")
 _KEY_RE = re.compile(r"^[0-9a-f]{16}$")
 _TMP_PREFIX = ".tmp-"
+SWAP_PREFIX = ".swap-"
+STAGED = ".staged"
+SWAP_READY = "_ready.json"
+"""In a forced run's staging folder (`Store.begin_swap`): its chunks (names ending in `STAGED`) and, once all are
+written, the note that commits their swap into place."""
 
 
 class StoreError(UserError):
@@ -409,7 +436,15 @@ class Store:
     # opening -----------------------------------------------------------------------
     @classmethod
     def open(cls, path: str | os.PathLike[str], create: bool = True) -> Store:
-        """Open (and with ``create`` make) a store; raise `StoreError` for anything else at ``path``."""
+        """Open (and with ``create`` make) a store; raise `StoreError` for anything else at ``path``, and for a path the
+        file system refuses (a name too long, a folder that cannot be read)."""
+        try:
+            return cls._open(path, create)
+        except OSError as exc:
+            raise _failure(f"cannot use {path} as a results store", exc) from None
+
+    @classmethod
+    def _open(cls, path: str | os.PathLike[str], create: bool) -> Store:
         store = cls(path)
         p = store.path
         if p.exists() and not p.is_dir():
@@ -440,13 +475,16 @@ class Store:
         except OSError as exc:
             raise StoreError(f"cannot create store directory {p}: {exc.strerror or exc}") from None
         store._check_writable()
-        _atomic_write_bytes(marker, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
+        _atomic_write_bytes(p, marker, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
         return store
 
     def _check_marker(self, marker: Path) -> int:
         try:
-            info = json.loads(marker.read_text())
-        except (OSError, ValueError, RecursionError) as exc:
+            with nofollow.open_read(self.path, marker) as fh:
+                info = json.loads(fh.read(MAX_JSON_BYTES + 1))
+        except OSError as exc:
+            raise _failure(f"cannot read the marker of store {self.path}", exc) from None
+        except (ValueError, RecursionError) as exc:
             reason = " ".join(str(exc).split())[:120]
             raise StoreError(f"{marker} is damaged ({reason}); if this is a bakers-dozen store, "
                              f"{_marker_fix(marker)}") from None
@@ -465,22 +503,22 @@ class Store:
         try:
             for key in self.keys():
                 for old, new in LEGACY_NAMES.items():
-                    _move_into(self.key_dir(key) / old, self.key_dir(key) / new)
+                    _move_into(self.path, self.key_dir(key) / old, self.key_dir(key) / new)
         except OSError as exc:
             raise _failure(f"cannot upgrade store {self.path} to format version {FORMAT_VERSION}", exc) from None
         if version != FORMAT_VERSION or not (self.path / MARKER).exists():
-            _atomic_write_bytes(self.path / MARKER, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
+            _atomic_write_bytes(self.path, self.path / MARKER, json.dumps({"format": FORMAT, "version": FORMAT_VERSION}, indent=1).encode())
         try:
-            (self.path / LEGACY_MARKER).unlink(missing_ok=True)
+            nofollow.unlink(self.path, self.path / LEGACY_MARKER)
         except OSError as exc:
             raise _failure(f"cannot remove the old marker of store {self.path}", exc) from None
 
     def _check_writable(self) -> None:
         probe = self.path / f"{_TMP_PREFIX}probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
-            with open(probe, "wb") as fh:
+            with nofollow.create(self.path, probe) as fh:
                 fh.write(b"ok")
-            probe.unlink()
+            nofollow.unlink(self.path, probe)
         except OSError as exc:
             raise StoreError(f"store directory {self.path} is not writable: {exc.strerror or exc}") from None
 
@@ -498,7 +536,8 @@ class Store:
         """
         key = labels.key.hash
         try:
-            (self.key_dir(key) / MANIFESTS).mkdir(parents=True, exist_ok=True)
+            nofollow.make_folder(self.path, self.key_dir(key))
+            nofollow.make_folder(self.path, self.key_dir(key) / MANIFESTS)
         except OSError as exc:
             raise _failure(f"cannot create the run folder {self.key_dir(key)}", exc) from None
         try:
@@ -506,9 +545,10 @@ class Store:
             return None
         except KeyInfoError as exc:
             damage = exc
-        fresh = not damage.path.exists() and not self.chunk_files(key)
-        moved = self.move_aside(damage.path) if damage.path.exists() else None
-        _atomic_write_bytes(self.key_dir(key) / KEY_INFO, json.dumps(labels.to_json(), indent=1, sort_keys=True).encode())
+        there = self._present(damage.path)
+        fresh = not there and not self.chunk_files(key)
+        moved = self.move_aside(damage.path) if there else None
+        _atomic_write_bytes(self.path, self.key_dir(key) / KEY_INFO, json.dumps(labels.to_json(), indent=1, sort_keys=True).encode())
         if fresh:
             return None
         return f"{damage}; " + (f"moved aside to {moved} and " if moved else "") + "written again from this run"
@@ -519,7 +559,7 @@ class Store:
         if path is None:
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(manifest.get("started_unix", time.time())))
             path = self.key_dir(key) / MANIFESTS / f"{stamp}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
-        _atomic_write_bytes(path, json.dumps(manifest, indent=1, sort_keys=True, default=str).encode())
+        _atomic_write_bytes(self.path, path, json.dumps(manifest, indent=1, sort_keys=True, default=str).encode())
         return path
 
     def read_key_info(self, key: str) -> dict[str, Any]:
@@ -528,7 +568,7 @@ class Store:
         saying what is wrong."""
         path = self.key_info_path(key)
         try:
-            info = _small_json(path)
+            info = _small_json(self.path, path)
         except _Unreadable as exc:
             raise KeyInfoError(path, str(exc)) from None
         if not isinstance(info, dict):
@@ -550,7 +590,15 @@ class Store:
         """Where ``key``'s ``_key.json`` is: its ``key.json`` in a store of format 1 or 2 not yet upgraded."""
         path = self.key_dir(key) / KEY_INFO
         legacy = self.key_dir(key) / _LEGACY[KEY_INFO]
-        return legacy if not path.exists() and legacy.exists() else path
+        return legacy if not self._present(path) and self._present(legacy) else path
+
+    def _present(self, path: Path) -> bool:
+        """Whether anything (a link included, not followed) is at ``path`` in the store; False when that cannot be
+        told (a link above it, a name too long), which the caller's next use of the path then reports."""
+        try:
+            return nofollow.exists(self.path, path)
+        except OSError:
+            return False
 
     def key_info(self, key: str) -> dict[str, Any]:
         """What ``key`` stands for: its ``_key.json`` or, when that is damaged, what the key's chunk files
@@ -561,7 +609,7 @@ class Store:
         except KeyInfoError as exc:
             damage = exc
         chunks = self.chunk_files(key)
-        if not chunks and not damage.path.exists():
+        if not chunks and not self._present(damage.path):
             return {"key": key}  # a registration that stopped before _key.json was written: nothing is stored
         info = _key_info_from_rows(chunks)
         done = "its rows are read with what their own columns say" if info else "no chunk file of it can be read either"
@@ -579,11 +627,18 @@ class Store:
         good: list[dict[str, Any]] = []
         bad: list[tuple[Path, str]] = []
         d = self.key_dir(key)
-        for f in sorted([*(d / MANIFESTS).glob("*.json"), *(d / _LEGACY[MANIFESTS]).glob("*.json")], key=lambda f: f.name):
+        found = []
+        try:
+            for folder in (d / MANIFESTS, d / _LEGACY[MANIFESTS]):
+                if nofollow.is_folder(self.path, folder):
+                    found += [folder / e.name for e in os.scandir(folder) if e.name.endswith(".json")]
+        except OSError as exc:
+            raise _failure(f"cannot list the manifests of run {key} in {self.path}", exc) from None
+        for f in sorted(found, key=lambda f: f.name):
             if f.name.startswith("."):  # a writer's temporary file
                 continue
             try:
-                data = _small_json(f)
+                data = _small_json(self.path, f)
             except _Unreadable as exc:
                 bad.append((f, f"{f} is damaged: {exc}"))
                 continue
@@ -597,10 +652,14 @@ class Store:
 
     def keys(self) -> list[str]:
         """The run keys that have a folder in the store."""
-        if not self.path.is_dir():
-            return []
         try:
-            return sorted(x.name for x in self.path.iterdir() if x.is_dir() and _KEY_RE.match(x.name))
+            if not self.path.is_dir():
+                return []
+            keys = []
+            for x in os.scandir(self.path):
+                if _KEY_RE.match(x.name) and nofollow.is_folder(self.path, self.path / x.name):
+                    keys.append(x.name)
+            return sorted(keys)
         except OSError as exc:
             raise _failure(f"cannot list the store {self.path}", exc) from None
 
@@ -642,57 +701,170 @@ class Store:
         """The key's folder of notes on the chunks in play (``.tasks/``, for the runner's watchdog), made
         when ``create``."""
         d = self.key_dir(key) / TASKS_DIR
-        if create:
-            try:
-                d.mkdir(exist_ok=True)
-            except OSError as exc:
-                raise _failure(f"cannot create {d}", exc) from None
+        try:
+            if create:
+                nofollow.make_folder(self.path, d)
+            else:
+                nofollow.is_folder(self.path, d)
+        except OSError as exc:
+            raise _failure(f"cannot use {d}", exc) from None
         return d
 
     # chunk files -------------------------------------------------------------------
-    def chunk_path(self, key: str, first: int, last: int) -> Path:
+    def chunk_path(self, key: str, first: int, last: int, run_id: str = "") -> Path:
+        """Where chunk first..last of ``key`` is written: in run ``run_id``'s staging folder while it has one
+        (`begin_swap`), else in the key's folder."""
+        staging = self._swap_dir(key, run_id) if run_id else None
+        if staging is not None and self._present(staging):
+            return staging / (chunk_name(key, first, last) + STAGED)
         return self.key_dir(key) / chunk_name(key, first, last)
 
     def chunk_files(self, key: str, lo: int | None = None, hi: int | None = None) -> list[ChunkFile]:
-        """The chunk files of ``key`` (optionally only those meeting deals lo..hi), by first deal."""
+        """The chunk files of ``key`` (optionally only those meeting deals lo..hi), by first deal: those of its
+        folder, and where a forced run's swap is committed but not yet complete (`finish_swap`), its staged
+        files in place of the ones they replace."""
         d = self.key_dir(key)
-        if not d.is_dir():
-            return []
-        found = []
         try:
-            entries = list(os.scandir(d))
+            if not nofollow.is_folder(self.path, d):
+                return []
+            staged = [c for name in sorted(os.listdir(d)) if name.startswith(SWAP_PREFIX)
+                      and nofollow.exists(self.path, d / name / SWAP_READY) for c in self._listed(d / name, key, STAGED)]
+            found = self._listed(d, key)
         except OSError as exc:
             raise _failure(f"cannot list the run folder {d}", exc) from None
-        for entry in entries:
-            m = _CHUNK_RE.match(entry.name)
+        if staged:
+            found = [c for c in found if not any(c.first <= s.last and s.first <= c.last for s in staged)] + staged
+        found = [c for c in found if not ((lo is not None and c.last < lo) or (hi is not None and c.first > hi))]
+        return sorted(found, key=lambda c: (c.first, c.last))
+
+    def _listed(self, folder: Path, key: str, suffix: str = "") -> list[ChunkFile]:
+        """The chunk files of ``key`` in ``folder`` (their names end in ``suffix``), in no order."""
+        found = []
+        for entry in os.scandir(folder):
+            if not entry.name.endswith(suffix):
+                continue
+            m = _CHUNK_RE.match(entry.name[: len(entry.name) - len(suffix)])
             if not m or m.group(1) != key:
                 continue
             first, last = int(m.group(2)), int(m.group(3))
-            if last < first or (lo is not None and last < lo) or (hi is not None and first > hi):
+            if last >= first:
+                found.append(ChunkFile(key, first, last, folder / entry.name))
+        return found
+
+    @contextlib.contextmanager
+    def reading(self, key: str) -> Iterator[None]:
+        """Within the block, ``key``'s chunk files stay as they are (the commit lock, held shared): no chunk is put
+        in place and no swap happens (`finish_swap`). A store this process cannot lock (read-only, a key not yet
+        committed to) is read as it is."""
+        try:
+            fd = nofollow.open_fd(self.path, self.key_dir(key) / COMMIT_LOCK, os.O_RDONLY)
+        except OSError:
+            yield
+            return
+        try:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)
+
+    # a forced run's swap -------------------------------------------------------------
+    def _swap_dir(self, key: str, run_id: str) -> Path:
+        return self.key_dir(key) / f"{SWAP_PREFIX}{run_id}"
+
+    def begin_swap(self, key: str, run_id: str) -> None:
+        """Have run ``run_id``, which holds ``key``, write its chunks into a staging folder (`write_chunk`) until
+        `finish_swap` puts them in place all at once: a forced run, whose new files would otherwise replace the
+        old ones chunk by chunk while readers read."""
+        try:
+            nofollow.make_folder(self.path, self._swap_dir(key, run_id))
+        except OSError as exc:
+            raise _failure(f"cannot create a staging folder in {self.key_dir(key)}", exc) from None
+
+    def finish_swap(self, key: str, run_id: str) -> None:
+        """Put run ``run_id``'s staged chunks in place of the files they overlap, in the commit section (readers
+        wait, `reading`). A note written first commits the swap: a crash after it is completed by the next run
+        of the key (`hold_key`), and readers meanwhile take the staged files (`chunk_files`)."""
+        folder = self._swap_dir(key, run_id)
+        try:
+            with self._commit_section(key):
+                if not self._run_holds_key(key, run_id):
+                    raise RunGone(f"run {run_id} no longer holds key {key}; its chunks were not put in place")
+                _atomic_write_bytes(self.path, folder / SWAP_READY, json.dumps({"run": run_id}).encode())
+                self._complete_swap(key, folder)
+        except OSError as exc:
+            raise _failure(f"cannot put the new chunks of run {run_id} in place in {self.key_dir(key)}", exc) from None
+
+    def drop_swap(self, key: str, run_id: str) -> None:
+        """Remove run ``run_id``'s staging folder unless its swap is committed: a run that stopped before all its
+        chunks were written leaves the key's files as they were. Called while the run holds the key; a folder
+        that cannot be removed is left for the next run of the key (`hold_key`)."""
+        folder = self._swap_dir(key, run_id)
+        with contextlib.suppress(OSError):
+            if nofollow.is_folder(self.path, folder) and not nofollow.exists(self.path, folder / SWAP_READY):
+                self._drop_folder(folder)
+
+    def _complete_swap(self, key: str, folder: Path) -> None:
+        """Remove the key's files that the staged files of ``folder`` overlap, then move those in and remove the
+        folder. Every step can be repeated after a crash: a staged file still there replaces what it overlaps."""
+        d = self.key_dir(key)
+        staged = self._listed(folder, key, STAGED)
+        for old in self._listed(d, key):
+            if any(old.first <= s.last and s.first <= old.last for s in staged):
+                nofollow.unlink(self.path, old.path)
+        _fsync_dir(d)
+        for s in staged:
+            nofollow.replace(self.path, s.path, d / chunk_name(key, s.first, s.last))
+        _fsync_dir(d)
+        self._drop_folder(folder)
+
+    def _drop_folder(self, folder: Path) -> None:
+        """Remove a staging folder: its files (links are removed, not followed), its note last, then the folder."""
+        names = sorted(os.listdir(folder), key=lambda name: name == SWAP_READY)
+        for name in names:
+            if nofollow.is_folder(self.path, folder / name):  # not one the toolkit makes; its links are not followed
+                shutil.rmtree(folder / name)
+            else:
+                nofollow.unlink(self.path, folder / name)
+        folder.rmdir()
+
+    def _recover_swaps(self, key: str) -> None:
+        """Complete the committed swaps of forced runs that died part way, and remove the staging folders of
+        those that died before committing (called by the run that now holds the key)."""
+        d = self.key_dir(key)
+        for name in sorted(os.listdir(d)):
+            if not name.startswith(SWAP_PREFIX):
                 continue
-            found.append(ChunkFile(key, first, last, Path(entry.path)))
-        return sorted(found, key=lambda c: (c.first, c.last))
+            folder = d / name
+            if not nofollow.is_folder(self.path, folder):
+                nofollow.unlink(self.path, folder)
+            elif nofollow.exists(self.path, folder / SWAP_READY):
+                with self._commit_section(key):
+                    self._complete_swap(key, folder)
+            else:
+                self._drop_folder(folder)
 
     def write_chunk(self, table: pa.Table, key: str, first: int, last: int, run_id: str = "") -> Path:
         """Write one chunk atomically (temporary file, fsync, rename); return its path.
 
         With ``run_id``, the chunk is put in place only while that run holds the key (`hold_key`),
         else `RunGone` is raised and nothing is left behind; older chunk files that cover any of
-        first..last are removed in the same step, so no deal is ever in two files.
+        first..last are removed in the same step, so no deal is ever in two files. A run with a staging
+        folder (`begin_swap`) writes there instead, and its older files stay until `finish_swap`.
         """
-        path = self.chunk_path(key, first, last)
+        path = self.chunk_path(key, first, last, run_id)
         info = {"format": FORMAT, "version": CHUNK_VERSION, "key": key, "first": first, "last": last, "run": run_id}
         table = table.replace_schema_metadata({META_KEY: json.dumps(info).encode()})
         tmp = _temp_path(path)
         try:
-            _write_parquet(table, tmp)
+            _write_parquet(table, tmp, self.path)
             with self._commit_section(key):
                 if run_id and not self._run_holds_key(key, run_id):
                     raise RunGone(f"run {run_id} no longer holds key {key}; chunk {first}..{last} not written")
-                for older in self.chunk_files(key, first, last):
-                    if older.path != path:
-                        older.path.unlink(missing_ok=True)
-                os.replace(tmp, path)
+                for older in self._listed(path.parent, key, STAGED if path.name.endswith(STAGED) else ""):
+                    if older.path != path and older.first <= last and first <= older.last:
+                        nofollow.unlink(self.path, older.path)
+                nofollow.replace(self.path, tmp, path)
             _fsync_dir(path.parent)
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -700,7 +872,7 @@ class Store:
             raise StoreError(f"cannot write chunk {path}: {exc.strerror or exc}") from None
         finally:
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                nofollow.unlink(self.path, tmp)
         return path
 
     # one run per key ---------------------------------------------------------------
@@ -709,18 +881,19 @@ class Store:
 
         Raises `KeyBusyError` naming the holder when another live run has it. Before returning it
         waits for any chunk commit in progress, so every chunk an earlier run will ever write is
-        in place when the caller lists the key's files.
+        in place when the caller lists the key's files, and completes or removes the swap of a forced
+        run that died (`finish_swap`).
         """
         path = self.key_dir(key) / RUN_LOCK
         try:
-            path.parent.mkdir(exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            nofollow.make_folder(self.path, path.parent)
+            fd = nofollow.open_fd(self.path, path, os.O_RDWR | os.O_CREAT)
         except OSError as exc:
             raise _failure(f"cannot create the run lock {path}", exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _describe_holder(path)
+            holder = _describe_holder(fd)
             os.close(fd)
             raise KeyBusyError(
                 f"another run is playing key {key} in {self.path} ({holder}); "
@@ -735,6 +908,7 @@ class Store:
             os.pwrite(fd, json.dumps(who).encode(), 0)
             with self._commit_section(key):
                 pass
+            self._recover_swaps(key)
         except OSError as exc:
             os.close(fd)
             raise _failure(f"cannot take key {key} in {self.path}", exc) from None
@@ -743,7 +917,7 @@ class Store:
     @contextlib.contextmanager
     def _commit_section(self, key: str) -> Iterator[None]:
         """Exclusive, short: putting one chunk file in place (or waiting until nobody is)."""
-        fd = os.open(self.key_dir(key) / COMMIT_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = nofollow.open_fd(self.path, self.key_dir(key) / COMMIT_LOCK, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -753,8 +927,8 @@ class Store:
     def _run_holds_key(self, key: str, run_id: str) -> bool:
         """Whether run ``run_id`` is alive and holds ``key`` (called inside the commit section)."""
         try:
-            fd = os.open(self.key_dir(key) / RUN_LOCK, os.O_RDONLY)
-        except FileNotFoundError:
+            fd = nofollow.open_fd(self.path, self.key_dir(key) / RUN_LOCK, os.O_RDONLY)
+        except OSError:  # gone, or replaced by a link: no run holds it
             return False
         try:
             try:
@@ -784,9 +958,10 @@ class Store:
         by a Parquet reader; return where."""
         d = path.parent / CORRUPT
         target = d / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        root = path.parents[2] if path.parent.name in (MANIFESTS, _LEGACY[MANIFESTS]) else path.parents[1]
         try:
-            d.mkdir(exist_ok=True)
-            os.replace(path, target)
+            nofollow.make_folder(root, d)
+            nofollow.replace(root, path, target)
         except FileNotFoundError:  # someone else moved it first
             pass
         except OSError as exc:
@@ -796,8 +971,11 @@ class Store:
     def clean_temp(self, key: str, older_than: float = 3600.0) -> int:
         """Delete temporary files left by writers that died (their process is gone, or they are old)."""
         d = self.key_dir(key)
-        if not d.is_dir():
-            return 0
+        try:
+            if not nofollow.is_folder(self.path, d):
+                return 0
+        except OSError as exc:
+            raise _failure(f"cannot clean the run folder {d}", exc) from None
         host = socket.gethostname()
         removed = 0
         now = time.time()
@@ -807,14 +985,14 @@ class Store:
             parts = entry.name[len(_TMP_PREFIX) :].split("@", 3)
             stale = False
             try:
-                stale = now - entry.stat().st_mtime > older_than
+                stale = now - entry.stat(follow_symlinks=False).st_mtime > older_than
                 if not stale and len(parts) == 4 and parts[2] == host:
-                    stale = not _pid_alive(int(parts[0]))
+                    stale = not pid_alive(int(parts[0]))
             except (OSError, ValueError):
                 continue
             if stale:
                 with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
+                    nofollow.unlink(self.path, d / entry.name)
                     removed += 1
         return removed
 
@@ -832,10 +1010,10 @@ class KeyLock:
             self._fd = None
 
 
-def _describe_holder(path: Path) -> str:
-    """Who holds a run lock, as the lock file says: pid, host and start."""
+def _describe_holder(fd: int) -> str:
+    """Who holds a run lock, as the lock file (open as ``fd``) says: pid, host and start."""
     try:
-        who = json.loads(path.read_text())
+        who = json.loads(os.pread(fd, 4096, 0))
         return f"pid {who['pid']} on host {who['host']}, started {who['started']}"
     except (OSError, ValueError, KeyError, TypeError):
         return "a process that has not yet written its name"
@@ -878,7 +1056,7 @@ def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> p
     if cache is None or columns is None or not set(columns) <= set(cache.columns):
         return _load_chunk_file(chunk, columns)
     try:
-        st = os.stat(chunk.path)
+        st = os.stat(chunk.path, follow_symlinks=False)
     except OSError:
         return _load_chunk_file(chunk, columns)  # says what is wrong with it
     ident = (str(chunk.path), st.st_size, st.st_mtime_ns, st.st_ino)
@@ -891,8 +1069,10 @@ def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> p
 def _load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> pa.Table:
     """`load_chunk_file` without the cache."""
     cols = None if columns is None else list(dict.fromkeys(["deal", *columns]))
+    fh = None
     try:
-        pf = pq.ParquetFile(chunk.path, page_checksum_verification=True)
+        fh = nofollow.open_read(_store_of(chunk), chunk.path)
+        pf = pq.ParquetFile(fh, page_checksum_verification=True)
         raw = (pf.schema_arrow.metadata or {}).get(META_KEY)
         if raw is None:
             raise CorruptChunkError(chunk.path, "it carries no bakers-dozen metadata (not written by this toolkit)")
@@ -925,7 +1105,19 @@ def _load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> 
         raise
     except (pa.ArrowException, OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptChunkError(chunk.path, f"{type(exc).__name__}: {exc}") from None
+    finally:
+        if fh is not None:
+            fh.close()
     return table
+
+
+def _store_of(chunk: ChunkFile) -> Path:
+    """The store folder a chunk file lies in: the folder above its key's folder (the files inside are checked
+    for links from there down, `studies.nofollow`)."""
+    for folder in chunk.path.parents:
+        if folder.name == chunk.key:
+            return folder.parent
+    return chunk.path.parent
 
 
 def _deals_from(deals: pa.ChunkedArray, first: int, count: int) -> bool:
@@ -969,10 +1161,11 @@ class _Unreadable(Exception):
     """A small JSON file of a store that cannot be read; the message says why."""
 
 
-def _small_json(path: Path) -> Any:
-    """The JSON value in ``path``; `_Unreadable` when it is missing, too large, empty or not JSON."""
+def _small_json(root: Path, path: Path) -> Any:
+    """The JSON value in ``path`` of store ``root``; `_Unreadable` when it is missing, a link, too large, empty or
+    not JSON."""
     try:
-        with open(path, "rb") as fh:
+        with nofollow.open_read(root, path) as fh:
             data = fh.read(MAX_JSON_BYTES + 1)
     except FileNotFoundError:
         raise _Unreadable("it is missing") from None
@@ -1047,30 +1240,31 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
     tables = []
     lo, hi = deals if deals is not None else (None, None)
     for k in infos:  # keys in order, and each key's files by first deal: the rows come sorted
-        chunks = store.chunk_files(k, lo, hi)
-        lost = store.lost_deals(k, chunks, lo, hi)
-        if lost:
-            shown = ", ".join(f"{a}-{b}" for a, b in lost[:3]) + (", ..." if len(lost) > 3 else "")
-            warnings.warn(DamagedFileWarning(
-                f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
-                f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
-                "leave them out (a run of the same command plays them again)"), stacklevel=3)
-        done = None  # the last deal of the key taken so far: a deal stored twice (overlapping files) appears once
-        for chunk in chunks:
-            try:
-                table = load_chunk_file(chunk, wanted)
-            except CorruptChunkError as exc:
-                warnings.warn(DamagedFileWarning(f"{exc}; its deals are left out (a run of the same command moves "
-                                                 "it aside and plays them again)"), stacklevel=3)
-                continue
-            a = max(chunk.first, chunk.first if lo is None else lo, chunk.first if done is None else done + 1)
-            b = chunk.last if hi is None else min(chunk.last, hi)
-            if a > b:
-                continue
-            if (a, b) != (chunk.first, chunk.last):  # a checked file holds its deals in order: row i is first + i
-                table = table.slice(a - chunk.first, b - a + 1)
-            done = b
-            tables.append(table if wanted is None else table.select(wanted))
+        with store.reading(k):  # a forced run's swap waits: the key's files are its old ones or its new
+            chunks = store.chunk_files(k, lo, hi)
+            lost = store.lost_deals(k, chunks, lo, hi)
+            if lost:
+                shown = ", ".join(f"{a}-{b}" for a, b in lost[:3]) + (", ..." if len(lost) > 3 else "")
+                warnings.warn(DamagedFileWarning(
+                    f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
+                    f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
+                    "leave them out (a run of the same command plays them again)"), stacklevel=3)
+            done = None  # the last deal of the key taken so far: a deal stored twice (overlapping files) appears once
+            for chunk in chunks:
+                try:
+                    table = load_chunk_file(chunk, wanted)
+                except CorruptChunkError as exc:
+                    warnings.warn(DamagedFileWarning(f"{exc}; its deals are left out (a run of the same command moves "
+                                                     "it aside and plays them again)"), stacklevel=3)
+                    continue
+                a = max(chunk.first, chunk.first if lo is None else lo, chunk.first if done is None else done + 1)
+                b = chunk.last if hi is None else min(chunk.last, hi)
+                if a > b:
+                    continue
+                if (a, b) != (chunk.first, chunk.last):  # a checked file holds its deals in order: row i is first + i
+                    table = table.slice(a - chunk.first, b - a + 1)
+                done = b
+                tables.append(table if wanted is None else table.select(wanted))
     if not tables:
         return (SCHEMA if wanted is None else pa.schema([SCHEMA.field(c) for c in wanted])).empty_table()
     return pa.concat_tables(tables).unify_dictionaries()
@@ -1175,66 +1369,70 @@ def _temp_path(path: Path) -> Path:
 _DICTIONARY_COLUMNS = [f.name for f in SCHEMA if pa.types.is_dictionary(f.type)] + ["cards_home", "moves"]
 
 
-def _write_parquet(table: pa.Table, path: Path) -> None:
-    """Write ``table`` to ``path`` and force it to disk.
+def _write_parquet(table: pa.Table, path: Path, root: Path) -> None:
+    """Write ``table`` to the new file ``path`` of store ``root`` and force it to disk.
 
     Page checksums let a reader notice damaged pages; the deal numbers (consecutive)
     are delta-encoded and only low-cardinality columns get Parquet dictionaries,
     which makes the file small and the write cheap next to the play.
     """
-    with open(path, "wb") as fh:
+    with nofollow.create(root, path) as fh:
         pq.write_table(table, fh, compression=COMPRESSION, write_page_checksum=True,
                        use_dictionary=_DICTIONARY_COLUMNS, column_encoding={"deal": "DELTA_BINARY_PACKED"})
         fh.flush()
         os.fsync(fh.fileno())
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def _atomic_write_bytes(root: Path, path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` in store ``root`` whole or not at all (a new temporary file, renamed)."""
     tmp = _temp_path(path)
     try:
-        with open(tmp, "wb") as fh:
+        with nofollow.create(root, tmp) as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        nofollow.replace(root, tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            tmp.unlink()
+            nofollow.unlink(root, tmp)
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise StoreFullError(f"disk full while writing {path} ({exc.strerror})") from None
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
     _fsync_dir(path.parent)
 
 
-def _move_into(old: Path, new: Path) -> None:
-    """Rename ``old`` (a file or a folder, if it exists) to ``new``. When ``new`` exists too (an upgrade
-    repeated after a crash, or raced by another), a folder's entries are moved into it and a file is dropped
-    (a key's ``key.json`` says the same whoever wrote it)."""
-    if not old.exists():
+def _move_into(root: Path, old: Path, new: Path) -> None:
+    """Rename ``old`` (a file or a folder, if it exists) to ``new`` in store ``root``. When ``new`` exists too (an
+    upgrade repeated after a crash, or raced by another), a folder's entries are moved into it and a file is
+    dropped (a key's ``key.json`` says the same whoever wrote it). A link at either is refused (`studies.nofollow`)."""
+    if not nofollow.exists(root, old):
         return
-    if not new.exists():
+    folder = nofollow.is_folder(root, old)
+    if not nofollow.exists(root, new):
         with contextlib.suppress(FileNotFoundError):
             os.rename(old, new)
         return
-    if old.is_dir():
-        for entry in old.iterdir():
-            os.replace(entry, new / entry.name)
+    if folder:
+        if not nofollow.is_folder(root, new):
+            raise NotADirectoryError(errno.ENOTDIR, f"{new} is not a folder", str(new))
+        for entry in os.scandir(old):
+            nofollow.replace(root, old / entry.name, new / entry.name)
         with contextlib.suppress(FileNotFoundError):
             old.rmdir()
     else:
-        old.unlink(missing_ok=True)
+        nofollow.unlink(root, old)
 
 
 def _fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether process ``pid`` still runs; a zombie (killed, not yet reaped) counts as dead."""
     try:
         os.kill(pid, 0)

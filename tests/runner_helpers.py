@@ -109,7 +109,7 @@ class FillingStore(S.Store):
             return super().write_chunk(table, key, first, last, run_id)
         real = S._write_parquet
 
-        def half_then_full(table: pa.Table, path: Path) -> None:
+        def half_then_full(table: pa.Table, path: Path, root: Path) -> None:
             with open(path, "wb") as fh:
                 fh.write(b"PAR1")
             raise OSError(errno.ENOSPC, "No space left on device")
