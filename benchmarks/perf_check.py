@@ -6,7 +6,7 @@ second of the machine code alone. The `simulate` figure is the whole command
 line in a fresh process (start-up, imports, cache loads, the worker, chunking,
 store writes) into a new store. The two are run back to back, alternately,
 ``--repeats`` times each (best of each), so that a noisy shared machine
-disturbs both alike. The issue's goal is a ratio of 0.8 or better.
+disturbs both alike. The goal is a ratio of 0.8 or better.
 
     python benchmarks/perf_check.py [--deals 1000000] [--repeats 2] [--checkout DIR]
 

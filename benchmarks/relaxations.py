@@ -1,4 +1,4 @@
-"""Two relaxations of the hard deals, as tests of the capacity and symmetry candidates of issue 10 (prints).
+"""Two relaxations of the hard deals, as tests of the capacity and symmetry candidates for proving hard deals lost (prints).
 
 Both read a position as *base* cards (every pile with its top run taken off:
 the cards from the top down that each build on the card beneath; they have

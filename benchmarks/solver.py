@@ -1,6 +1,6 @@
 """Solver and sampling-player figures on fixed deal sets (prints; not a test).
 
-Part ``goals`` (issue 10's targets): the solver with its default settings on
+Part ``goals`` (the solver's speed targets): the solver with its default settings on
 this toolkit's ``bakers-dozen`` deals 1-10,000 and ``good-measure`` deals
 1-1,000, in this one process (one core): won / lost / unknown, the slowest
 deal, mean milliseconds per deal, nodes per second and peak memory, every win
@@ -137,7 +137,7 @@ def goals_line(name: str, first: int, last: int, s: DealSet) -> str:
 
 
 def goals_part(cases: list[tuple[str, int, int]], every: int, params: dict[str, str]) -> None:
-    """Issue 10's targets: unknown count, slowest deal, mean ms a deal, nodes/s and peak memory.
+    """The solver's speed targets: unknown count, slowest deal, mean ms a deal, nodes/s and peak memory.
 
     With ``every`` > 0 a running line (deals first..so far) is printed after each ``every`` deals, so that
     a run stopped part way still leaves figures. ``params`` are solver parameters (default: the defaults)."""

@@ -1,6 +1,6 @@
 """How long the command line takes to answer, as a new user meets it (prints a table; not a test).
 
-For each command of issue 12's table, every run a fresh process (``python -m
+For each command a new user meets first, every run a fresh process (``python -m
 bakers_dozen ...``, wall time from start to exit):
 
 - first run: as after an install, with an empty numba cache (``NUMBA_CACHE_DIR``
@@ -16,7 +16,7 @@ again does); the ``--force`` row solves the deal again every time.
 
 Usage: ``.venv/bin/python benchmarks/startup.py [--repeat 3] [--no-first] [--only variants]``.
 The commands run in a temporary directory, with this checkout (or ``--checkout
-DIR``, to time an older tree back to back) first on ``PYTHONPATH``. compile12's throughput check is ``benchmarks/perf_check.py``.
+DIR``, to time an older tree back to back) first on ``PYTHONPATH``. The throughput check is ``benchmarks/perf_check.py``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @dataclass(frozen=True)
 class Command:
-    """One row of the table: the verb's arguments and the issue's goal for the warm run."""
+    """One row of the table: the verb's arguments and the goal for the warm run."""
 
     args: tuple[str, ...]
     goal: str
@@ -51,7 +51,7 @@ COMMANDS = (
     Command(("play", "--deal", "7", "--strategy", "greedy"), "<= 1.0 s"),
     Command(("play", "--deal", "7", "--strategy", "heuristic"), "<= 1.0 s"),
     Command(("solve", "--deals", "12"), "<= 1.5 s"),
-    Command(("solve", "--deals", "12", "--force"), "- (solved again; the issue times the row above)"),
+    Command(("solve", "--deals", "12", "--force"), "- (solved again; the row above is the one timed)"),
     Command(("play", "--variant", "dick-1883", "--deal", "12", "--strategy", "sampling"), "a few seconds"),
 )
 

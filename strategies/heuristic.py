@@ -123,8 +123,8 @@ def heuristic_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001,
     (the engine lists moves by source) the source is read once; when ``home``
     is the first rule and a card can go home, only the moves home are read (a
     move home then beats every other). Speed: every array it holds costs an
-    atomic count pair whenever numba cannot prune it (see benchmarks/README.md,
-    "After issue 13"), so it hands its helpers the scratch and an offset rather
+    atomic count pair whenever numba cannot prune it (docs/performance.md,
+    "Strategies"), so it hands its helpers the scratch and an offset rather
     than slices, calls helpers written with one exit, hashes the child from
     values at hand (`moved_hash`), and reads piles with `suit_entry_at` (no
     count left in it), adding `alternate_frees_home` only under rules that need it.

@@ -3,7 +3,7 @@
 The player solves many completions of the hidden cards on a few hundred nodes each
 (`strategies.sampling`, `strategies.sampling_plan`). Such a solve differs from the
 solver's decision of a deal (`strategies.solver.strategy.decide`) in three ways, each
-measured (benchmarks/README.md):
+measured (CHANGELOG.md, sampling versions 7 and 8):
 
 - it searches a window of the transposition table sized from its budget
   (`sample_work`), which stays in the processor's cache;
@@ -58,7 +58,7 @@ def sample_work(work, budget):  # noqa: ANN001, ANN201 (numba)
     quarter full: the search meets the same positions in the table (bar eight neighbouring slots all
     taken, rare at a quarter full), and a small table stays in the processor's cache, where most
     probes of the whole table (tt_mb, sized for the solver's search once nothing is hidden) miss it
-    (benchmarks/README.md, "Version 7").
+    (CHANGELOG.md, sampling version 7).
 
     Windows of several sizes share the table, and a search that starts the generations again clears
     only its own window (`strategies.solver.search`, `M_RENUMBERED`): entries of the old generations

@@ -30,7 +30,7 @@ FAST_DEALS = 20_000
 percentage points (at a 50% win rate; +-0.42 at 10%, +-0.14 at 1%). Twice as many would narrow them by
 a third and cost 30 s more of the deals' CPU, most of it random play (about 1,000 moves a lost deal): on a
 slow day of the development machine, enough to take a first run on a fresh machine past the six minutes asked
-of it (benchmarks/README.md, "A first run with 20,000 fast deals and solver version 5")."""
+of it (docs/performance.md, "The two commands")."""
 SLOW_STRATEGIES = ("lookahead",)
 SLOW_VARIANTS = ("bakers-dozen", "kings-into-empty", "dick-1883", "spanish-patience")
 SLOW_DEALS = 1_000

@@ -47,13 +47,13 @@ first condition, on parking alone, is what turned the relaxation from a count
 of holders into a proof of many of the losses the searches cannot finish:
 without it good-measure 733, proved lost by the layered prover in 11.5
 million positions, is a relaxed win after 83 states; with it a relaxed loss
-after 9,875 (benchmarks/README.md, "Cards move only when exposed"). Applied to
+after 9,875 (CHANGELOG.md, solver version 4). Applied to
 the moves home as well, with the free holder (solver version 8), it proves
 bakers-dozen 2492 lost in 1,999,104 states, where a search of 900 million
 positions and the layered prover had not finished. The moves home decide it:
 without the free holder the proof takes 2,083,740 states, and with the free
-holder alone 2492 is a relaxed win after 12,066 (benchmarks/README.md, "A
-card goes home bare").
+holder alone 2492 is a relaxed win after 12,066 (CHANGELOG.md, solver
+version 8).
 
 A relaxed win proves nothing. This is every argument that counts holders per
 rank over time (Hall's condition per rank, as the cards must be parked while

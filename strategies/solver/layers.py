@@ -20,7 +20,7 @@ array, a hash index over them), plus the *seeds* its positions send to later
 layers; a finished layer is freed. The stages cut the largest layer about
 threefold or more: good-measure 733's proof holds at most 290,304 positions at once
 instead of 1,015,952 (one layer a foundation vector), the same 11,495,763 in
-all (benchmarks/README.md, "Layers split by the cards in bases").
+all (CHANGELOG.md, solver version 10).
 
 Positions are kept as the compact keys of `strategies.solver.codec` (24 bytes,
 decodable; a quiet tableau move changes one card's code, so most children get

@@ -12,8 +12,8 @@ Why it pays where the dead test alone does not. Random walks from good-measure
 deals the searches leave unknown meet a relaxed loss long before a dead
 position: on deals 806 and 937, of 100 walks each, 59 and 74 reached a
 configuration the relaxation loses (within 5,000 states) where the dead test
-did not yet fire, and only 8 and 5 the other way round (benchmarks/README.md,
-"The relaxation inside the search"). A depth-first search that enters such a
+did not yet fire, and only 8 and 5 the other way round (CHANGELOG.md,
+solver version 6). A depth-first search that enters such a
 configuration expands everything below it until each line dies on its own.
 
 Why it is cheap. The configuration changes only when a base card leaves its
