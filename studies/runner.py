@@ -81,6 +81,7 @@ from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, UNKNOWN, WON
 from sim.errors import UserError
 from sim.rules import Rules
 from studies.progress import NullProgress, Progress
+from studies.reuse import ACCEPT_COLUMNS, Wants, mark_verified, unverified_wins
 from studies.store import (
     ChunkFile,
     CorruptChunkError,
@@ -247,7 +248,11 @@ class RunSummary:
     chunks_reused: int = 0
     corrupt: list[str] = field(default_factory=list)
     damaged: list[str] = field(default_factory=list)
-    """One line for each damaged key.json (written again) or manifest of the run's key, moved aside."""
+    """One line for each damaged key.json (written again) or manifest of the run's key, moved aside, and for each
+    chunk file holding a win the referee rejects (moved aside and played again, by a verifying run)."""
+    refused: list[str] = field(default_factory=list)
+    """One line for each stored chunk played again because this run would not have made its rows (`studies.reuse`:
+    another deal time limit, another tier)."""
     retries: int = 0
     jobs: int = 1
     backend: str = "loky"
@@ -340,7 +345,8 @@ def chunk_table(task: ChunkTask) -> pa.Table:
     if task.verify:
         _verify_wins(task, numbers, outcome, termination, errors, r.win_offsets, r.win_moves)
     return S.chunk_table(task.labels, tier, numbers, outcome, termination, r.cards_home, r.moves, r.nodes,
-                         micros, averaged, errors, r.win_offsets, r.win_moves)
+                         micros, averaged, errors, r.win_offsets, r.win_moves, verified=task.verify,
+                         deal_timeout=task.deal_timeout)
 
 
 def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, termination: np.ndarray,
@@ -916,7 +922,8 @@ class _Watchdog:
         one = np.ones(1, dtype=np.int64)
         return S.chunk_table(task.labels, self.tier, one * task.first, one * UNKNOWN, one * T_TIMEOUT,
                              one * len(task.rules.start_home_cards), one * 0, one * 0, one * int(limit * 1e6), False,
-                             {0: text}, np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int16))
+                             {0: text}, np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int16),
+                             deal_timeout=self.deal_timeout)
 
 
 def _kill(pid: int) -> None:
@@ -1025,7 +1032,8 @@ def run(
                 first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
                 seconds=0.0, store=str(st.path), key=key, backend=backend, damaged=damaged,
             )
-            reused, covered = _reuse(st, key, spec.first, spec.last, force, summary, run_id)
+            wants = Wants(spec.rules, deal_timeout, spec.tier, verify)
+            reused, covered = _reuse(st, key, spec.first, spec.last, force, summary, run_id, wants)
             todo = plan_chunks(spec.first, spec.last, covered, chunk) if chunk else missing_ranges(spec.first, spec.last, covered)
             if todo and compiled is None:  # a stored file failed its checks: its deals play after all
                 compiled, here = _ready(spec, strategy, jobs, chunk, backend, deal_timeout)
@@ -1061,8 +1069,11 @@ def run(
             progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {labels.strategy_label}")
             for path in summary.corrupt:
                 progress.note(f"[yellow]damaged chunk file moved aside and replayed: {path}")
-            for line in damaged:
+            for line in summary.damaged:
                 progress.note(f"[yellow]{escape(line)}")
+            if summary.refused:
+                more = f" (and {len(summary.refused) - 1:,} more chunk(s))" if len(summary.refused) > 1 else ""
+                progress.note(f"[yellow]{escape(summary.refused[0])}{more}")
             t0 = time.perf_counter()
             try:
                 _play_all(chunker, make_task, st, key, n_jobs, "here" if here else backend, client, played, written,
@@ -1178,9 +1189,10 @@ def _stored(store: str | os.PathLike[str] | Store, key: str, lo: int, hi: int) -
         return False
 
 
-COUNT_COLUMNS = ("deal", "outcome", "cards_home")
-"""What reusing a stored chunk reads of it (`_counts`): a quarter of the time of reading every column, the moves
-of the wins above all; the file's metadata, name, row count and deal numbers are checked all the same."""
+COUNT_COLUMNS = ACCEPT_COLUMNS
+"""What reusing a stored chunk reads of it (`_counts`, and what `studies.reuse.Wants.refusal` checks): a quarter of
+the time of reading every column, the moves of the wins above all (a verifying run reads them only of chunks that
+hold wins); the file's metadata, name, row count and deal numbers are checked all the same."""
 
 
 def _load_or_quarantine(st: Store, c: ChunkFile, summary: RunSummary, columns: Sequence[str] | None = None
@@ -1194,15 +1206,56 @@ def _load_or_quarantine(st: Store, c: ChunkFile, summary: RunSummary, columns: S
         return None
 
 
-def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSummary, run_id: str
+def _keep_outside(st: Store, table: pa.Table, c: ChunkFile, lo: int, hi: int, run_id: str) -> None:
+    """Write the rows of chunk ``c`` (``table``, all of them) outside lo..hi as files of their own, so that the
+    files a run replaces lie inside lo..hi and each of its commits can drop the ones it overlaps."""
+    for a, b in ((c.first, lo - 1), (hi + 1, c.last)):
+        if a <= b:  # a checked file holds deals c.first..c.last in order: row i is deal c.first + i
+            st.write_chunk(table.slice(a - c.first, b - a + 1), c.key, a, b, run_id)
+
+
+def _accepts(st: Store, c: ChunkFile, used: pa.Table, a: int, b: int, lo: int, hi: int, wants: Wants,
+             summary: RunSummary, run_id: str) -> bool:
+    """Whether the run reuses deals a..b of chunk ``c`` (``used``: their `COUNT_COLUMNS`), as `studies.reuse`
+    says. A verifying run replays their wins with the referee and marks them verified (rewriting the file); a
+    chunk holding a win the referee rejects is moved aside, with a line in the summary's ``damaged``. A chunk
+    not reused is played again (its rows outside lo..hi are kept, in files of their own)."""
+    why = wants.refusal(used)
+    if why is None and wants.verify and _counts(used)[0][WON]:
+        whole = _load_or_quarantine(st, c, summary)
+        if whole is None:
+            return False
+        rejected = wants.rejected_win(whole.slice(a - c.first, b - a + 1))
+        if rejected is None:
+            if unverified_wins(whole.slice(a - c.first, b - a + 1)):
+                st.write_chunk(mark_verified(whole, a - c.first, b - a + 1), c.key, c.first, c.last, run_id)
+            return True
+        moved = st.quarantine(c)
+        _keep_outside(st, whole, c, lo, hi, run_id)
+        summary.damaged.append(f"chunk file {c.path} holds a win the referee rejects ({rejected}); "
+                               f"moved aside to {moved} and played again")
+        return False
+    if why is None:
+        return True
+    if c.first < lo or c.last > hi:
+        whole = _load_or_quarantine(st, c, summary)
+        if whole is None:
+            return False
+        _keep_outside(st, whole, c, lo, hi, run_id)
+    summary.refused.append(f"deals {a:,}-{b:,} played again: the store holds {why}")
+    return False
+
+
+def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSummary, run_id: str, wants: Wants
            ) -> tuple[_Tally, list[tuple[int, int]]]:
     """Check the stored chunks of ``key`` meeting lo..hi; return their totals and the deals they cover.
 
     With ``force`` nothing is reused, and a stored file that reaches outside lo..hi is cut to the
     deals outside (rewritten from its rows), so that the files this run replaces lie inside lo..hi
-    and each commit of the run can drop the ones it overlaps. Otherwise files that overlap (left by
-    older toolkits after a kill) are repaired where that is safe: one whose deals are all in earlier
-    files is removed, one that overlaps only earlier files is cut to its new deals.
+    and each commit of the run can drop the ones it overlaps. Otherwise a chunk is reused only when
+    ``wants`` accepts its rows (`_accepts`), and files that overlap (left by older toolkits after a
+    kill) are repaired where that is safe: one whose deals are all in earlier files is removed, one
+    that overlaps only earlier files is cut to its new deals.
     """
     tally = _Tally()
     files = st.chunk_files(key, lo, hi)
@@ -1211,11 +1264,8 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
             if lo <= c.first and c.last <= hi:
                 continue
             table = _load_or_quarantine(st, c, summary)
-            if table is None:
-                continue
-            for a, b in ((c.first, lo - 1), (hi + 1, c.last)):
-                if a <= b:  # a checked file holds deals c.first..c.last in order: row i is deal c.first + i
-                    st.write_chunk(table.slice(a - c.first, b - a + 1), key, a, b, run_id)
+            if table is not None:
+                _keep_outside(st, table, c, lo, hi, run_id)
         return tally, []
     covered: list[tuple[int, int]] = []
     cursor, before = lo, 0  # before: the last deal of the files listed before this one
@@ -1230,15 +1280,18 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
         if table is None:
             continue
         # a checked file holds deals c.first..c.last in order (row i is deal c.first + i): cut it by slicing
+        a = max(c.first, cursor)  # where it overlaps what earlier files cover, count only the new deals
+        if a > c.first or b < c.last:
+            table = table.slice(a - c.first, b - a + 1)
+        if not _accepts(st, c, table, a, b, lo, hi, wants, summary, run_id):
+            before, cursor = c.last, b + 1  # its deals a..b are played again
+            continue
         if c.first <= before and all(n.first > c.last for n in files[i + 1:]):  # keep only its new deals
             whole = _load_or_quarantine(st, c, summary)
             if whole is None:
                 continue
             st.write_chunk(whole.slice(before + 1 - c.first), key, before + 1, c.last, run_id)
         before = c.last
-        a = max(c.first, cursor)  # where it overlaps what earlier files cover, count only the new deals
-        if a > c.first or b < c.last:
-            table = table.slice(a - c.first, b - a + 1)
         counts, home = _counts(table)
         tally.add(counts, home)
         covered.append((a, b))
