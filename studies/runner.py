@@ -81,7 +81,7 @@ from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, UNKNOWN, WON
 from sim.errors import UserError
 from sim.rules import Rules
 from studies.progress import NullProgress, Progress
-from studies.reuse import ACCEPT_COLUMNS, Wants, mark_verified, unverified_wins
+from studies.reuse import ACCEPT_COLUMNS, Wants, distrust, mark_verified, unverified_wins
 from studies.store import (
     ChunkFile,
     CorruptChunkError,
@@ -1209,6 +1209,7 @@ def _load_or_quarantine(st: Store, c: ChunkFile, summary: RunSummary, columns: S
 def _keep_outside(st: Store, table: pa.Table, c: ChunkFile, lo: int, hi: int, run_id: str) -> None:
     """Write the rows of chunk ``c`` (``table``, all of them) outside lo..hi as files of their own, so that the
     files a run replaces lie inside lo..hi and each of its commits can drop the ones it overlaps."""
+    table = distrust(table)
     for a, b in ((c.first, lo - 1), (hi + 1, c.last)):
         if a <= b:  # a checked file holds deals c.first..c.last in order: row i is deal c.first + i
             st.write_chunk(table.slice(a - c.first, b - a + 1), c.key, a, b, run_id)
@@ -1217,17 +1218,18 @@ def _keep_outside(st: Store, table: pa.Table, c: ChunkFile, lo: int, hi: int, ru
 def _accepts(st: Store, c: ChunkFile, used: pa.Table, a: int, b: int, lo: int, hi: int, wants: Wants,
              summary: RunSummary, run_id: str) -> bool:
     """Whether the run reuses deals a..b of chunk ``c`` (``used``: their `COUNT_COLUMNS`), as `studies.reuse`
-    says. A verifying run replays their wins with the referee and marks them verified (rewriting the file); a
+    says. A verifying run replays their wins not yet verified with the referee and marks them (rewriting the file); a
     chunk holding a win the referee rejects is moved aside, with a line in the summary's ``damaged``. A chunk
     not reused is played again (its rows outside lo..hi are kept, in files of their own)."""
     why = wants.refusal(used)
     if why is None and wants.verify and _counts(used)[0][WON]:
-        whole = _load_or_quarantine(st, c, summary)
-        if whole is None:
+        loaded = _load_or_quarantine(st, c, summary)
+        if loaded is None:
             return False
+        whole = distrust(loaded)
         rejected = wants.rejected_win(whole.slice(a - c.first, b - a + 1))
         if rejected is None:
-            if unverified_wins(whole.slice(a - c.first, b - a + 1)):
+            if whole is not loaded or unverified_wins(whole.slice(a - c.first, b - a + 1)):
                 st.write_chunk(mark_verified(whole, a - c.first, b - a + 1), c.key, c.first, c.last, run_id)
             return True
         moved = st.quarantine(c)
@@ -1290,7 +1292,7 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
             whole = _load_or_quarantine(st, c, summary)
             if whole is None:
                 continue
-            st.write_chunk(whole.slice(before + 1 - c.first), key, before + 1, c.last, run_id)
+            st.write_chunk(distrust(whole).slice(before + 1 - c.first), key, before + 1, c.last, run_id)
         before = c.last
         counts, home = _counts(table)
         tally.add(counts, home)

@@ -341,6 +341,11 @@ def _strings(texts: Sequence[str | None]) -> pa.Array:
                                  [valid, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(data))])
 
 
+def text_array(texts: Sequence[str]) -> pa.Array:
+    """Texts as an Arrow string array, made without pandas (`_strings`), e.g. the value set of `pc.is_in`."""
+    return _strings(list(texts))
+
+
 def _dictionary(codes: Any, words: Sequence[str]) -> pa.DictionaryArray:
     """int8 ``codes`` into ``words`` as an Arrow dictionary array (the store's category columns)."""
     return pa.DictionaryArray.from_arrays(_fixed(codes, np.int8, pa.int8()), _strings(words))
@@ -417,6 +422,32 @@ def chunk_table(
         _const(labels.toolkit_version, n),
     ]
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def verified_digest(table: pa.Table) -> str:
+    """A digest of the wins that ``table`` (a whole chunk) marks verified: their deal, seed, source and moves.
+
+    A chunk file records it when it is written (`Store.write_chunk`), so that a verifying run can trust the
+    ``verified`` flags of a file whose marked wins still give it, and checks again the wins of one edited since
+    (`studies.reuse`); it is a checksum against edits, not a signature."""
+    import pyarrow.compute as pc
+
+    if "verified" not in table.column_names:
+        return ""
+    won = pc.is_in(pc.cast(table.column("outcome"), pa.string()), value_set=text_array(["won"]))
+    marked = table.filter(pc.and_(won, table.column("verified")))
+    digest = hashlib.sha256()
+    for row in marked.select(["deal", "seed", "source", "win_moves"]).to_pylist():
+        digest.update(json.dumps([row["deal"], row["seed"], row["source"], row["win_moves"]]).encode())
+    return digest.hexdigest()[:32]
+
+
+def recorded_digest(table: pa.Table) -> str | None:
+    """The `verified_digest` a chunk file recorded when it was written (``table``: rows read from it), or None."""
+    try:
+        return json.loads((table.schema.metadata or {})[META_KEY]).get("verified")
+    except (KeyError, ValueError, AttributeError):
+        return None
 
 
 # --- the store directory ----------------------------------------------------------------
@@ -705,7 +736,8 @@ class Store:
         first..last are removed in the same step, so no deal is ever in two files.
         """
         path = self.chunk_path(key, first, last)
-        info = {"format": FORMAT, "version": CHUNK_VERSION, "key": key, "first": first, "last": last, "run": run_id}
+        info = {"format": FORMAT, "version": CHUNK_VERSION, "key": key, "first": first, "last": last, "run": run_id,
+                "verified": verified_digest(table)}
         table = table.replace_schema_metadata({META_KEY: json.dumps(info).encode()})
         tmp = _temp_path(path)
         try:

@@ -70,8 +70,7 @@ def test_an_unverified_store_reused_by_a_verifying_run_has_every_reused_win_chec
     assert after.loc[after["outcome"] == "won", "verified"].all() and not after.loc[after["outcome"] != "won", "verified"].any()
     assert rows(after).drop(columns="verified").equals(rows(before).drop(columns="verified"))
     checked.clear()
-    run(spec, path, jobs=1, chunk=20)  # marked verified, and checked again all the same: a flag proves nothing
-    assert sorted(checked) == wins
+    assert run(spec, path, jobs=1, chunk=20).wins == made.wins and checked == []  # verified now: not checked again
 
 
 @pytest.mark.parametrize("flag", [False, True])
@@ -198,3 +197,24 @@ def test_a_strategy_s_wall_clock_cap_is_part_of_the_run_key():
     keys = {run_labels(spec, load_strategy(f"solver:seconds={s}")).key.hash for s in (1, 2, 10)}
     assert len(keys) == 3
     assert run_labels(spec, load_strategy("solver")).key.hash == run_labels(spec, load_strategy("solver:seconds=10")).key.hash
+
+
+# --- the report --------------------------------------------------------------------------------------
+
+def test_the_report_says_for_every_win_figure_whether_its_wins_were_verified(tmp_path):
+    from reports.build import build
+    from reports.front import ANSWER, APPENDIX
+
+    path = tmp_path / "s"
+    unchecked = run(RunSpec(RULES, "heuristic", 60), path, jobs=1)  # a built-in: not verified by default
+    checked = run(RunSpec(RULES, PLUG, 60), path, jobs=1)  # a plug-in: verified
+    assert unchecked.wins and checked.wins
+    _, md, report = build(path, tmp_path / "out")
+    sections = {s.heading: s for s in report.sections}
+    appendix = sections[APPENDIX].tables[0][1].set_index("player")["wins verified"]
+    assert (appendix["heuristic"], appendix["heuristic-plug"]) == ("none", "all")
+    whole = f"Wins verified by the referee: {checked.wins:,} of {checked.wins + unchecked.wins:,}."
+    assert any(whole in p for p in sections[ANSWER].paragraphs) and whole in sections[ANSWER].charts[0].facts
+    win_charts = [c for s in report.sections if s.heading != "Where strategies lose" for c in s.charts]
+    assert len(win_charts) > 1 and all("Wins verified by the referee: " in c.facts for c in win_charts)
+    assert whole in md.read_text()
