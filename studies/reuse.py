@@ -65,8 +65,8 @@ class Wants:
                 return f"{other:,} row(s) played by another tier than {self.tier}"
         limited = len(table) - _count(self._limit_accepts(table))
         if limited:
-            limit = "no deal time limit" if self.deal_timeout is None else f"a deal time limit of {self.deal_timeout:g} s"
-            return f"{limited:,} row(s) that a deal time limit may have ended, played under another limit than this run's ({limit})"
+            limit = "none" if self.deal_timeout is None else f"{self.deal_timeout:g} s"
+            return f"{limited:,} row(s) a deal time limit may have ended, made under another limit than this run's ({limit})"
         return None
 
     def _limit_accepts(self, table: pa.Table) -> pa.ChunkedArray:

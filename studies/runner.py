@@ -9,14 +9,19 @@ and feed the progress bar and the summary; nothing per deal is kept in the
 main process, so memory stays flat however many deals a run has.
 
 Every row depends only on (rules, strategy identity, deal seed, source,
-strategy seed, deal number), so a run gives the same rows for any number of
-jobs, any chunk size and any backend (joblib's ``loky`` processes on this
+strategy seed, deal number) and on three settings that reuse checks (the tier a
+run names, its deal time limit, verification: `studies.reuse`), so a run gives
+the same rows for any number of jobs, any chunk size and any backend (joblib's ``loky`` processes on this
 machine, or a Dask cluster through joblib's ``dask`` backend).
 
 Resume and reuse: before playing, the runner lists the chunk files already
 stored under the run's key, checks them, and plays only the deals they do not
 cover; a killed run loses at most the chunks that were in flight. Chunk files
-that fail their checks are moved aside and replayed. ``force`` replays
+that fail their checks are moved aside and replayed. A chunk is reused only when
+this run would have made its rows (`studies.reuse`): rows a deal time limit may
+have ended only under the same limit, rows of the tier the run names, and, for a
+verifying run, only wins the referee accepted (it checks those not yet verified;
+a chunk holding a win it rejects is moved aside); other chunks are played again. ``force`` replays
 everything asked for and then drops the older files it replaced. A run whose
 deals the store already holds (by its files' names) readies nothing to play: it
 deals nothing, loads no compiled code and starts no worker, so a fresh process
@@ -50,7 +55,8 @@ which answers sooner than starting a worker and loading the compiled code there.
 
 Wins are replayed by the independent referee before they are stored when
 ``verify`` is on (by default for plug-in strategies, not for built-ins): a
-claimed win it rejects is stored as outcome ``error`` with the referee's reason.
+claimed win it rejects is stored as outcome ``error`` with the referee's reason,
+and the wins it accepts are stored marked ``verified``.
 """
 
 from __future__ import annotations
@@ -1073,7 +1079,7 @@ def run(
                 progress.note(f"[yellow]{escape(line)}")
             if summary.refused:
                 more = f" (and {len(summary.refused) - 1:,} more chunk(s))" if len(summary.refused) > 1 else ""
-                progress.note(f"[yellow]{escape(summary.refused[0])}{more}")
+                progress.note(f"[yellow]played again: {escape(summary.refused[0])}{more}")
             t0 = time.perf_counter()
             try:
                 _play_all(chunker, make_task, st, key, n_jobs, "here" if here else backend, client, played, written,
@@ -1244,7 +1250,7 @@ def _accepts(st: Store, c: ChunkFile, used: pa.Table, a: int, b: int, lo: int, h
         if whole is None:
             return False
         _keep_outside(st, whole, c, lo, hi, run_id)
-    summary.refused.append(f"deals {a:,}-{b:,} played again: the store holds {why}")
+    summary.refused.append(f"deals {a:,}-{b:,}: the store holds {why}")
     return False
 
 
