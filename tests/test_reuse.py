@@ -99,6 +99,60 @@ def test_a_forged_win_in_a_valid_chunk_file_is_not_counted_by_a_verifying_run(tm
     assert rows(read_store(path)).equals(rows(read_store(clean)))
 
 
+def test_a_rewrite_of_an_edited_file_never_vouches_for_a_win_nobody_checked(tmp_path):
+    path = tmp_path / "s"
+    made = run(RunSpec(RULES, PLUG, 40), path, jobs=1, chunk=20)
+    df = read_store(path)
+    donor = df[(df["outcome"] == "won") & (df["deal"] <= 30)].iloc[0]
+    victim = int(df[(df["outcome"] == "lost") & (df["deal"] > 30)].iloc[-1]["deal"])
+
+    def forge(records):
+        next(r for r in records if r["deal"] == victim).update(
+            outcome="won", termination="won", cards_home=52, error=None, verified=True,
+            win_moves=[int(m) for m in donor["win_moves"]])
+
+    rewrite_chunk(chunk_of(path, made.key, victim).path, forge)
+    part = run(RunSpec(RULES, PLUG, 30), path, jobs=1, chunk=20)  # checks deals 21-30 of the file and rewrites it
+    assert part.played == 0 and not read_store(path).query(f"deal == {victim}")["verified"].iloc[0]
+    whole = run(RunSpec(RULES, PLUG, 40), path, jobs=1, chunk=20)
+    assert whole.wins == made.wins and len(whole.damaged) == 1 and f"deal {victim}:" in whole.damaged[0]
+
+
+def test_the_cli_warns_in_one_line_and_counts_only_checked_wins(tmp_path):
+    from click.testing import CliRunner
+
+    from bakers_dozen.cli import main
+
+    store = tmp_path / "s"
+    args = ["simulate", "-s", PLUG, "-n", "40", "--chunk", "20", "--jobs", "1", "--store", str(store), "--quiet"]
+    first = CliRunner().invoke(main, [*args, "--no-verify"])
+    assert first.exit_code == 0, first.output
+    key = Store(store).keys()[0]
+    df = read_store(store)
+    victim = int(df[df["outcome"] == "lost"].iloc[0]["deal"])
+    donor = df[(df["outcome"] == "won") & (df["deal"] != victim)].iloc[0]
+    rewrite_chunk(chunk_of(store, key, victim).path, lambda records: next(r for r in records if r["deal"] == victim).update(
+        outcome="won", termination="won", cards_home=52, win_moves=[int(m) for m in donor["win_moves"]]))
+    again = CliRunner().invoke(main, [*args, "--json"])
+    assert again.exit_code == 0, again.output
+    summary = json.loads(again.output)
+    assert summary["wins"] == int((df["outcome"] == "won").sum()) and summary["played"] == 20
+    assert len(summary["damaged"]) == 1 and "holds a win the referee rejects" in summary["damaged"][0]
+    assert read_store(store).query("outcome == 'won'")["verified"].all()
+
+
+def test_a_store_of_format_3_is_read_and_upgraded_when_written(tmp_path):
+    path = tmp_path / "s"
+    spec = RunSpec(RULES, "greedy", 20)
+    made = run(spec, path, jobs=1)
+    for c in Store(path).chunk_files(made.key):
+        rewrite_chunk(c.path, lambda r: None, version=2)
+    (path / S.MARKER).write_text(json.dumps({"format": S.FORMAT, "version": 3}))
+    assert len(read_store(path)) == 20 and json.loads((path / S.MARKER).read_text())["version"] == 3  # reading: as it is
+    assert run(spec, path, jobs=1).played == 0
+    assert json.loads((path / S.MARKER).read_text())["version"] == S.FORMAT_VERSION == 4
+
+
 def test_a_run_that_does_not_verify_counts_stored_wins_as_they_are_and_says_so(tmp_path):
     path = tmp_path / "s"
     spec = RunSpec(RULES, PLUG, 20)
