@@ -102,7 +102,9 @@ win_moves          list<int16> (null)           for wins: the engine move codes 
                                                 `decode_moves` turns them into `Move` values
 verified           bool                         the referee replayed this row's win and
                                                 accepted it (False for every other row, and
-                                                in chunks of formats 1 and 2)
+                                                in chunks of formats 1 and 2); the file's
+                                                metadata records a digest of its verified
+                                                wins (`verified_digest`)
 key                category                     `RunKey.hash`
 toolkit_version    category                     version of bakers-dozen that played the deal
 =================  ===========================  ===============================================
