@@ -163,12 +163,13 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
 
     from reports.build import COLUMNS, build
     from studies.progress import make_progress
+    from studies.reuse import ACCEPT_COLUMNS
     from studies.store import chunk_cache, read_store
 
     check_study(runs, out_dir)
     with contextlib.ExitStack() as reading:
         # the runs check each stored chunk they reuse, and the report's rows come from those same reads
-        reading.enter_context(chunk_cache(COLUMNS))
+        reading.enter_context(chunk_cache([*COLUMNS, *ACCEPT_COLUMNS]))
         summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
         for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
             for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:

@@ -176,6 +176,9 @@ def format_summary(s: RunSummary) -> str:
     if s.corrupt:
         lines.append(f"  replayed         {len(s.corrupt)} damaged chunk file(s), moved aside: {', '.join(s.corrupt)}")
     lines.extend(f"  damaged          {line}" for line in s.damaged)
+    if s.refused:
+        more = f" (and {len(s.refused) - 1:,} more chunk(s))" if len(s.refused) > 1 else ""
+        lines.append(f"  played again     {s.refused[0]}{more}")
     if s.retries:
         lines.append(f"  retried          {s.retries} time(s) after a worker died")
     return "\n".join(lines)

@@ -25,18 +25,29 @@ import numpy as np
 import pandas as pd
 
 from reports import charts, front
-from reports.formats import count, deal_ranges, interval, p_clause, p_value, pct, runs_text, segments, signed_interval
+from reports.formats import (
+    count,
+    deal_ranges,
+    interval,
+    p_clause,
+    p_value,
+    pct,
+    runs_text,
+    segments,
+    signed_interval,
+    verified_sentence,
+)
 from reports.groups import Group, find_groups, ungrouped
 from reports.losses import loss_sections
 from reports.output import REPLAY_DIR, check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Links, Report, Section, to_html, to_markdown
 from reports.replays import Replays, upset_replays
-from reports.tables import ReportError, summary, tournament, variant_comparison
+from reports.tables import ReportError, summary, tournament, variant_comparison, verified_wins
 from sim.deals import SOURCES
 from sim.rules import PARAMETERS, VARIANTS, Rules, find_variant, rules_from_mapping, variant_names
 
 COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
-           "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version"]
+           "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version", "verified"]
 
 
 def run_manifests(store_path: Path, key: str) -> list[dict[str, Any]]:
@@ -386,7 +397,7 @@ def _comparisons(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
                       paragraphs=paragraphs, tables=[("Variants compared", table)])
         title = f"{strategy}: win rate by variant, deals {where}, seed {seed}"
         facts = (f"Strategy {strategy}, the same {count(deals)} deals ({where}) per variant, seed {seed}, source {source}, "
-                 f"bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.")
+                 f"bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}. {verified_sentence(*verified_wins(sub))}")
         cmds = commands(keys, grp.deals)
         labelled = t.assign(label=t["variant"])
         sec.charts.append(Chart(title, paint(charts.win_rates, f"compare-{n}-rates", labelled, title), facts, cmds))
@@ -453,7 +464,8 @@ def _tournaments(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
                       tables=[("Ranking", ranking), ("Pairwise comparisons", pairwise),
                               ("Deals that disagree most with the ranking (lower-ranked strategies won, higher-ranked lost)", dis)])
         facts = (f"Variant {variant} (rules {fp}), the same {count(t.deals)} deals ({where}) for every strategy, seed {seed}, "
-                 f"source {source}, bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.")
+                 f"source {source}, bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}. "
+                 f"{verified_sentence(*verified_wins(sub))}")
         title = f"Tournament on {variant}: deals {where}, seed {seed}"
         cmds = commands(keys, grp.deals)
         sec.charts.append(Chart(title, paint(charts.win_rates, f"tournament-{n}-rates",
@@ -509,7 +521,8 @@ def _sweeps(s: pd.DataFrame, known: dict[str, Rules | None], ranges: dict[str, s
         sec.charts.append(Chart(title, paint(charts.sweep, f"sweep-{n}", g, param, title),
                                 f"{len(keys)} runs; strategies {', '.join(sorted(set(g['strategy'])))}; "
                                 f"deals {', '.join(dict.fromkeys(ranges[k] for k in g['key']))}; "
-                                f"seed {g['seed'].iloc[0]}; bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}.",
+                                f"seed {g['seed'].iloc[0]}; bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}. "
+                                + verified_sentence(int(g["verified_wins"].sum()), int(g["wins"].sum())),
                                 repro(keys)))
         sections.append(sec)
     return sections

@@ -35,6 +35,19 @@ def signed_interval(d: float, low: float, high: float) -> str:
     return f"{d:+.2%} ({low:+.2%} to {high:+.2%})"
 
 
+def verified(checked: int, wins: int) -> str:
+    """Which wins of a figure the referee replayed and accepted (`studies.store` column ``verified``): "all",
+    "none", "3 of 5", or "no wins" when there are none."""
+    if wins == 0:
+        return "no wins"
+    return "all" if checked == wins else "none" if checked == 0 else f"{count(checked)} of {count(wins)}"
+
+
+def verified_sentence(checked: int, wins: int) -> str:
+    """`verified` as a sentence for a figure's notes: "Wins verified by the referee: all."."""
+    return f"Wins verified by the referee: {verified(checked, wins)}."
+
+
 def p_value(p: float) -> str:
     """A p-value for a table cell: "0.0123", "< 0.0001", or "–" when there is none."""
     if not np.isfinite(p):

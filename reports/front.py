@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from reports import charts, grid
-from reports.formats import count, deal_ranges, interval, p_value, pct, signed_interval
+from reports.formats import count, deal_ranges, interval, p_value, pct, signed_interval, verified, verified_sentence
 from reports.render import Chart, Section
 from studies.stats import holm
 
@@ -52,6 +52,7 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
     names = grid.player_names(list(s["strategy"]))
     text, colours = grid.table(shown, names)
     where = _deals_by_player(shown, ranges, names)
+    checked = verified_sentence(int(shown["verified_wins"].sum()), int(shown["wins"].sum()))
     ladder = [names[p] for p in grid.player_order(list(shown["strategy"]))]
     paragraphs = [
         "Each cell: win rate, its 95% Wilson interval, and the number of deals. Players climb as a ladder from "
@@ -61,6 +62,7 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
         "for perfect play that is the winnable share, won <= p <= won + unknown. A cell marked (clairvoyant) saw "
         "the face-down cards: an upper bound for an honest player.",
         f"Deals: {where}.",
+        f"{checked} (Per run: the appendix.)",
     ]
     if left:
         paragraphs.append("Runs not in the grid (another seed, source or deal set of a cell): " + "; ".join(left) + ".")
@@ -69,7 +71,7 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
     data = grid.chart_data(shown, names)
     title = f"Win rate by variant and player ({len(data)} runs, log scale)"
     sec.charts.append(Chart(title, paint(charts.grouped, "answer", data, title),
-                            f"{len(data)} runs. {where}.", commands(list(shown["key"]), None)))
+                            f"{len(data)} runs. {where}. {checked}", commands(list(shown["key"]), None)))
     return sec, left
 
 
@@ -116,7 +118,8 @@ def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]
 
 
 def appendix(s: pd.DataFrame, ranges: dict[str, str], commands: Commands) -> Section:
-    """Every run: deals, wins, rate, interval, cards home, score, unknown verdicts and errors."""
+    """Every run: deals, wins, rate, interval, wins the referee verified, cards home, score, unknown verdicts and
+    errors."""
     s = _one_name_per_player(s)
     names = grid.player_names(list(s["strategy"]))
     table = pd.DataFrame({
@@ -126,6 +129,7 @@ def appendix(s: pd.DataFrame, ranges: dict[str, str], commands: Commands) -> Sec
         "deal range": [ranges[k] for k in s["key"]], "seed": s["seed"], "wins": s["wins"].map(count),
         "win rate": s["win_rate"].map(pct),
         "95% interval": [interval(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],
+        "wins verified": [verified(int(c), int(w)) for c, w in zip(s["verified_wins"], s["wins"], strict=True)],
         "mean cards home": s["mean_cards_home"].map("{:.2f}".format), "mean score": s["mean_score"].map("{:.1f}".format),
         "unknown": s["unknown"].map(count), "errors": s["errors"].map(count)})
     cmds = commands(list(s["key"]), None)

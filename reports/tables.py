@@ -35,8 +35,17 @@ def _won(rows: pd.DataFrame) -> np.ndarray:
     return _is(rows, "won")
 
 
+def verified_wins(rows: pd.DataFrame) -> tuple[int, int]:
+    """(wins the referee replayed and accepted, wins) among ``rows``; rows without the ``verified`` column
+    count as unverified."""
+    won = _won(rows)
+    checked = won & rows["verified"].to_numpy(dtype=bool) if "verified" in rows else np.zeros_like(won)
+    return int(checked.sum()), int(won.sum())
+
+
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """One line per run key: deals, wins, win rate with its interval, cards home, score, other outcomes."""
+    """One line per run key: deals, wins (and how many the referee verified), win rate with its interval, cards
+    home, score, other outcomes."""
     if rows.empty:
         raise ReportError("the store holds no rows to report on")
     out = []
@@ -59,6 +68,7 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
             "last_deal": int(g["deal"].max()),
             "deals": n,
             "wins": wins,
+            "verified_wins": verified_wins(g)[0],
             "win_rate": wins / n,
             "ci_low": low,
             "ci_high": high,

@@ -9,14 +9,19 @@ and feed the progress bar and the summary; nothing per deal is kept in the
 main process, so memory stays flat however many deals a run has.
 
 Every row depends only on (rules, strategy identity, deal seed, source,
-strategy seed, deal number), so a run gives the same rows for any number of
-jobs, any chunk size and any backend (joblib's ``loky`` processes on this
+strategy seed, deal number) and on three settings that reuse checks (the tier a
+run names, its deal time limit, verification: `studies.reuse`), so a run gives
+the same rows for any number of jobs, any chunk size and any backend (joblib's ``loky`` processes on this
 machine, or a Dask cluster through joblib's ``dask`` backend).
 
 Resume and reuse: before playing, the runner lists the chunk files already
 stored under the run's key, checks them, and plays only the deals they do not
 cover; a killed run loses at most the chunks that were in flight. Chunk files
-that fail their checks are moved aside and replayed. ``force`` replays
+that fail their checks are moved aside and replayed. A chunk is reused only when
+this run would have made its rows (`studies.reuse`): rows a deal time limit may
+have ended only under the same limit, rows of the tier the run names, and, for a
+verifying run, only wins the referee accepted (it checks those not yet verified;
+a chunk holding a win it rejects is moved aside); other chunks are played again. ``force`` replays
 everything asked for into a staging folder and then puts it in place of the older files in one
 step (`studies.store.Store.finish_swap`): a reader meanwhile sees the old rows, never a hole. A run whose
 deals the store already holds (by its files' names) readies nothing to play: it
@@ -51,7 +56,8 @@ which answers sooner than starting a worker and loading the compiled code there.
 
 Wins are replayed by the independent referee before they are stored when
 ``verify`` is on (by default for plug-in strategies, not for built-ins): a
-claimed win it rejects is stored as outcome ``error`` with the referee's reason.
+claimed win it rejects is stored as outcome ``error`` with the referee's reason,
+and the wins it accepts are stored marked ``verified``.
 """
 
 from __future__ import annotations
@@ -84,6 +90,7 @@ from sim.errors import UserError
 from sim.rules import Rules
 from studies import nofollow
 from studies.progress import NullProgress, Progress
+from studies.reuse import ACCEPT_COLUMNS, Wants, distrust, mark_verified, unverified_wins
 from studies.store import (
     ChunkFile,
     CorruptChunkError,
@@ -250,7 +257,11 @@ class RunSummary:
     chunks_reused: int = 0
     corrupt: list[str] = field(default_factory=list)
     damaged: list[str] = field(default_factory=list)
-    """One line for each damaged key.json (written again) or manifest of the run's key, moved aside."""
+    """One line for each damaged key.json (written again) or manifest of the run's key, moved aside, and for each
+    chunk file holding a win the referee rejects (moved aside and played again, by a verifying run)."""
+    refused: list[str] = field(default_factory=list)
+    """One line for each stored chunk played again because this run would not have made its rows (`studies.reuse`:
+    another deal time limit, another tier)."""
     retries: int = 0
     jobs: int = 1
     backend: str = "loky"
@@ -343,7 +354,8 @@ def chunk_table(task: ChunkTask) -> pa.Table:
     if task.verify:
         _verify_wins(task, numbers, outcome, termination, errors, r.win_offsets, r.win_moves)
     return S.chunk_table(task.labels, tier, numbers, outcome, termination, r.cards_home, r.moves, r.nodes,
-                         micros, averaged, errors, r.win_offsets, r.win_moves)
+                         micros, averaged, errors, r.win_offsets, r.win_moves, verified=task.verify,
+                         deal_timeout=task.deal_timeout)
 
 
 def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, termination: np.ndarray,
@@ -924,7 +936,8 @@ class _Watchdog:
         one = np.ones(1, dtype=np.int64)
         return S.chunk_table(task.labels, self.tier, one * task.first, one * UNKNOWN, one * T_TIMEOUT,
                              one * len(task.rules.start_home_cards), one * 0, one * 0, one * int(limit * 1e6), False,
-                             {0: text}, np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int16))
+                             {0: text}, np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int16),
+                             deal_timeout=self.deal_timeout)
 
 
 def _kill(pid: int) -> None:
@@ -1035,7 +1048,8 @@ def run(
                 first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
                 seconds=0.0, store=str(st.path), key=key, backend=backend, damaged=damaged,
             )
-            reused, covered = _reuse(st, key, spec.first, spec.last, force, summary, run_id)
+            wants = Wants(spec.rules, deal_timeout, spec.tier, verify)
+            reused, covered = _reuse(st, key, spec.first, spec.last, force, summary, run_id, wants)
             todo = plan_chunks(spec.first, spec.last, covered, chunk) if chunk else missing_ranges(spec.first, spec.last, covered)
             if todo and compiled is None:  # a stored file failed its checks: its deals play after all
                 compiled, here = _ready(spec, strategy, jobs, chunk, backend, deal_timeout)
@@ -1071,8 +1085,11 @@ def run(
             progress.start(spec.deals, reused.deals, int(reused.outcomes[WON]), f"{spec.rules.name} / {labels.strategy_label}")
             for path in summary.corrupt:
                 progress.note(f"[yellow]damaged chunk file moved aside and replayed: {path}")
-            for line in damaged:
+            for line in summary.damaged:
                 progress.note(f"[yellow]{escape(line)}")
+            if summary.refused:
+                more = f" (and {len(summary.refused) - 1:,} more chunk(s))" if len(summary.refused) > 1 else ""
+                progress.note(f"[yellow]played again: {escape(summary.refused[0])}{more}")
             t0 = time.perf_counter()
             try:
                 _play_all(chunker, make_task, st, key, n_jobs, "here" if here else backend, client, played, written,
@@ -1193,9 +1210,10 @@ def _stored(store: str | os.PathLike[str] | Store, key: str, lo: int, hi: int) -
         return False
 
 
-COUNT_COLUMNS = ("deal", "outcome", "cards_home")
-"""What reusing a stored chunk reads of it (`_counts`): a quarter of the time of reading every column, the moves
-of the wins above all; the file's metadata, name, row count and deal numbers are checked all the same."""
+COUNT_COLUMNS = ACCEPT_COLUMNS
+"""What reusing a stored chunk reads of it (`_counts`, and what `studies.reuse.Wants.refusal` checks): a quarter of
+the time of reading every column, the moves of the wins above all (a verifying run reads them only of chunks that
+hold wins); the file's metadata, name, row count and deal numbers are checked all the same."""
 
 
 def _load_or_quarantine(st: Store, c: ChunkFile, summary: RunSummary, columns: Sequence[str] | None = None
@@ -1209,13 +1227,56 @@ def _load_or_quarantine(st: Store, c: ChunkFile, summary: RunSummary, columns: S
         return None
 
 
-def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSummary, run_id: str
+def _keep_outside(st: Store, table: pa.Table, c: ChunkFile, lo: int, hi: int, run_id: str) -> None:
+    """Write the rows of chunk ``c`` (``table``, all of them) outside lo..hi as files of their own, so that the
+    files a run replaces lie inside lo..hi and each of its commits can drop the ones it overlaps."""
+    table = distrust(table)
+    for a, b in ((c.first, lo - 1), (hi + 1, c.last)):
+        if a <= b:  # a checked file holds deals c.first..c.last in order: row i is deal c.first + i
+            st.write_chunk(table.slice(a - c.first, b - a + 1), c.key, a, b, run_id)
+
+
+def _accepts(st: Store, c: ChunkFile, used: pa.Table, a: int, b: int, lo: int, hi: int, wants: Wants,
+             summary: RunSummary, run_id: str) -> bool:
+    """Whether the run reuses deals a..b of chunk ``c`` (``used``: their `COUNT_COLUMNS`), as `studies.reuse`
+    says. A verifying run replays their wins not yet verified with the referee and marks them (rewriting the file); a
+    chunk holding a win the referee rejects is moved aside, with a line in the summary's ``damaged``. A chunk
+    not reused is played again (its rows outside lo..hi are kept, in files of their own)."""
+    why = wants.refusal(used)
+    if why is None and wants.verify and _counts(used)[0][WON]:
+        loaded = _load_or_quarantine(st, c, summary)
+        if loaded is None:
+            return False
+        whole = distrust(loaded)
+        rejected = wants.rejected_win(whole.slice(a - c.first, b - a + 1))
+        if rejected is None:
+            if whole is not loaded or unverified_wins(whole.slice(a - c.first, b - a + 1)):
+                st.write_chunk(mark_verified(whole, a - c.first, b - a + 1), c.key, c.first, c.last, run_id)
+            return True
+        moved = st.quarantine(c)
+        _keep_outside(st, whole, c, lo, hi, run_id)
+        summary.damaged.append(f"chunk file {c.path} holds a win the referee rejects ({rejected}); "
+                               f"moved aside to {moved} and played again")
+        return False
+    if why is None:
+        return True
+    if c.first < lo or c.last > hi:
+        whole = _load_or_quarantine(st, c, summary)
+        if whole is None:
+            return False
+        _keep_outside(st, whole, c, lo, hi, run_id)
+    summary.refused.append(f"deals {a:,}-{b:,}: the store holds {why}")
+    return False
+
+
+def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSummary, run_id: str, wants: Wants
            ) -> tuple[_Tally, list[tuple[int, int]]]:
     """Check the stored chunks of ``key`` meeting lo..hi; return their totals and the deals they cover.
 
     With ``force`` nothing is reused, and a stored file that reaches outside lo..hi is cut to the
     deals outside (rewritten from its rows, staged with the run's chunks), so that the run's swap
-    (`studies.store.Store.finish_swap`) can drop every file it overlaps and lose no deal. Otherwise files that overlap (left by
+    (`studies.store.Store.finish_swap`) can drop every file it overlaps and lose no deal. Otherwise a
+    chunk is reused only when ``wants`` accepts its rows (`_accepts`), and files that overlap (left by
     older toolkits after a kill) are repaired where that is safe: one whose deals are all in earlier
     files is removed, one that overlaps only earlier files is cut to its new deals.
     """
@@ -1226,11 +1287,8 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
             if lo <= c.first and c.last <= hi:
                 continue
             table = _load_or_quarantine(st, c, summary)
-            if table is None:
-                continue
-            for a, b in ((c.first, lo - 1), (hi + 1, c.last)):
-                if a <= b:  # a checked file holds deals c.first..c.last in order: row i is deal c.first + i
-                    st.write_chunk(table.slice(a - c.first, b - a + 1), key, a, b, run_id)
+            if table is not None:
+                _keep_outside(st, table, c, lo, hi, run_id)
         return tally, []
     covered: list[tuple[int, int]] = []
     cursor, before = lo, 0  # before: the last deal of the files listed before this one
@@ -1245,15 +1303,18 @@ def _reuse(st: Store, key: str, lo: int, hi: int, force: bool, summary: RunSumma
         if table is None:
             continue
         # a checked file holds deals c.first..c.last in order (row i is deal c.first + i): cut it by slicing
+        a = max(c.first, cursor)  # where it overlaps what earlier files cover, count only the new deals
+        if a > c.first or b < c.last:
+            table = table.slice(a - c.first, b - a + 1)
+        if not _accepts(st, c, table, a, b, lo, hi, wants, summary, run_id):
+            before, cursor = c.last, b + 1  # its deals a..b are played again
+            continue
         if c.first <= before and all(n.first > c.last for n in files[i + 1:]):  # keep only its new deals
             whole = _load_or_quarantine(st, c, summary)
             if whole is None:
                 continue
-            st.write_chunk(whole.slice(before + 1 - c.first), key, before + 1, c.last, run_id)
+            st.write_chunk(distrust(whole).slice(before + 1 - c.first), key, before + 1, c.last, run_id)
         before = c.last
-        a = max(c.first, cursor)  # where it overlaps what earlier files cover, count only the new deals
-        if a > c.first or b < c.last:
-            table = table.slice(a - c.first, b - a + 1)
         counts, home = _counts(table)
         tally.add(counts, home)
         covered.append((a, b))

@@ -113,8 +113,18 @@ micros_averaged    bool                         True: ``micros`` is the chunk's 
                                                 themselves); False: measured for the deal
 error              string (null)                what went wrong, for outcome ``error``, or
                                                 why a deal was stopped (termination ``timeout``)
+deal_timeout       float64 (null)               the run's per-deal time limit in seconds (null:
+                                                none, or a chunk written before the column
+                                                existed, chunk formats 1 and 2); a row the
+                                                limit may have ended is reused only under the
+                                                same limit (`studies.reuse`)
 win_moves          list<int16> (null)           for wins: the engine move codes (src*64+dst);
                                                 `decode_moves` turns them into `Move` values
+verified           bool                         the referee replayed this row's win and
+                                                accepted it (False for every other row, and
+                                                in chunks of formats 1 and 2); the file's
+                                                metadata records a digest of its verified
+                                                wins (`verified_digest`)
 key                category                     `RunKey.hash`
 toolkit_version    category                     version of bakers-dozen that played the deal
 =================  ===========================  ===============================================
@@ -152,12 +162,14 @@ from sim.rules import Rules
 from studies import nofollow
 
 FORMAT = "bakers-dozen-results"
-FORMAT_VERSION = 3
-READ_VERSIONS = (1, 2, 3)
+FORMAT_VERSION = 4
+READ_VERSIONS = (1, 2, 3, 4)
 """Store versions this toolkit reads; opening an older store to write upgrades it (its marker and, from
-version 2 to 3, the names of its metadata), so that older toolkits refuse the store instead of misreading it."""
-CHUNK_VERSION = 2
-"""Chunk format: 2 has the ``termination`` column, 1 (read, never written) does not."""
+version 2 to 3, the names of its metadata), so that older toolkits refuse the store instead of misreading it
+(version 4 stores hold chunks of format 3, which a version 3 toolkit would take for damaged and move aside)."""
+CHUNK_VERSION = 3
+"""Chunk format: 3 has the ``deal_timeout`` and ``verified`` columns; 2 (read, no longer written) has neither;
+1 (read) has no ``termination`` either. `load_chunk_file` gives older chunks the missing columns (`ABSENT`)."""
 MARKER = "_bakers-dozen-store.json"
 META_KEY = b"bakers_dozen"
 COMPRESSION = "zstd"
@@ -186,13 +198,20 @@ SCHEMA = pa.schema(
         ("micros", pa.int64()),
         ("micros_averaged", pa.bool_()),
         ("error", pa.string()),
+        ("deal_timeout", pa.float64()),
         ("win_moves", pa.list_(pa.int16())),
+        ("verified", pa.bool_()),
         ("key", _STR),
         ("toolkit_version", _STR),
     ]
 )
 COLUMNS = tuple(SCHEMA.names)
-_CHUNK_SCHEMAS = {1: SCHEMA.remove(SCHEMA.get_field_index("termination")), 2: SCHEMA}
+ABSENT: dict[str, Any] = {"termination": None, "deal_timeout": None, "verified": False}
+"""What a column that older chunk formats lack reads as in them: unknown termination, no limit recorded, not verified."""
+_CHUNK_SCHEMAS = {
+    version: pa.schema([f for f in SCHEMA if f.name not in missing])
+    for version, missing in {1: set(ABSENT), 2: {"deal_timeout", "verified"}, 3: set()}.items()
+}
 RUN_LOCK = ".run.lock"
 COMMIT_LOCK = ".commit.lock"
 TASKS_DIR = ".tasks"
@@ -351,6 +370,11 @@ def _strings(texts: Sequence[str | None]) -> pa.Array:
                                  [valid, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(data))])
 
 
+def text_array(texts: Sequence[str]) -> pa.Array:
+    """Texts as an Arrow string array, made without pandas (`_strings`), e.g. the value set of `pc.is_in`."""
+    return _strings(list(texts))
+
+
 def _dictionary(codes: Any, words: Sequence[str]) -> pa.DictionaryArray:
     """int8 ``codes`` into ``words`` as an Arrow dictionary array (the store's category columns)."""
     return pa.DictionaryArray.from_arrays(_fixed(codes, np.int8, pa.int8()), _strings(words))
@@ -374,11 +398,16 @@ def chunk_table(
     errors: dict[int, str],
     win_offsets: np.ndarray,
     win_moves: np.ndarray,
+    *,
+    verified: Any = False,
+    deal_timeout: float | None = None,
 ) -> pa.Table:
     """One chunk's rows as an Arrow table of `SCHEMA`.
 
     ``termination`` holds codes into `sim.engine.TERMINATIONS`; ``errors`` maps row index to
     error text; ``win_moves[win_offsets[i]:win_offsets[i+1]]`` are row i's move codes (kept only for wins).
+    ``verified`` (one flag, or one per row) says which wins the referee replayed and accepted (it is kept
+    only for wins); ``deal_timeout`` is the run's per-deal time limit (None: none).
     """
     n = len(deals)
     key = labels.key
@@ -415,11 +444,39 @@ def chunk_table(
         _fixed(micros, np.int64, pa.int64()),
         _bools(np.full(n, micros_averaged)),
         error_texts,
+        _fixed(np.full(n, deal_timeout), np.float64, pa.float64()) if deal_timeout is not None else pa.nulls(n, pa.float64()),
         wins,
+        _bools(won & np.broadcast_to(np.asarray(verified, dtype=bool), n)),
         _const(key.hash, n),
         _const(labels.toolkit_version, n),
     ]
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def verified_digest(table: pa.Table) -> str:
+    """A digest of the wins that ``table`` (a whole chunk) marks verified: their deal, seed, source and moves.
+
+    A chunk file records it when it is written (`Store.write_chunk`), so that a verifying run can trust the
+    ``verified`` flags of a file whose marked wins still give it, and checks again the wins of one edited since
+    (`studies.reuse`); it is a checksum against edits, not a signature."""
+    import pyarrow.compute as pc
+
+    if "verified" not in table.column_names:
+        return ""
+    won = pc.is_in(pc.cast(table.column("outcome"), pa.string()), value_set=text_array(["won"]))
+    marked = table.filter(pc.and_(won, table.column("verified")))
+    digest = hashlib.sha256()
+    for row in marked.select(["deal", "seed", "source", "win_moves"]).to_pylist():
+        digest.update(json.dumps([row["deal"], row["seed"], row["source"], row["win_moves"]]).encode())
+    return digest.hexdigest()[:32]
+
+
+def recorded_digest(table: pa.Table) -> str | None:
+    """The `verified_digest` a chunk file recorded when it was written (``table``: rows read from it), or None."""
+    try:
+        return json.loads((table.schema.metadata or {})[META_KEY]).get("verified")
+    except (KeyError, ValueError, AttributeError):
+        return None
 
 
 # --- the store directory ----------------------------------------------------------------
@@ -853,7 +910,8 @@ class Store:
         folder (`begin_swap`) writes there instead, and its older files stay until `finish_swap`.
         """
         path = self.chunk_path(key, first, last, run_id)
-        info = {"format": FORMAT, "version": CHUNK_VERSION, "key": key, "first": first, "last": last, "run": run_id}
+        info = {"format": FORMAT, "version": CHUNK_VERSION, "key": key, "first": first, "last": last, "run": run_id,
+                "verified": verified_digest(table)}
         table = table.replace_schema_metadata({META_KEY: json.dumps(info).encode()})
         tmp = _temp_path(path)
         try:
@@ -1050,7 +1108,8 @@ def chunk_cache(columns: Sequence[str]) -> Iterator[None]:
 def load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> pa.Table:
     """Read and check one chunk file (see `Store.load_chunk`); inside a `chunk_cache` block, at most once.
 
-    A chunk of format 1 (before the ``termination`` column) reads with that column null.
+    A chunk of an older format reads with the columns it lacks as `ABSENT` says (format 1: ``termination``
+    null; formats 1 and 2: ``deal_timeout`` null, ``verified`` False).
     """
     cache = _cache
     if cache is None or columns is None or not set(columns) <= set(cache.columns):
@@ -1091,14 +1150,11 @@ def _load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> 
             raise CorruptChunkError(chunk.path, "its columns are not those of a bakers-dozen chunk")
         if pf.metadata.num_rows != chunk.count:
             raise CorruptChunkError(chunk.path, f"it has {pf.metadata.num_rows} rows for {chunk.count} deals")
-        legacy = "termination" not in schema.names
-        if legacy and (cols is None or "termination" in cols):
-            table = pf.read(columns=None if cols is None else [c for c in cols if c != "termination"])
-            field = SCHEMA.field("termination")
-            where = min(SCHEMA.get_field_index("termination") if cols is None else cols.index("termination"), table.num_columns)
-            table = table.add_column(where, field, pa.nulls(table.num_rows, field.type))
-        else:
-            table = pf.read(columns=cols)
+        table = pf.read(columns=None if cols is None else [c for c in cols if c in schema.names])
+        for name in [c for c in (COLUMNS if cols is None else cols) if c not in schema.names]:  # an older format
+            field, value = SCHEMA.field(name), ABSENT[name]
+            filled = pa.nulls(table.num_rows, field.type) if value is None else _bools(np.full(table.num_rows, value))
+            table = table.add_column((COLUMNS if cols is None else cols).index(name), field, filled)
         if not _deals_from(table.column("deal"), chunk.first, chunk.count):
             raise CorruptChunkError(chunk.path, "its deal numbers are not the deals its name says")
     except CorruptChunkError:

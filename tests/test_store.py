@@ -340,11 +340,12 @@ def test_termination_is_stored_and_agrees_with_the_outcome(small_store):
 
 
 def _as_format_1(chunk: S.ChunkFile) -> None:
-    """Rewrite a chunk file as the toolkit wrote it before the termination column (chunk format 1)."""
+    """Rewrite a chunk file as the toolkit wrote it before the termination column (chunk format 1), which had
+    none of the columns added since either."""
     table = pq.read_table(chunk.path)
     info = json.loads(table.schema.metadata[S.META_KEY])
     info["version"] = 1
-    table = table.drop_columns(["termination"]).replace_schema_metadata({S.META_KEY: json.dumps(info).encode()})
+    table = table.drop_columns(list(S.ABSENT)).replace_schema_metadata({S.META_KEY: json.dumps(info).encode()})
     pq.write_table(table, chunk.path)
 
 
