@@ -25,11 +25,13 @@ def rules_labels(pairs: pd.DataFrame) -> dict[str, str]:
     for fingerprint, found in pairs.groupby("rules_fingerprint", observed=True, sort=True)["variant"]:
         fp = str(fingerprint)
         names[fp] = presets.get(fp) or min(map(str, found.unique()))
-    users: dict[str, int] = {}
-    for name in names.values():
-        users[name] = users.get(name, 0) + 1
-    return {fp: name if fp in presets or (users[name] == 1 and preset_named(name) is None) else f"{name} (rules {fp})"
-            for fp, name in names.items()}
+    rules_of: dict[str, set[str]] = {}  # the fingerprints each name labels, in the rows or as chosen here
+    for name, fingerprint in zip(map(str, pairs["variant"]), map(str, pairs["rules_fingerprint"]), strict=True):
+        rules_of.setdefault(name, set()).add(fingerprint)
+    for fp, name in names.items():
+        rules_of.setdefault(name, set()).add(fp)
+    return {fp: name if fp in presets or (len(rules_of[name]) == 1 and preset_named(name) is None)
+            else f"{name} (rules {fp})" for fp, name in names.items()}
 
 
 def label_rules(rows: pd.DataFrame) -> pd.DataFrame:
