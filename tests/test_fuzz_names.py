@@ -270,3 +270,16 @@ def test_api_simulate_takes_and_checks_a_strategy_seed(tmp_path):
     assert set(rows["strategy_seed"]) == {7}
     with pytest.raises(UserError, match="strategy_seed"):
         api.simulate("bakers-dozen", "random", 3, strategy_seed="a", store=tmp_path / "st", jobs=1)
+
+
+def test_the_progress_bar_shows_a_run_label_as_written():
+    import io
+
+    from studies.progress import RichProgress
+
+    out = io.StringIO()
+    bar = RichProgress(file=out)
+    bar.start(10, 0, 0, "[/]v" + ESC + " / [bold]s")
+    bar.note("note [/]" + ESC)
+    bar.stop()
+    assert "[/]v\\x1b[31mred" in out.getvalue() and "note [/]\\x1b" in out.getvalue() and "\x1b" not in out.getvalue()
