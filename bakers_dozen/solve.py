@@ -243,7 +243,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     from joblib import cpu_count
     from rich.table import Table
 
-    from bakers_dozen.options import console
+    from bakers_dozen.options import console, variant_title
     from sim.deals import check_deal_number
     from strategies.base import StrategyError
     from strategies.solver.strategy import SolverStrategy
@@ -292,7 +292,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     s = summary(rows)
 
     where = f"deals {first}-{last}, source {source}" + (f", seed {seed}" if source == "default" else "")
-    title = f"{rules.name} ({rules.fingerprint}), {where}, {strategy.label_for(rules)}"
+    title = f"{variant_title(variant, rules)} ({rules.fingerprint}), {where}, {strategy.label_for(rules)}"
     if show_rows == "all" or (show_rows == "auto" and len(rows) <= 100):
         shown = rows
     else:
