@@ -14,8 +14,9 @@ from typing import Any
 import click
 
 from bakers_dozen.limits import MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
-from bakers_dozen.options import deal_options, start, variant_option
+from bakers_dozen.options import deal_options, start, variant_option, variant_title
 from bakers_dozen.record import read_game
+from sim.text import printable
 
 MOVES_PER_LINE = 10
 """How many moves of a winning line the text output shows."""
@@ -71,8 +72,9 @@ def analyse(record_file: Any, variant: str, number: int | None, seed: int, sourc
         click.echo(json.dumps({"variant": rules.name, "rules_fingerprint": rules.fingerprint, **result.to_json()}))
         return
     seen = " (clairvoyant: the solver sees the face-down cards)" if result.clairvoyant else ""
-    click.echo(f"# {rules.name} ({rules.fingerprint}), {title}; solver budget {nodes:,} nodes, {seconds:g} s "
-               f"per position{seen}")
+    shown = rules.name if record_file is not None else variant_title(variant, rules)
+    click.echo(printable(f"# {shown} ({rules.fingerprint}), {title}; solver budget {nodes:,} nodes, {seconds:g} s "
+                         f"per position{seen}"))
     for i, verdict in enumerate(result.verdicts):
         move = result.moves[i] if i < len(result.moves) else "(end)"
         mark = "   <- the losing move" if i == result.losing_move else ""

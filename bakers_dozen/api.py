@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from reports.replay import replay_page
+from sim.deals import check_strategy_seed
 from sim.draw import position_svg
 from sim.game import Game
 from sim.position import Position
@@ -49,8 +50,8 @@ def _rules(variant: str | Rules) -> Rules:
 
 
 def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", deals: int = 1000, *, first: int = 1,
-             seed: int = 0, source: str = "default", store: str | Path | None = None, jobs: int | None = None,
-             **options: Any) -> pd.DataFrame:
+             seed: int = 0, source: str = "default", strategy_seed: int = 0, store: str | Path | None = None,
+             jobs: int | None = None, **options: Any) -> pd.DataFrame:
     """Play deals ``first``..``first + deals - 1`` with ``strategy`` and return one row per deal.
 
     The rows are the store's (`studies.store.read_store`: outcome, cards_home, moves, ...);
@@ -61,7 +62,7 @@ def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", de
     """
     from studies.runner import RunSpec, run
 
-    spec = RunSpec(_rules(variant), strategy, deals, first, seed, source)
+    spec = RunSpec(_rules(variant), strategy, deals, first, seed, source, strategy_seed)
     with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
         where = Path(tmp) / "store" if store is None else Path(store)
         summary = run(spec, where, jobs=jobs, **options)
@@ -87,6 +88,7 @@ def play(variant: str | Rules = "bakers-dozen", number: int = 1, strategy: str =
     from strategies import DealInfo, load_strategy
     from strategies.play import play_python
 
+    check_strategy_seed(strategy_seed)  # the command line's checks: a seed it refuses is refused here
     rules = _rules(variant)
     game = Game.from_deal(rules, number, seed, source)
     play_python(load_strategy(strategy), game, DealInfo(rules, number, seed, source), strategy_seed)

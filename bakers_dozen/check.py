@@ -7,6 +7,7 @@ import sys
 import click
 
 from sim.deals import MAX_SEED
+from sim.text import printable
 
 EXIT_CHECK_FAILED = 1
 """A check failed (bad input, such as an unknown strategy, is exit 2 like every verb's)."""
@@ -34,6 +35,6 @@ def check_strategy(spec: str, deals: int | None, strategy_seed: int, deal_timeou
 
     report = run_checks(spec, deals=DEFAULT_DEALS if deals is None else deals, strategy_seed=strategy_seed,
                         deal_timeout=deal_timeout)
-    click.echo(report.text())
+    click.echo(printable(report.text(), lines=True))
     if not report.passed:
         sys.exit(EXIT_CHECK_FAILED)

@@ -17,8 +17,10 @@ from typing import Any
 
 import click
 
+from bakers_dozen.output import EXIT_BROKEN_PIPE, Guarded, OutputWriteError, discard_stdout
 from sim import __version__
 from sim.errors import UserError
+from sim.text import one_line
 
 USER_ERRORS = (UserError,)
 """What the command reports as one line and exit code 2; every other exception is a bug."""
@@ -50,8 +52,10 @@ class _Group(click.Group):
     """Bad input in one line and exit code 2; anything else is a bug, shown with its traceback and exit code 1.
 
     Bad input is a `sim.errors.UserError` or click's own usage errors (an unknown
-    option, a value of the wrong type). The verbs' own exit codes (``sys.exit``)
-    pass through. Click runs in non-standalone mode here so that its usage errors
+    option, a value of the wrong type). Output that cannot be written (standard
+    output or a file named for output, `bakers_dozen.output`) is one line and exit
+    code 2 too; a closed pipe ends quietly with `EXIT_BROKEN_PIPE`. The verbs' own
+    exit codes (``sys.exit``) pass through. Click runs in non-standalone mode here so that its usage errors
     reach this method; it then returns ``--help``'s exit code, and a verb's return
     value (verbs return None) counts as exit 0.
     """
@@ -60,8 +64,18 @@ class _Group(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        stdout = sys.stdout
+        guarded = sys.stdout = Guarded("standard output", stdout)  # type: ignore[assignment]
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader closed the pipe: it has what it wanted
+            discard_stdout()
+            sys.exit(EXIT_BROKEN_PIPE)
+        except OutputWriteError as exc:
+            discard_stdout()
+            _one_line_error(str(exc))
+            sys.exit(EXIT_BAD_INPUT)
         except click.exceptions.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(EXIT_ABORTED)
@@ -78,6 +92,9 @@ class _Group(click.Group):
             click.echo(f"bakers-dozen: this is a bug in bakers-dozen {__version__}, not in your input; please report it "
                        "with the command line and the traceback above", err=True)
             sys.exit(EXIT_BUG)
+        finally:
+            if sys.stdout is guarded:  # click puts its own wrapper there after a closed pipe
+                sys.stdout = stdout
         sys.exit(code if isinstance(code, int) else 0)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -96,8 +113,9 @@ class _Group(click.Group):
 
 
 def _one_line_error(message: str) -> None:
-    """``bakers-dozen: error: MESSAGE`` on standard error, the message folded onto one line."""
-    click.echo("bakers-dozen: error: " + " ".join(message.split()), err=True)
+    """``bakers-dozen: error: MESSAGE`` on standard error, the message folded onto one line, its control
+    characters escaped (a message quotes what the user typed)."""
+    click.echo("bakers-dozen: error: " + one_line(message), err=True)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bakers_dozen.options import console, deal_options, start, table, variant_option
+from bakers_dozen.options import console, deal_options, start, table, variant_option, variant_title
+from bakers_dozen.output import OutputFile
 from bakers_dozen.record import game_record_json
 from sim.deals import MAX_SEED, check_strategy_seed
 from sim.rules import VARIANTS
+from sim.text import one_line, printable, text_console
 
 if TYPE_CHECKING:
     from sim.game import Game
@@ -32,7 +34,7 @@ def variants() -> None:
 @variant_option
 @deal_options
 @click.option("--reveal", is_flag=True, help="Show face-down cards as <4C> instead of ?? (in --svg: face up on grey).")
-@click.option("--svg", "svg_file", type=click.File("w", encoding="utf-8"), default=None,
+@click.option("--svg", "svg_file", type=OutputFile(), default=None,
               help="Also draw the deal as an SVG picture into FILE.")
 def deal(variant: str, number: int | None, seed: int, source: str, layout_file: Any, reveal: bool, svg_file: Any) -> None:
     """Print a deal: one pile per line, bottom to top."""
@@ -40,7 +42,7 @@ def deal(variant: str, number: int | None, seed: int, source: str, layout_file: 
     where = f"deal {number}, seed {seed}, source {source}" if number is not None else "typed layout"
     if svg_file is not None:
         svg_file.write(game.svg(reveal=reveal, caption=f"{rules.name}, {where}") + "\n")
-    click.echo(f"# {rules.name} ({rules.fingerprint}), {where}")
+    click.echo(printable(f"# {variant_title(variant, rules)} ({rules.fingerprint}), {where}"))
     click.echo(game.start.to_text(reveal=reveal), nl=False)
 
 
@@ -56,7 +58,7 @@ def strategies() -> None:
         out.add_row(name + (" (clairvoyant)" if cls.peeks else ""), cls.version, params, cls.description)
     console().print(out)
     for problem in broken_plugins():
-        click.echo(f"bakers-dozen: warning: {problem}", err=True)
+        click.echo(f"bakers-dozen: warning: {one_line(problem)}", err=True)
 
 
 @click.command()
@@ -94,12 +96,12 @@ def play(variant: str, number: int | None, seed: int, source: str, layout_file: 
         click.echo(json.dumps(game_record_json(rules, game.start, info, label, record.outcome,
                                                record.cards_home, move_texts, record.error)))
         return
-    click.echo(f"# {rules.name} ({rules.fingerprint}), {'deal ' + str(number) if number else 'typed layout'}, "
-               f"strategy {label}")
+    click.echo(printable(f"# {variant_title(variant, rules)} ({rules.fingerprint}), "
+                         f"{'deal ' + str(number) if number else 'typed layout'}, strategy {label}"))
     for k in range(0, len(move_texts), 10):
         click.echo(f"{k + 1:4d}. " + "  ".join(move_texts[k : k + 10]))
     click.echo(f"outcome: {record.outcome}, cards home: {record.cards_home}/52, moves: {len(move_texts)}"
-               + (f", error: {record.error}" if record.error else ""))
+               + (f", error: {one_line(record.error)}" if record.error else ""))
 
 
 def _play_compiled_plugin(play: Callable[..., Any], strategy: Any, game: Game, info: Any, strategy_seed: int) -> Any:
@@ -126,10 +128,9 @@ def _progress(label: str) -> Iterator[None]:
     if not sys.stderr.isatty():
         yield
         return
-    from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(SpinnerColumn(), TextColumn(f"playing {label}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    with Progress(SpinnerColumn(), TextColumn(f"playing {printable(label)}", markup=False), TimeElapsedColumn(),
+                  console=text_console(stderr=True), transient=True) as bar:
         bar.add_task("play", total=None)
         yield

@@ -13,7 +13,8 @@ from rich.table import Table
 
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
 from sim.position import LayoutError, parse_position
-from sim.rules import Rules, resolve_variant
+from sim.rules import Rules, is_variant_file, resolve_variant
+from sim.text import text_console
 
 if TYPE_CHECKING:
     from sim.game import Game
@@ -27,12 +28,13 @@ PIPE_WIDTH = 180
 
 
 def console() -> Console:
-    """Rich output: as wide as the terminal (the verbs' tables fit 80 columns); on a file or pipe
-    ``COLUMNS`` wide when that is set, else `PIPE_WIDTH`, so nothing is wrapped there."""
+    """Rich output that shows data as written (`sim.text.text_console`: no markup, controls escaped): as wide
+    as the terminal (the verbs' tables fit 80 columns); on a file or pipe ``COLUMNS`` wide when that is set,
+    else `PIPE_WIDTH`, so nothing is wrapped there."""
     if sys.stdout.isatty():
-        return Console()
+        return text_console()
     columns = os.environ.get("COLUMNS", "")
-    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
+    return text_console(width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH)
 
 
 def table(title: str, columns: dict[str, str]) -> Table:
@@ -78,6 +80,12 @@ def start(variant: str, number: int | None, seed: int, source: str, layout_file:
     if number is None:
         raise click.UsageError("missing --deal N (or --layout FILE)")
     return rules, Game.from_deal(rules, number, seed, source)
+
+
+def variant_title(spec: str, rules: Rules) -> str:
+    """How a verb names the variant it plays: a preset by its name, a variant file by its name and the file
+    (``mine (file ./mine.toml)``), so that a file is never taken for a preset."""
+    return f"{rules.name} (file {spec})" if is_variant_file(spec) else rules.name
 
 
 def layout_text(layout_file: Any) -> str:

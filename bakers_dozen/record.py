@@ -13,6 +13,7 @@ from sim.deals import make_deal
 from sim.errors import UserError
 from sim.position import Position, parse_position
 from sim.rules import Rules, find_variant, rules_from_mapping
+from sim.text import one_line
 
 
 class RecordError(UserError):
@@ -271,7 +272,7 @@ def verify(record_file: Any) -> None:
                    + ("the game is won" if verdict.won else "the game is not won"))
         false.extend(_play_mismatches(record, rules, verdict))
     for line in false:
-        click.echo(line if line.startswith("illegal:") else f"mismatch: {line}")
+        click.echo(one_line(line if line.startswith("illegal:") else f"mismatch: {line}"))
     if false:
         sys.exit(1)
 

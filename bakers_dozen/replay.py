@@ -15,6 +15,7 @@ import click
 from bakers_dozen.limits import MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded
 from bakers_dozen.record import read_game
 from reports.output import check_output_file, write_file_atomically
+from sim.text import printable
 
 
 @click.command()
@@ -56,4 +57,4 @@ def replay(record_file: Any, out: Path, analysis_file: Any, run_analysis: bool, 
             f"{record['cards_home']}/52 home"
     page = replay_page(rules, start, record["moves"], title, analysis, reveal)
     write_file_atomically(out, lambda tmp: tmp.write_text(page, encoding="utf-8"))
-    click.echo(f"wrote {out} ({len(record['moves'])} moves)")
+    click.echo(printable(f"wrote {out} ({len(record['moves'])} moves)"))

@@ -24,6 +24,7 @@ from bakers_dozen.limits import MAX_RUN_DEALS, Bounded
 from bakers_dozen.options import console
 from sim.deals import MAX_SEED, PYSOL_MAX_DEAL, DealError
 from sim.errors import UserError
+from sim.text import one_line, printable
 from studies.runner import DEFAULT_STORE, RunSpec, RunSummary, max_jobs
 from studies.study import FAST_DEALS, SLOW_DEALS, default_study, run_study
 
@@ -93,7 +94,7 @@ def _damage_on_stderr() -> Iterator[None]:
             yield
     finally:
         for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)):
-            click.echo("bakers-dozen: warning: " + " ".join(message.split()), err=True)
+            click.echo("bakers-dozen: warning: " + one_line(message), err=True)
         for w in caught:
             if not issubclass(w.category, DamagedFileWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
@@ -104,7 +105,7 @@ def _print(report: Any, headings: Sequence[str]) -> None:
     and on standard error what the report could not use."""
     screen = console()
     for note in report.notes:
-        click.echo("bakers-dozen: note: " + " ".join(note.split()), err=True)
+        click.echo("bakers-dozen: note: " + one_line(note), err=True)
 
     def wanted(text: str) -> bool:
         return any(text == h or (h.endswith("*") and text.startswith(h[:-1])) for h in headings)
@@ -113,11 +114,11 @@ def _print(report: Any, headings: Sequence[str]) -> None:
         shown = False
         for caption, df in section.tables:
             if wanted(caption) or wanted(section.heading):
-                screen.print(_terminal_table(Text(f"{section.heading}: {caption}"), df, screen.width))
+                screen.print(_terminal_table(Text(printable(f"{section.heading}: {caption}")), df, screen.width))
                 shown = True
         if shown:
             for p in section.paragraphs:
-                screen.print(Text(p))
+                screen.print(Text(printable(p, lines=True)))
 
 
 def _terminal_table(title: Text, df: Any, width: int) -> Table:
@@ -127,10 +128,11 @@ def _terminal_table(title: Text, df: Any, width: int) -> Table:
     from rich.console import Console
     from rich.measure import Measurement
 
-    cells = [[Text(_cell(col, v)) for col, v in zip(df.columns, row, strict=True)] for row in df.itertuples(index=False)]
+    cells = [[Text(printable(_cell(col, v), lines=True)) for col, v in zip(df.columns, row, strict=True)]
+             for row in df.itertuples(index=False)]
     table = Table(title=title, title_justify="left")
     for col in df.columns:
-        table.add_column(Text(str(col)), justify="left" if df[col].dtype == object else "right", overflow="fold")
+        table.add_column(Text(printable(col)), justify="left" if df[col].dtype == object else "right", overflow="fold")
     for row in cells:
         table.add_row(*row)
     probe = Console(width=10 * width)
@@ -141,7 +143,7 @@ def _terminal_table(title: Text, df: Any, width: int) -> Table:
     blocks.add_column(overflow="fold")
     for row in cells:
         for col, cell in zip(df.columns, row, strict=True):
-            blocks.add_row(Text(str(col), style="bold" if col == df.columns[0] else ""), cell)
+            blocks.add_row(Text(printable(col), style="bold" if col == df.columns[0] else ""), cell)
         blocks.add_section()
     return blocks
 
@@ -173,7 +175,7 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
         summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
         for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
             for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
-                click.echo("bakers-dozen: warning: " + " ".join(line.split()), err=True)
+                click.echo("bakers-dozen: warning: " + one_line(line), err=True)
         lo = min(r.first for r in runs)
         hi = max(r.first + r.deals - 1 for r in runs)
         with _damage_on_stderr():
@@ -186,7 +188,7 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
             html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
                                      command=shlex.join(["bakers-dozen", *sys.argv[1:]]))
     _print(report, headings)
-    click.echo(f"report: {html} and {md}")
+    click.echo(printable(f"report: {html} and {md}"))
     return summaries
 
 
@@ -252,9 +254,14 @@ def _split_strategies(text: str) -> list[str]:
 @click.argument("store_dir", type=click.Path(file_okay=False))
 @click.option("--out", "out_dir", default=None,
               help="Folder for the report [default: the store's name + '-report', e.g. bakers-dozen-store-report].")
-@click.option("--allow-mixed", is_flag=True, help="Report a variant name stored under several rule fingerprints anyway.")
+@click.option("--allow-mixed", is_flag=True, hidden=True,
+              help="Accepted for scripts written when a name under several rule fingerprints was refused; such runs "
+                   "are now always reported apart, each labelled with its rules.")
 def report(store_dir: str, out_dir: str | None, allow_mixed: bool) -> None:
-    """Write the HTML and Markdown report of everything in a results store."""
+    """Write the HTML and Markdown report of everything in a results store.
+
+    Rules are told apart by fingerprint: runs of different rules under one name are
+    shown as different variants, each label naming its rules' fingerprint."""
     from reports.build import build
     from reports.tables import ReportError
 
@@ -267,9 +274,9 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool) -> None:
     if out_dir is None:  # its own folder, beside none of demo's, compare's or tournament's
         out_dir = (Path(store_dir).resolve().name or "store") + "-report"
     with _damage_on_stderr():
-        html, md, rep = build(store_dir, out_dir, allow_mixed=allow_mixed)
+        html, md, rep = build(store_dir, out_dir)
     _print(rep, ["Win rates"])
-    click.echo(f"report: {html} and {md}")
+    click.echo(printable(f"report: {html} and {md}"))
 
 
 @click.command()

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
+from sim.text import one_line, printable
 from studies.runner import (
     BACKENDS,
     DEFAULT_STORE,
@@ -43,10 +44,10 @@ def run_exits() -> Iterator[None]:
     try:
         yield
     except RunInterrupted as exc:
-        click.echo(f"bakers-dozen: {exc}; run the same command again to resume", err=True)
+        click.echo(f"bakers-dozen: {one_line(exc)}; run the same command again to resume", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except FAULTS as exc:
-        click.echo(f"bakers-dozen: error: {exc}", err=True)
+        click.echo(f"bakers-dozen: error: {one_line(exc)}", err=True)
         sys.exit(EXIT_FAULT)
 
 
@@ -150,7 +151,7 @@ def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int
     if as_json:
         click.echo(json.dumps(summary.to_json()))
     else:
-        click.echo(format_summary(summary))
+        click.echo(printable(format_summary(summary), lines=True))
 
 
 def format_summary(s: RunSummary) -> str:

@@ -16,6 +16,7 @@ comes from the runner's deal sources.
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import tomllib
@@ -27,9 +28,9 @@ import numpy as np
 
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from bakers_dozen.simulate import run_exits
-from sim.deals import MAX_SEED
+from sim.deals import MAX_SEED, check_deal_range
 from sim.errors import UserError
-from sim.rules import PARAMETERS, Rules, resolve_variant
+from sim.rules import LONG_NUMBER, MAX_NAME, PARAMETERS, Rules, resolve_variant
 from studies.progress import Progress
 from studies.runner import DEFAULT_STORE, MAX_CHUNK, REJECTED, RunSpec, RunSummary, max_jobs, run
 
@@ -51,11 +52,8 @@ def parse_deals(text: str) -> tuple[int, int]:
         first = int(head)
         last = int(tail) if sep else first
     except ValueError:
-        raise SolveInputError(f"--deals {text!r} is not a range; allowed: A-B or N, whole numbers, 1 <= A <= B") from None
-    if first < 1:
-        raise SolveInputError(f"--deals {text!r}: deal numbers start at 1")
-    if first > last:
-        raise SolveInputError(f"--deals {text!r}: the first deal ({first}) is after the last ({last})")
+        first = last = None  # not numbers: refused as not a range, as the API's ranges are
+    first, last = check_deal_range(first, last, f"--deals {text!r}")
     if last - first + 1 > MAX_SOLVE_DEALS:
         raise SolveInputError(f"--deals {text!r} names {last - first + 1:,} deals; allowed: at most {MAX_SOLVE_DEALS:,} "
                               "per command (split the range)")
@@ -63,7 +61,8 @@ def parse_deals(text: str) -> tuple[int, int]:
 
 
 def apply_overrides(rules: Rules, items: tuple[str, ...]) -> Rules:
-    """Rules with ``key=value`` overrides (values in TOML syntax: true, 3, "any")."""
+    """Rules with ``key=value`` overrides (values in TOML syntax: true, 3, "any"), named after the overrides
+    when they change the rules (``spanish-patience[worrying_back=true]``): the preset's name labels only its own rules."""
     changes: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -74,8 +73,14 @@ def apply_overrides(rules: Rules, items: tuple[str, ...]) -> Rules:
             parsed = tomllib.loads(f"v = {value.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             parsed = value.strip()
+        except ValueError:  # a whole number longer than Python converts
+            raise SolveInputError(f"--set {key}=...: {LONG_NUMBER}") from None
         changes[key] = tuple(parsed) if isinstance(parsed, list) else parsed
-    return rules.replace(**changes) if changes else rules
+    changed = rules.replace(**changes) if changes else rules
+    if changed.fingerprint == rules.fingerprint:
+        return changed
+    name = f"{rules.name}[{','.join(f'{k}={json.dumps(v)}' for k, v in changes.items())}]"
+    return changed.replace(name=name if len(name) <= MAX_NAME else f"{rules.name}[modified]")
 
 
 def solver_spec(params: dict[str, Any]) -> str:
@@ -238,7 +243,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     from joblib import cpu_count
     from rich.table import Table
 
-    from bakers_dozen.options import console
+    from bakers_dozen.options import console, variant_title
     from sim.deals import check_deal_number
     from strategies.base import StrategyError
     from strategies.solver.strategy import SolverStrategy
@@ -287,7 +292,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     s = summary(rows)
 
     where = f"deals {first}-{last}, source {source}" + (f", seed {seed}" if source == "default" else "")
-    title = f"{rules.name} ({rules.fingerprint}), {where}, {strategy.label_for(rules)}"
+    title = f"{variant_title(variant, rules)} ({rules.fingerprint}), {where}, {strategy.label_for(rules)}"
     if show_rows == "all" or (show_rows == "auto" and len(rows) <= 100):
         shown = rows
     else:

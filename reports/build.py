@@ -39,12 +39,13 @@ from reports.formats import (
 )
 from reports.groups import Group, find_groups, ungrouped
 from reports.losses import loss_sections
+from reports.names import label_rules
 from reports.output import REPLAY_DIR, check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Links, Report, Section, to_html, to_markdown
 from reports.replays import Replays, upset_replays
 from reports.tables import ReportError, summary, tournament, variant_comparison, verified_wins
 from sim.deals import SOURCES
-from sim.rules import PARAMETERS, VARIANTS, Rules, find_variant, rules_from_mapping, variant_names
+from sim.rules import PARAMETERS, VARIANTS, Rules, preset_named, rules_from_mapping, variant_names
 
 COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
            "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version", "verified"]
@@ -162,16 +163,22 @@ def reproduce_command(manifest: dict[str, Any], first: int, last: int, files: Va
                       fingerprint: str) -> str:
     """A `bakers-dozen simulate` command that replays (or reuses) deals first..last of a run.
 
-    A variant that is not a preset with these rules is written to a variant file
-    (``files``); its rules come from the manifest only when they match ``fingerprint``.
+    Rules with a preset's fingerprint are named by the preset's name; other rules are written to a
+    variant file (``files``), taken from the manifest only when they match ``fingerprint`` (else ``?``
+    stands for them where the manifest's name is a preset's, which would name other rules).
     """
     params = manifest.get("parameters")
     params = params if isinstance(params, dict) else {}
     name = params.get("variant")
     variant = _text(name) if isinstance(name, str) else "?"
     rules = manifest_rules(manifest, fingerprint)
-    if rules is not None and not (variant in variant_names() and find_variant(variant).fingerprint == fingerprint):
+    preset = next((v.name for v in VARIANTS if v.rules.fingerprint == fingerprint), None)
+    if preset is not None:  # the preset's rules by the preset's name, whatever name the run used
+        variant = preset
+    elif rules is not None:
         variant = files.path_for(rules)
+    elif preset_named(variant) is not None:  # a preset's name on other rules the manifest does not hold
+        variant = "?"
     spec = params.get("strategy_spec")
     cmd = ["bakers-dozen", "simulate", "--variant", variant, "--strategy", _text(spec) if isinstance(spec, str) else "?",
            "--first", str(first), "--deals", str(last - first + 1), "--seed", str(_whole(params.get("seed"), 0)),
@@ -207,15 +214,14 @@ def _variant_order(s: pd.DataFrame) -> list[str]:
 
 
 def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | None = None, title: str = "",
-          command: str = "", allow_mixed: bool = False) -> tuple[Path, Path, Report]:
+          command: str = "") -> tuple[Path, Path, Report]:
     """Write ``report.html``, ``report.md`` and ``charts/`` into ``out_dir``; return both paths and the report.
 
     ``rows`` are the store's rows to report on (default: all of them; given, they are one
     study's, see `reports.groups.find_groups`); ``command`` is shown as the way to reproduce
-    the whole report, and each figure names the commands of its own runs and deals. A variant
-    name found under several rule fingerprints (the rules changed between
-    runs) is refused unless ``allow_mixed``: such figures must not sit side by
-    side under one name.
+    the whole report, and each figure names the commands of its own runs and deals. Rules are
+    told apart by fingerprint, not by name (`reports.names`): runs of different rules under one
+    name are shown as different variants, each label saying which rules it is.
 
     ``out_dir`` is checked before anything is read (`reports.output.check_report_dir`);
     the report is written to a staged folder and moved into place only when
@@ -238,9 +244,7 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     damaged = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)))
     if rows.empty:
         raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
-    rows = rows.assign(key=_text_category(rows["key"]), variant=_text_category(rows["variant"]))
-    if not allow_mixed:
-        _refuse_mixed_names(rows)
+    rows = label_rules(rows.assign(key=_text_category(rows["key"]), variant=_text_category(rows["variant"])))
     with staged_report(out_dir) as work:
         earlier = shown / "charts"  # the previous report's charts: those with the same inputs are reused
         report = _write(rows, store_path, work, shown, title, command, every, damaged, whole_store,
@@ -326,16 +330,6 @@ def _text_category(column: pd.Series) -> pd.Series:
     columns are read as categoricals already, so this costs nothing there)."""
     c = column.astype("category")
     return c.cat.rename_categories([str(x) for x in c.cat.categories])
-
-
-def _refuse_mixed_names(rows: pd.DataFrame) -> None:
-    fps = rows.groupby("variant", observed=True)["rules_fingerprint"].unique()
-    for name, found in fps.items():
-        if len(found) > 1:
-            raise ReportError(
-                f"variant {name!r} appears under {len(found)} rule fingerprints ({', '.join(sorted(map(str, found)))}): "
-                "its rules changed between runs, and such figures must not be reported under one name; "
-                "report separate stores, or pass --allow-mixed to show them as separate runs")
 
 
 def _primary_name(g: pd.DataFrame) -> str:

@@ -72,6 +72,18 @@ def check_deal_number(number: int, seed: int = 0, source: str = "default") -> No
         raise DealError("the pysol source numbers deals by PySolFC's own generator; it takes no seed (use --seed 0)")
 
 
+def check_deal_range(first: object, last: object, what: str) -> tuple[int, int]:
+    """(first, last) when both are whole deal numbers with 1 <= first <= last; else `DealError` in one line
+    starting with ``what`` (how the caller's user wrote the range: ``--deals '5-3'``, ``deals=(5, 3)``)."""
+    if not (_is_whole(first) and _is_whole(last)):
+        raise DealError(f"{what} is not a range; allowed: A-B or N, whole numbers, 1 <= A <= B")
+    if first < 1:  # type: ignore[operator]
+        raise DealError(f"{what}: deal numbers start at 1")
+    if first > last:  # type: ignore[operator]
+        raise DealError(f"{what}: the first deal ({first}) is after the last ({last})")
+    return int(first), int(last)  # type: ignore[call-overload]
+
+
 def check_strategy_seed(seed: int) -> None:
     """Raise `DealError` naming the allowed range when a strategy seed is not one the RNG supports."""
     if not _is_whole(seed):

@@ -12,7 +12,9 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -260,14 +262,44 @@ def variant_names() -> list[str]:
     return [v.name for v in VARIANTS]
 
 
+def _name_key(name: str) -> str:
+    """``name`` as presets are looked up: Unicode-normalised (NFKC), case-folded, every run of spaces,
+    underscores and dashes made one ``-``, so that names a reader takes for the same name are the same key."""
+    folded = unicodedata.normalize("NFKC", name).casefold().strip()
+    return "-".join(w for w in "".join("-" if c.isspace() or c == "_" or unicodedata.category(c) == "Pd" else c
+                                       for c in folded).split("-") if w)
+
+
+def preset_named(name: str) -> Rules | None:
+    """The preset whose name or one of whose aliases ``name`` is (as `find_variant` reads names), or None."""
+    key = _name_key(name)
+    return next((v.rules for v in VARIANTS if key == v.name or key in v.aliases), None)
+
+
+def check_variant_name(rules: Rules) -> Rules:
+    """``rules``, refused when their name is a preset's name or alias but they are not that preset's rules.
+
+    A name is a label and the fingerprint the identity; a preset's name is the one label every
+    reader takes for those rules, so it may label no other rules (a result stored or shown under it
+    would claim the preset's rules).
+    """
+    preset = preset_named(rules.name)
+    if preset is not None and preset.fingerprint != rules.fingerprint:
+        called = "" if _name_key(rules.name) == preset.name else f" (a name of the preset {preset.name})"
+        raise RulesError(
+            f"variant name {_shortened(repr(rules.name))}{called} belongs to a preset, but these rules are not "
+            f"the preset's (fingerprint {rules.fingerprint}, the preset's {preset.fingerprint}); allowed: a name "
+            "that is no preset's name or alias (a variant file's `name`, else its file name), or the preset's own rules")
+    return rules
+
+
 def find_variant(name: str) -> Rules:
-    """The preset called ``name`` or one of its aliases (case-insensitive, ``_`` = ``-``)."""
+    """The preset called ``name`` or one of its aliases (case-insensitive; spaces, ``_`` and ``-`` alike)."""
     if not isinstance(name, str):
         raise RulesError(f"a variant is named by text; got {type(name).__name__} {_shortened(repr(name))}")
-    key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    for v in VARIANTS:
-        if key == v.name or key in v.aliases:
-            return v.rules
+    found = preset_named(name)
+    if found is not None:
+        return found
     known = ", ".join(f"{v.name}" + (f" ({', '.join(v.aliases)})" if v.aliases else "") for v in VARIANTS)
     raise RulesError(f"unknown variant {_shortened(repr(name))}; known variants: {known}; or a variant file "
                      "(a path ending in .toml or holding a path separator)")
@@ -277,7 +309,8 @@ def rules_from_mapping(data: dict[str, Any], *, default_name: str = "custom") ->
     """Build a `Rules` from a mapping of parameter names (as in a TOML file).
 
     ``base`` names a preset to start from; ``name`` and ``description`` label
-    the variant; every other key must be a rule parameter.
+    the variant; every other key must be a rule parameter. A preset's name or
+    alias labels only that preset's rules (`check_variant_name`).
     """
     if not isinstance(data, dict):
         raise RulesError(f"a variant is a table of rule fields; got {type(data).__name__}")
@@ -299,7 +332,7 @@ def rules_from_mapping(data: dict[str, Any], *, default_name: str = "custom") ->
         if not isinstance(value, list | tuple):
             _fail("start_home", value, "a list of cards such as [\"AC\", \"AD\"]")
         data["start_home"] = tuple(value)
-    return dataclasses.replace(base, name=str(name), description=str(description), **data)
+    return check_variant_name(dataclasses.replace(base, name=str(name), description=str(description), **data))
 
 
 def load_variant_file(path: str | Path) -> Rules:
@@ -322,10 +355,28 @@ def load_variant_file(path: str | Path) -> Rules:
         raise RulesError(f"variant file {str(p)!r} is not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"variant file {str(p)!r} is not valid TOML: {exc}") from None
+    except ValueError:  # the one other: an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise RulesError(f"variant file {str(p)!r}: {_long_number(raw.decode('utf-8'))}") from None
     except RecursionError:
         raise RulesError(f"variant file {str(p)!r} nests too deeply to be a variant") from None
-    stem = p.stem if _is_label(p.stem, MAX_NAME) else "custom"
+    # The file's name labels a variant that names itself not; a stem that is a preset's name (spanish.toml)
+    # would claim the preset, so the whole file name is the label then.
+    stem = next((n for n in (p.stem, p.name) if _is_label(n, MAX_NAME) and preset_named(n) is None), "custom")
     return rules_from_mapping(data, default_name=stem)
+
+
+LONG_NUMBER = ("a whole number of thousands of digits; allowed: columns 1..52, cards_per_column and face_down a "
+               "few digits at most (a full deck is 52 cards)")
+"""What is wrong with a rule's number too long for Python to convert, and what the rules allow."""
+_LONG_NUMBER = re.compile(r"^\s*([^=\n]{1,60}?)\s*=[^\n]*?[+-]?\d[\d_]{99,}", re.MULTILINE)
+
+
+def _long_number(text: str) -> str:
+    """What to say of a TOML text holding a whole number too long to convert: the field it is in, where
+    that can be told, and what the fields allow."""
+    found = _LONG_NUMBER.search(text)
+    where = f"field {_shortened(found.group(1).strip())!r} holds" if found else "it holds"
+    return f"{where} {LONG_NUMBER}"
 
 
 def _is_label(text: str, limit: int) -> bool:

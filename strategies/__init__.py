@@ -310,7 +310,8 @@ def compiled_policy(strategy: Strategy, rules: Any) -> CompiledPolicy | None:
 def uncompilable(strategy: Strategy, exc: BaseException) -> StrategyError:
     """The one-line error for a plug-in whose compiled policy numba cannot compile (``exc``, numba's
     error): the plug-in's fault, not the toolkit's, so it is told as such with numba's first reason."""
-    reasons = [line.strip() for line in str(exc).splitlines()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))  # numba's highlighting (bold), which it adds on some terminals
+    reasons = [line.strip() for line in text.splitlines()
                if line.strip() and not line.startswith(("Failed in", "During"))]
     reason = _one_line(reasons[0]) if reasons else type(exc).__name__
     return StrategyError(f"strategy {strategy.name!r}: its compiled policy does not compile: {reason}")

@@ -10,6 +10,8 @@ import sys
 import time
 from typing import Any, Protocol
 
+from sim.text import printable, text_console
+
 
 class Progress(Protocol):
     """What the runner reports to while it plays."""
@@ -52,9 +54,7 @@ class RichProgress:
     """
 
     def __init__(self, file: Any = None) -> None:
-        from rich.console import Console
-
-        self.console = Console(file=file or sys.stderr)
+        self.console = text_console(file=file or sys.stderr)
         self._progress: Any = None
         self._task: Any = None
         self._total = self._done = self._wins = self._played = 0
@@ -68,7 +68,7 @@ class RichProgress:
         self._start = time.monotonic()
         # The label on a line of its own and a short bar: the row fits an 80-column terminal even at
         # 100,000,000 deals and a million deals/s (rich would otherwise cut the fields at the end).
-        self.console.print(Text(f"{label}: {total:,} deals" + (f" ({done:,} in the store)" if done else "")))
+        self.console.print(Text(printable(f"{label}: {total:,} deals") + (f" ({done:,} in the store)" if done else "")))
         self._progress = Progress(
             BarColumn(bar_width=BAR_WIDTH),
             TextColumn("{task.fields[count]}"),

@@ -87,7 +87,7 @@ from sim import __version__
 from sim.deals import MAX_DEAL, PYSOL_MAX_DEAL, check_deal_number, make_deal
 from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, UNKNOWN, WON
 from sim.errors import UserError
-from sim.rules import Rules
+from sim.rules import Rules, check_variant_name
 from studies import nofollow
 from studies.progress import NullProgress, Progress
 from studies.reuse import ACCEPT_COLUMNS, Wants, distrust, mark_verified, unverified_wins
@@ -504,7 +504,8 @@ class _TaskStatus:
 
 def run_labels(spec: RunSpec, strategy: Any) -> RunLabels:
     """The key and label columns of ``spec`` played by the (loaded) ``strategy``."""
-    key = RunKey(spec.rules.fingerprint, strategy.identity, spec.seed, spec.source, spec.strategy_seed)
+    key = RunKey(check_variant_name(spec.rules).fingerprint, strategy.identity, spec.seed, spec.source,
+                 spec.strategy_seed)
     return RunLabels(
         key=key,
         variant=spec.rules.name,

@@ -153,12 +153,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sim.deals import make_deal
+from sim.deals import check_deal_range, make_deal
 from sim.engine import OUTCOMES, TERMINATIONS
 from sim.errors import UserError
 from sim.notation import Move
 from sim.referee import Verdict, replay_codes
-from sim.rules import Rules
+from sim.rules import Rules, preset_named
 from studies import nofollow
 
 FORMAT = "bakers-dozen-results"
@@ -1280,6 +1280,9 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
                 strategy: str | None, strategy_identity: str | None, seed: int | None, source: str | None,
                 deals: tuple[int, int] | None, columns: Sequence[str] | None, allow_mixed: bool) -> pa.Table:
     """`read_table`, called by it and by `read_store` (its warnings name their caller's line)."""
+    if deals is not None:  # the command line's check of a range, with its messages
+        pair = tuple(deals) if isinstance(deals, tuple | list) else ()
+        deals = check_deal_range(*(pair if len(pair) == 2 else (None, None)), f"deals={deals!r}")
     store = Store.open(path, create=False)
     unknown = sorted(set(columns or ()) - set(COLUMNS))
     if unknown:
@@ -1290,6 +1293,10 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
     infos = {k: store.key_info(k) for k in (store.keys() if key is None else [key])}
     checks = {"variant": variant, "rules_fingerprint": rules_fingerprint, "strategy": strategy,
               "strategy_identity": strategy_identity, "seed": seed, "source": source}
+    preset = preset_named(variant) if isinstance(variant, str) else None
+    if preset is not None:  # a preset's name means its rules, whatever name the rows were played under
+        checks["variant"] = None
+        infos = {k: info for k, info in infos.items() if info.get("rules_fingerprint") == preset.fingerprint}
     infos = {k: info for k, info in infos.items() if all(v is None or info.get(f) == v for f, v in checks.items())}
     if not allow_mixed and (variant is not None or strategy is not None):
         _refuse_mixed(list(infos.values()))
@@ -1342,7 +1349,8 @@ def read_store(
 ) -> Any:
     """The rows of a store as a pandas DataFrame, sorted by key and deal.
 
-    Filters: ``key`` (a `RunKey.hash`), ``variant`` (name), ``rules_fingerprint``,
+    Filters: ``key`` (a `RunKey.hash`), ``variant`` (a name; a preset's name or alias selects the
+    preset's rules by fingerprint, whatever name their rows carry), ``rules_fingerprint``,
     ``strategy`` (name), ``strategy_identity``, ``seed``, ``source``, and ``deals``
     (first, last) inclusive. ``columns`` reads only those (``key`` and ``deal``
     are always read). A deal stored twice under one key (overlapping chunks) appears once.

@@ -169,7 +169,7 @@ def test_markdown_tables_show_the_computed_figures(built, store):
         assert f"{r['win_rate']:.2%}" in md and f"{r['ci_low']:.2%} – {r['ci_high']:.2%}" in md
 
 
-def test_empty_store_and_mixed_fingerprints_are_refused(tmp_path):
+def test_an_empty_store_is_refused_and_one_name_on_two_rules_is_shown_apart(tmp_path):
     empty = tmp_path / "empty"
     run(RunSpec(Rules(), "greedy", 10), empty, jobs=1)
     for key_dir in empty.iterdir():
@@ -179,12 +179,12 @@ def test_empty_store_and_mixed_fingerprints_are_refused(tmp_path):
     with pytest.raises(ReportError, match="holds no results"), pytest.warns(DamagedFileWarning, match="in no chunk file"):
         build(empty, tmp_path / "out")
     mixed = tmp_path / "mixed"
-    run(RunSpec(Rules(), "greedy", 50), mixed, jobs=1)
-    run(RunSpec(Rules(worrying_back=True), "greedy", 50), mixed, jobs=1)  # also named bakers-dozen, other rules
-    with pytest.raises(ReportError, match="appears under 2 rule fingerprints"):
-        build(mixed, tmp_path / "out2")
-    html, _, _ = build(mixed, tmp_path / "out3", allow_mixed=True)
-    assert html.exists()
+    run(RunSpec(Rules(name="mine"), "greedy", 50), mixed, jobs=1)
+    run(RunSpec(Rules(name="mine", worrying_back=True), "greedy", 50), mixed, jobs=1)  # the same name, other rules
+    html, md, _ = build(mixed, tmp_path / "out2")
+    text = md.read_text(encoding="utf-8")
+    assert html.exists() and "bakers-dozen" in text  # the preset's rules by the preset's name
+    assert f"mine (rules {Rules(worrying_back=True).fingerprint})" in text
 
 
 def test_cli_report_compare_and_tournament(tmp_path):

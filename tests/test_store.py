@@ -230,15 +230,16 @@ def test_runs_share_a_store_and_are_told_apart(tmp_path):
 
 
 def test_results_of_other_rules_under_the_same_name_are_never_pooled(tmp_path):
-    run(RunSpec(RULES, "greedy", 100), tmp_path, jobs=1)
-    other = Rules(kings_to_bottom=False)  # same name, other rules
-    assert other.name == RULES.name and other.fingerprint != RULES.fingerprint
+    mine = Rules(name="mine", face_down=1)
+    run(RunSpec(mine, "greedy", 100), tmp_path, jobs=1)
+    other = mine.replace(kings_to_bottom=False)  # same name, other rules
+    assert other.fingerprint != mine.fingerprint
     s = run(RunSpec(other, "greedy", 100), tmp_path, jobs=1)
     assert s.reused == 0 and s.played == 100
     with pytest.raises(StoreError, match="2 rules fingerprints"):
-        read_store(tmp_path, variant="bakers-dozen")
-    assert len(read_store(tmp_path, variant="bakers-dozen", rules_fingerprint=other.fingerprint)) == 100
-    assert len(read_store(tmp_path, variant="bakers-dozen", allow_mixed=True)) == 200
+        read_store(tmp_path, variant="mine")
+    assert len(read_store(tmp_path, variant="mine", rules_fingerprint=other.fingerprint)) == 100
+    assert len(read_store(tmp_path, variant="mine", allow_mixed=True)) == 200
 
 
 def test_results_of_another_strategy_version_are_never_pooled(tmp_path):
