@@ -241,6 +241,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     from bakers_dozen.options import console
     from sim.deals import check_deal_number
     from strategies.base import StrategyError
+    from strategies.memory import check_memory
     from strategies.solver.strategy import SolverStrategy
     from studies.progress import make_progress
 
@@ -269,11 +270,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         strategy = SolverStrategy(**params)
     except StrategyError as exc:
         raise SolveInputError(str(exc)) from None
-    workers = jobs or cpu_count()
-    tables = strategy.params["tt_mb"] * workers
-    if tables > memory_mib():
-        raise SolveInputError(f"--tt-mb {strategy.params['tt_mb']:g} with {workers} job(s) needs {tables:,.0f} MiB of "
-                              f"tables; this machine has {memory_mib():,.0f} MiB: lower --tt-mb or --jobs")
+    check_memory(strategy, rules, jobs or cpu_count())
 
     base = {k: v for k, v in params.items() if k not in ("nodes", "seconds")} if retry else params
     if retry and base == params:
