@@ -28,7 +28,7 @@ import numpy as np
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from bakers_dozen.simulate import run_exits
 from sim.deals import MAX_SEED
-from sim.errors import UserError
+from sim.errors import UserError, quoted
 from sim.rules import PARAMETERS, Rules, resolve_variant
 from studies.progress import Progress
 from studies.runner import DEFAULT_STORE, MAX_CHUNK, REJECTED, RunSpec, RunSummary, max_jobs, run
@@ -51,13 +51,13 @@ def parse_deals(text: str) -> tuple[int, int]:
         first = int(head)
         last = int(tail) if sep else first
     except ValueError:
-        raise SolveInputError(f"--deals {text!r} is not a range; allowed: A-B or N, whole numbers, 1 <= A <= B") from None
+        raise SolveInputError(f"--deals {quoted(text)} is not a range; allowed: A-B or N, whole numbers, 1 <= A <= B") from None
     if first < 1:
-        raise SolveInputError(f"--deals {text!r}: deal numbers start at 1")
+        raise SolveInputError(f"--deals {quoted(text)}: deal numbers start at 1")
     if first > last:
-        raise SolveInputError(f"--deals {text!r}: the first deal ({first}) is after the last ({last})")
+        raise SolveInputError(f"--deals {quoted(text)}: the first deal ({first}) is after the last ({last})")
     if last - first + 1 > MAX_SOLVE_DEALS:
-        raise SolveInputError(f"--deals {text!r} names {last - first + 1:,} deals; allowed: at most {MAX_SOLVE_DEALS:,} "
+        raise SolveInputError(f"--deals {quoted(text)} names {last - first + 1:,} deals; allowed: at most {MAX_SOLVE_DEALS:,} "
                               "per command (split the range)")
     return first, last
 
@@ -69,7 +69,7 @@ def apply_overrides(rules: Rules, items: tuple[str, ...]) -> Rules:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or key not in PARAMETERS:
-            raise SolveInputError(f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(PARAMETERS)}")
+            raise SolveInputError(f"--set {quoted(item)}: expected KEY=VALUE with KEY one of {', '.join(PARAMETERS)}")
         try:
             parsed = tomllib.loads(f"v = {value.strip()}")["v"]
         except tomllib.TOMLDecodeError:
@@ -261,7 +261,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     for item in extra:
         key, sep, value = item.partition("=")
         if not sep:
-            raise SolveInputError(f"--param {item!r} is not KEY=VALUE")
+            raise SolveInputError(f"--param {quoted(item)} is not KEY=VALUE")
         params[key.strip()] = value.strip()
     for key, value in (("nodes", nodes), ("seconds", seconds), ("tt_mb", tt_mb)):
         if value is not None:

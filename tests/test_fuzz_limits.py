@@ -6,6 +6,7 @@ the tests run on: with 1,000 MiB, every setting below asks for more, alone or ti
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -96,3 +97,38 @@ def test_every_size_parameter_of_the_solver_is_counted():
     for setting in ("tt_mb=4096", "samples=10000"):
         assert sum(load_strategy(f"sampling:{setting}").memory_use(rules).values()) > \
             sum(sampling.memory_use(rules).values()) + 2**25, setting
+
+
+def _record(tmp_path, **change) -> str:
+    played = CliRunner().invoke(main, ["play", "--json", "-d", "3", "-s", "greedy"])
+    record = {**json.loads(played.output), **change}
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return str(path)
+
+
+LONG = "x" * 1_000_000
+
+
+@pytest.mark.parametrize("change", [
+    {"moves": ["9H 3>7" + LONG]}, {"moves": [LONG]}, {"moves": ["9H " + " " * 1_000_000 + "3>7"]},
+    {"rules_fingerprint": LONG}, {"termination": LONG}, {"outcome": LONG}, {"source": LONG},
+    {"face_down": [LONG] * 13}, {"variant": LONG}, {"strategy": LONG, "outcome": "won"},
+], ids=range(10))
+def test_verify_quotes_a_long_value_shortened(tmp_path, change):
+    r = CliRunner().invoke(main, ["verify", _record(tmp_path, **change)])
+    assert r.exit_code in (1, 2), r.output
+    assert max(len(line) for line in r.output.splitlines()) < 400, r.output[:1000]
+    assert "characters)" in r.output or "x" not in r.output, r.output[:1000]
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("short", "'short'"), ("y" * 50, "'" + "y" * 40 + "'... (50 characters)"), (10**60000, "a number of about 60,001 digits"),
+    (3, "3"), (True, "True"), (None, "None"), ([1] * 1000, "[1, 1, 1, 1, ...]"), ({"k": "v" * 100}, "{'k': 'vvvvvvvvvvvvvvvvv..."),
+    ([10**60000], "a list holding a huge number"),
+], ids=range(9))
+def test_quoted_shortens_any_value(value, shown):
+    from sim.errors import quoted
+
+    assert quoted(value).startswith(shown.removesuffix("..."))
+    assert len(quoted(value)) < 80
