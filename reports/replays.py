@@ -35,7 +35,8 @@ class Replays:
 REPLAY_COLUMNS = ["deal", "seed", "source", "strategy", "strategy_params", "strategy_seed", "outcome", "cards_home"]
 """What a replay reads of a run's row."""
 MAX_REPLAY_MOVES = 300
-"""Games longer than this get no page: each position is drawn, so a page grows by about 11 KB a move."""
+"""Games longer than this get no page: a lost game's page has every position analysed by the solver
+(`ANALYSIS_BUDGET` each), so a long game would hold up the report."""
 REPLAYED_UPSETS = 5
 """How many of a tournament's listed deals get replay pages (the report stays a few megabytes)."""
 ANALYSIS_BUDGET = {"nodes": 200_000, "seconds": 2.0}
