@@ -37,12 +37,13 @@ def replay(record_file: Any, out: Path, analysis_file: Any, run_analysis: bool, 
     with an analysis, each position's verdict with the losing move highlighted. It is one
     file that needs no network.
     """
-    from reports.replay import analysis_json, replay_page
+    from reports.replay import analysis_json, check_length, replay_page
 
     if analysis_file is not None and run_analysis:
         raise click.UsageError("give either --analysis FILE or --analyse, not both")
     out = check_output_file(out, (".html", ".htm"))
     record, rules, start = read_game(record_file)
+    check_length(len(record["moves"]))  # before an analysis, which searches every position
     analysis = None
     if analysis_file is not None:
         analysis = analysis_json(analysis_file.read())

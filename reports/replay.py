@@ -29,6 +29,7 @@ from typing import Any
 from sim.cards import DECK_SIZE, SUIT_SYMBOLS, card_str, is_red, rank_of, suit_of
 from sim.draw import CARD_H, CARD_W, GAP, LABEL_H, RANK_TEXT, STEP_DOWN, STEP_UP, TABLE
 from sim.draw import STYLE as DRAW_STYLE
+from sim.engine import MAX_GAME_LENGTH, NO_PROGRESS_LIMIT
 from sim.errors import UserError, json_type, quoted
 from sim.game import Game
 from sim.notation import Move
@@ -177,13 +178,23 @@ SCRIPT = """
 """
 
 
+def check_length(moves: int) -> None:
+    """Refuse (`ReplayError`) a game of more ``moves`` than any game has: a page's size and the memory that makes
+    it grow with the moves."""
+    if moves > MAX_GAME_LENGTH:
+        raise ReplayError(f"the game has {moves:,} moves; no game is longer than {MAX_GAME_LENGTH:,} (a game ends "
+                          f"after {NO_PROGRESS_LIMIT:,} moves without a card home or turned up)")
+
+
 def replay_page(rules: Rules, start: Position, moves: Sequence[str | Move], title: str,
                 analysis: dict[str, Any] | None = None, reveal: bool = False) -> str:
     """The HTML of the replay of ``moves`` from ``start``; ``analysis`` (``analyse --json``) adds the verdicts.
 
     Face-down cards are drawn as backs, or with ``reveal`` face up on grey. An illegal
-    move raises `sim.game.IllegalMoveError`; an analysis of another move list raises `ReplayError`.
+    move raises `sim.game.IllegalMoveError`; an analysis of another move list, or more moves than any
+    game has (`sim.engine.MAX_GAME_LENGTH`), raises `ReplayError`.
     """
+    check_length(len(moves))
     game = Game(rules, start)
     numbered = rules.foundation != "suit"
     first = places = _places(game.position(), reveal)

@@ -191,3 +191,15 @@ def test_an_analysis_that_is_not_an_object_is_refused(tmp_path, text):
     r = CliRunner().invoke(main, ["replay", str(tmp_path / "g.json"), "--analysis", str(tmp_path / "a.json"),
                                   "--out", str(tmp_path / "p.html")])
     assert r.exit_code == 2 and "it must be an `analyse --json` output" in r.output, r.output
+
+
+def test_a_record_longer_than_any_game_is_refused_in_one_line(tmp_path):
+    from sim.engine import MAX_GAME_LENGTH
+
+    game, moves = random_game("bakers-dozen", 7, 2)
+    record = {"variant": "bakers-dozen", "deal": 7, "layout": [[card_str(c) for c in p] for p in game.start.piles],
+              "outcome": "lost", "cards_home": 0, "moves": (moves * (MAX_GAME_LENGTH // 2 + 1))[:MAX_GAME_LENGTH + 1]}
+    (tmp_path / "g.json").write_text(json.dumps(record), encoding="utf-8")
+    r = CliRunner().invoke(main, ["replay", str(tmp_path / "g.json"), "--out", str(tmp_path / "p.html")])
+    assert r.exit_code == 2 and f"the game has {MAX_GAME_LENGTH + 1:,} moves; no game is longer" in r.output, r.output
+    assert not (tmp_path / "p.html").exists()
