@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sim.errors import UserError
+from sim.errors import UserError, quoted, shortened
 
 if TYPE_CHECKING:
     from sim.rules import Rules
@@ -48,8 +48,21 @@ def machine_mib() -> float:
 def check_memory(strategy: Strategy, rules: Rules, workers: int, jobs_hint: str = "--jobs") -> None:
     """Refuse (`MemoryLimitError`) ``strategy`` under ``rules`` played by ``workers`` processes at once when the
     memory its settings ask for (`Strategy.memory_use`, per worker) times ``workers`` is more than `machine_mib`.
-    ``jobs_hint`` is what the message suggests lowering besides the settings."""
-    use = strategy.memory_use(rules)
+    ``jobs_hint`` is what the message suggests lowering besides the settings. A plug-in whose ``memory_use`` fails
+    or answers other than bytes by setting is refused in one line (`StrategyError`); a built-in's failure is a bug."""
+    from strategies import is_builtin
+    from strategies.base import StrategyError
+
+    try:
+        use = strategy.memory_use(rules)
+        if not isinstance(use, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                                                and v >= 0 for k, v in use.items()):
+            raise TypeError(f"it returned {quoted(use)}, not a dict of setting names to bytes")
+    except Exception as exc:
+        if is_builtin(strategy):
+            raise
+        raise StrategyError(f"strategy {quoted(strategy.name)}: memory_use failed: {type(exc).__name__}: "
+                            f"{shortened(str(exc), 200)}") from None
     check_sizes(f"strategy {strategy.name!r}", use, workers, jobs_hint)
 
 

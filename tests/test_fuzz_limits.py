@@ -132,3 +132,33 @@ def test_quoted_shortens_any_value(value, shown):
 
     assert quoted(value).startswith(shown.removesuffix("..."))
     assert len(quoted(value)) < 80
+
+
+def test_check_strategy_weighs_the_two_instances_it_plays(small_machine):
+    r = CliRunner().invoke(main, ["check-strategy", "solver:tt_mb=600", "--deals", "1"])  # one fits, two do not
+    assert r.exit_code == 2 and "for 2 worker(s)" in r.output and "tt_mb=600" in r.output, r.output
+
+
+PLUGIN = '''
+from strategies.base import Strategy
+
+
+class Hungry(Strategy):
+    name = "hungry"
+
+    def memory_use(self, rules):
+        return {{"table=huge": {value}}}
+
+    def choose(self, view, moves):
+        return moves[0]
+'''
+
+
+@pytest.mark.parametrize(("n", "value", "said"), [(1, "2**40", "this machine has 1,000 MiB"),
+                                                  (2, "'a lot'", "memory_use failed: TypeError"),
+                                                  (3, "1 // 0", "memory_use failed: ZeroDivisionError")])
+def test_a_plugins_own_memory_figure_is_weighed_and_its_failure_is_one_line(small_machine, n, value, said):
+    (small_machine / f"hungry_plugin{n}.py").write_text(PLUGIN.format(value=value), encoding="utf-8")
+    r = CliRunner().invoke(main, ["simulate", "-s", f"hungry_plugin{n}:Hungry", "-n", "10", "-j", "1", "-q"])
+    assert r.exit_code == 2 and said in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    assert sorted(p.name for p in small_machine.iterdir() if p.name != "__pycache__") == [f"hungry_plugin{n}.py"]
