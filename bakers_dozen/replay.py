@@ -33,9 +33,10 @@ def replay(record_file: Any, out: Path, analysis_file: Any, run_analysis: bool, 
            reveal: bool) -> None:
     """Write a replay page of a `play --json` RECORD: step forward and back with the buttons or the arrow keys.
 
-    The page holds every position drawn, the move list with the current move marked and,
-    with an analysis, each position's verdict with the losing move highlighted. It is one
-    file that needs no network.
+    The page holds the game (the start and what each move changed) and draws each position as
+    you step, with the move list, the current move marked and, with an analysis, each
+    position's verdict with the losing move highlighted. It is one file that needs no network.
+    A record longer than any game (105,105 moves) is refused.
     """
     from reports.replay import analysis_json, check_length, replay_page
 
