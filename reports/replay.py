@@ -296,9 +296,16 @@ REQUIRED = ("moves", "verdicts")
 VERDICTS = ("won", "lost", "unknown")
 
 
+MAX_ANALYSIS_CHARS = 64 * 2**20
+"""The longest analysis read (characters): that of the longest game (`sim.engine.MAX_GAME_LENGTH` moves) is a few
+MiB of JSON."""
+
+
 def analysis_json(text: str) -> dict[str, Any]:
     """An ``analyse --json`` output read back, each field the page reads checked for its type (`ANALYSIS_FIELDS`);
     `ReplayError` in one line naming the field, what it holds and what is allowed otherwise."""
+    if len(text) > MAX_ANALYSIS_CHARS:
+        raise ReplayError(f"the analysis is longer than {MAX_ANALYSIS_CHARS:,} characters; no game's analysis is")
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -203,3 +203,14 @@ def test_a_record_longer_than_any_game_is_refused_in_one_line(tmp_path):
     r = CliRunner().invoke(main, ["replay", str(tmp_path / "g.json"), "--out", str(tmp_path / "p.html")])
     assert r.exit_code == 2 and f"the game has {MAX_GAME_LENGTH + 1:,} moves; no game is longer" in r.output, r.output
     assert not (tmp_path / "p.html").exists()
+
+
+def test_an_analysis_that_is_not_utf8_text_is_refused_in_one_line(tmp_path):
+    game, moves = random_game("bakers-dozen", 7, 1)
+    record = {"variant": "bakers-dozen", "deal": 7, "layout": [[card_str(c) for c in p] for p in game.start.piles],
+              "outcome": "lost", "cards_home": 0, "moves": moves}
+    (tmp_path / "g.json").write_text(json.dumps(record), encoding="utf-8")
+    (tmp_path / "a.json").write_bytes(b'{"moves": ["\xff\xfe"]}')
+    r = CliRunner().invoke(main, ["replay", str(tmp_path / "g.json"), "--analysis", str(tmp_path / "a.json"),
+                                  "--out", str(tmp_path / "p.html")])
+    assert r.exit_code == 2 and "is not UTF-8 text" in r.output and len(r.output.strip().splitlines()) == 1, r.output
