@@ -51,6 +51,7 @@ def analyse(record_file: Any, variant: str, number: int | None, seed: int, sourc
     its verdicts are clairvoyant and labelled so.
     """
     from strategies.analyse import analyse_game
+    from strategies.memory import check_memory
     from strategies.solver.strategy import SolverStrategy
 
     if record_file is not None:
@@ -67,6 +68,7 @@ def analyse(record_file: Any, variant: str, number: int | None, seed: int, sourc
         position, moves = game.start, split_moves(moves_text)
         title = f"deal {number}" if number is not None else "typed layout"
     solver = SolverStrategy(nodes=nodes, seconds=seconds, tt_mb=tt_mb)
+    check_memory(solver, rules, 1)
     result = analyse_game(rules, position, moves, solver)
     if as_json:
         click.echo(json.dumps({"variant": rules.name, "rules_fingerprint": rules.fingerprint, **result.to_json()}))

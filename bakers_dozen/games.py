@@ -75,11 +75,13 @@ def play(variant: str, number: int | None, seed: int, source: str, layout_file: 
          strategy_seed: int, tier: str, as_json: bool) -> None:
     """Play one deal with a strategy and print the moves and the outcome."""
     from strategies import DealInfo, StrategyError, compiled_policy, load_strategy
+    from strategies.memory import check_memory
     from strategies.play import play_compiled, play_python
 
     check_strategy_seed(strategy_seed)
     strategy = load_strategy(strategy_spec)
     rules, game = start(variant, number, seed, source, layout_file)
+    check_memory(strategy, rules, 1)
     info = DealInfo(rules, number or 0, seed, source if number is not None else "layout")
     policy = None if tier == "python" else compiled_policy(strategy, rules)
     if tier == "compiled" and policy is None:

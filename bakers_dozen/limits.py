@@ -10,7 +10,6 @@ here, each with the reason for its bound.
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import click
@@ -36,11 +35,10 @@ class OptionRangeError(UserError):
 
 
 def memory_mib() -> float:
-    """This machine's physical memory in MiB (a large fallback where the platform does not say)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
-    except (ValueError, OSError, AttributeError):
-        return float(2**20)
+    """The memory this process may use in MiB (`strategies.memory.machine_mib`, read when an option is checked)."""
+    from strategies.memory import machine_mib
+
+    return machine_mib()
 
 
 def _show(x: float) -> str:

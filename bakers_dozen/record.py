@@ -10,7 +10,7 @@ import click
 
 from sim.cards import card_str
 from sim.deals import make_deal
-from sim.errors import UserError
+from sim.errors import UserError, json_type, quoted
 from sim.position import Position, parse_position
 from sim.rules import Rules, find_variant, rules_from_mapping
 from sim.text import one_line
@@ -100,16 +100,9 @@ def load_record(text: str, name: str) -> dict[str, Any]:
             continue
         value = record[key]
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            raise RecordError(f"record's {key!r} is {_json_type(value)}; it must be {what}")
+            raise RecordError(f"record's {key!r} is {json_type(value)}; it must be {what}")
     _check_nested(record)
     return record
-
-
-def _json_type(value: Any) -> str:
-    """The JSON name of a parsed value's type, for messages."""
-    names = {bool: "true/false", int: "a number", float: "a number with a fraction", str: "a string", list: "a list",
-             dict: "an object", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
 
 
 def _check_nested(record: dict[str, Any]) -> None:
@@ -133,18 +126,18 @@ def _check_nested(record: dict[str, Any]) -> None:
             raise RecordError(f"record's 'face_down' has {len(downs)} entries for {len(record['layout'])} piles")
         for i, (d, pile) in enumerate(zip(downs, record["layout"], strict=True)):
             if not isinstance(d, int) or isinstance(d, bool) or not 0 <= d <= max(len(pile) - 1, 0):
-                raise RecordError(f"record's face_down for pile {i + 1} is {d!r}; allowed: 0..{max(len(pile) - 1, 0)} "
+                raise RecordError(f"record's face_down for pile {i + 1} is {quoted(d)}; allowed: 0..{max(len(pile) - 1, 0)} "
                                   f"(the pile holds {len(pile)} cards and its top card is face up)")
     if not all(isinstance(m, str) for m in record["moves"]):
         raise RecordError("record's 'moves' must be a list of move strings such as \"9H 3>7\"")
     if not 0 <= record["cards_home"] <= 52:
         raise RecordError(f"record's cards_home is {record['cards_home']}; allowed: 0..52")
     if record["outcome"] not in OUTCOMES:
-        raise RecordError(f"record's outcome {record['outcome']!r} is not one of {', '.join(OUTCOMES)}")
+        raise RecordError(f"record's outcome {quoted(record['outcome'])} is not one of {', '.join(OUTCOMES)}")
     if record.get("termination", "won") not in TERMINATIONS:
-        raise RecordError(f"record's termination {record['termination']!r} is not one of {', '.join(TERMINATIONS)}")
+        raise RecordError(f"record's termination {quoted(record['termination'])} is not one of {', '.join(TERMINATIONS)}")
     if record.get("source", "default") not in RECORD_SOURCES:
-        raise RecordError(f"record's source {record['source']!r} is not one of {', '.join(RECORD_SOURCES)}")
+        raise RecordError(f"record's source {quoted(record['source'])} is not one of {', '.join(RECORD_SOURCES)}")
 
 
 def _record_rules(record: dict[str, Any]) -> Rules:
@@ -162,7 +155,7 @@ def _pile_text(cards: list[str]) -> list[str]:
     out = []
     for c in cards:
         if c.split() != [c]:
-            raise RecordError(f"record's card {c!r} is not one card; write each card as one word such as \"9H\"")
+            raise RecordError(f"record's card {quoted(c)} is not one card; write each card as one word such as \"9H\"")
         out.append(card_str(parse_card(c)))
     return out
 
@@ -195,7 +188,7 @@ def _start_mismatches(record: dict[str, Any], rules: Rules, start: Position) -> 
     out = []
     want = record.get("rules_fingerprint")
     if want is not None and want != rules.fingerprint:
-        out.append(f"the record's rules_fingerprint {want!r} is not that of its rules ({rules.fingerprint})")
+        out.append(f"the record's rules_fingerprint {quoted(want)} is not that of its rules ({rules.fingerprint})")
     claimed = _claimed_deal(record, rules)
     if claimed is not None:
         what, dealt = claimed
@@ -220,7 +213,7 @@ def _play_mismatches(record: dict[str, Any], rules: Rules, verdict: Any) -> list
     if claimed == "won" and not won:
         out.append(f"the record claims a win but the moves do not win ({verdict.cards_home}/52 cards home)")
     if claimed != "won" and won:
-        out.append(f"the record claims outcome {claimed!r} but the moves win the game")
+        out.append(f"the record claims outcome {quoted(claimed)} but the moves win the game")
     if record["cards_home"] != verdict.cards_home:
         out.append(f"the record claims {record['cards_home']} cards home; the moves leave {verdict.cards_home} home")
     termination = record.get("termination")

@@ -34,19 +34,25 @@ def replay(record_file: Any, out: Path, analysis_file: Any, run_analysis: bool, 
            reveal: bool) -> None:
     """Write a replay page of a `play --json` RECORD: step forward and back with the buttons or the arrow keys.
 
-    The page holds every position drawn, the move list with the current move marked and,
-    with an analysis, each position's verdict with the losing move highlighted. It is one
-    file that needs no network.
+    The page holds the game (the start and what each move changed) and draws each position as
+    you step, with the move list, the current move marked and, with an analysis, each
+    position's verdict with the losing move highlighted. It is one file that needs no network.
+    A record longer than any game (105,105 moves) is refused.
     """
-    from reports.replay import analysis_json, replay_page
+    from reports.replay import MAX_ANALYSIS_CHARS, ReplayError, analysis_json, check_length, replay_page
 
     if analysis_file is not None and run_analysis:
         raise click.UsageError("give either --analysis FILE or --analyse, not both")
     out = check_output_file(out, (".html", ".htm"))
     record, rules, start = read_game(record_file)
+    check_length(len(record["moves"]))  # before an analysis, which searches every position
     analysis = None
     if analysis_file is not None:
-        analysis = analysis_json(analysis_file.read())
+        try:
+            text = analysis_file.read(MAX_ANALYSIS_CHARS + 1)
+        except UnicodeDecodeError as exc:
+            raise ReplayError(f"the analysis {analysis_file.name} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+        analysis = analysis_json(text)
     elif run_analysis:
         from strategies.analyse import analyse_game
         from strategies.solver.strategy import SolverStrategy

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
+from sim.errors import quoted
 from sim.text import one_line, printable
 from studies.runner import (
     BACKENDS,
@@ -66,7 +67,7 @@ class Whole(click.ParamType):
                 value = int(value.strip().replace("_", ""), 10)
             except ValueError:
                 raise RunnerError(f"{option} must be a whole number from {self.low:,} to {self.high:,}; "
-                                  f"got {value!r}") from None
+                                  f"got {quoted(value)}") from None
         return check_whole(option, value, self.low, self.high)
 
 
@@ -81,7 +82,7 @@ class Seconds(click.ParamType):
                 value = float(value)
             except ValueError:
                 raise RunnerError(f"--deal-timeout must be a number of seconds above 0 and at most "
-                                  f"{MAX_DEAL_TIMEOUT:g}; got {value!r}") from None
+                                  f"{MAX_DEAL_TIMEOUT:g}; got {quoted(value)}") from None
         timeout = check_deal_timeout(value, "--deal-timeout")
         assert timeout is not None
         return timeout

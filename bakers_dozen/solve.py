@@ -29,7 +29,7 @@ import numpy as np
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from bakers_dozen.simulate import run_exits
 from sim.deals import MAX_SEED, check_deal_range
-from sim.errors import UserError
+from sim.errors import UserError, quoted
 from sim.rules import LONG_NUMBER, MAX_NAME, PARAMETERS, Rules, resolve_variant
 from studies.progress import Progress
 from studies.runner import DEFAULT_STORE, MAX_CHUNK, REJECTED, RunSpec, RunSummary, max_jobs, run
@@ -53,9 +53,9 @@ def parse_deals(text: str) -> tuple[int, int]:
         last = int(tail) if sep else first
     except ValueError:
         first = last = None  # not numbers: refused as not a range, as the API's ranges are
-    first, last = check_deal_range(first, last, f"--deals {text!r}")
+    first, last = check_deal_range(first, last, f"--deals {quoted(text)}")
     if last - first + 1 > MAX_SOLVE_DEALS:
-        raise SolveInputError(f"--deals {text!r} names {last - first + 1:,} deals; allowed: at most {MAX_SOLVE_DEALS:,} "
+        raise SolveInputError(f"--deals {quoted(text)} names {last - first + 1:,} deals; allowed: at most {MAX_SOLVE_DEALS:,} "
                               "per command (split the range)")
     return first, last
 
@@ -68,7 +68,7 @@ def apply_overrides(rules: Rules, items: tuple[str, ...]) -> Rules:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or key not in PARAMETERS:
-            raise SolveInputError(f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(PARAMETERS)}")
+            raise SolveInputError(f"--set {quoted(item)}: expected KEY=VALUE with KEY one of {', '.join(PARAMETERS)}")
         try:
             parsed = tomllib.loads(f"v = {value.strip()}")["v"]
         except tomllib.TOMLDecodeError:
@@ -246,6 +246,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     from bakers_dozen.options import console, variant_title
     from sim.deals import check_deal_number
     from strategies.base import StrategyError
+    from strategies.memory import check_memory
     from strategies.solver.strategy import SolverStrategy
     from studies.progress import make_progress
 
@@ -265,7 +266,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     for item in extra:
         key, sep, value = item.partition("=")
         if not sep:
-            raise SolveInputError(f"--param {item!r} is not KEY=VALUE")
+            raise SolveInputError(f"--param {quoted(item)} is not KEY=VALUE")
         params[key.strip()] = value.strip()
     for key, value in (("nodes", nodes), ("seconds", seconds), ("tt_mb", tt_mb)):
         if value is not None:
@@ -274,11 +275,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         strategy = SolverStrategy(**params)
     except StrategyError as exc:
         raise SolveInputError(str(exc)) from None
-    workers = jobs or cpu_count()
-    tables = strategy.params["tt_mb"] * workers
-    if tables > memory_mib():
-        raise SolveInputError(f"--tt-mb {strategy.params['tt_mb']:g} with {workers} job(s) needs {tables:,.0f} MiB of "
-                              f"tables; this machine has {memory_mib():,.0f} MiB: lower --tt-mb or --jobs")
+    check_memory(strategy, rules, jobs or cpu_count())
 
     base = {k: v for k, v in params.items() if k not in ("nodes", "seconds")} if retry else params
     if retry and base == params:

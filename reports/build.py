@@ -314,6 +314,7 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     sections.extend(_tournaments(by_run, s, [g for g in groups if g.kind == "tournament"], paint, commands, replays))
     sections.extend(_sweeps(s, rules, ranges, paint, lambda keys_: commands(keys_, None)))
     sections.extend(loss_sections(replays, s, paint, lambda keys_: commands(keys_, None)))
+    replays.ledger.seal()
     if unused:
         sections.append(Section(NOT_USED, paragraphs=["What the report could not use as a whole, and what it did:",
                                                       *unused]))
@@ -443,7 +444,7 @@ def _tournaments(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
         known = replays.rules.get(keys[0])
         if known is not None and len(dis):
             pages = upset_replays(replays.store_path, known, r[["key", "strategy"]], sub,
-                                  [int(d) for d in dis["deal"]], replays.out_dir, replays.earlier)
+                                  [int(d) for d in dis["deal"]], replays.ledger)
             dis = dis.assign(replays=[Links(tuple(pages.get(int(d), ()))) for d in dis["deal"]])
         paragraphs = [
             f"{len(keys)} strategies played the same {count(t.deals)} deals of {variant} (deals {where}, seed {seed}, "

@@ -11,7 +11,6 @@ import functools
 import hashlib
 import importlib.metadata
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from reports.formats import p_clause
+from reports.ledger import Ledger
 from reports.output import contained, safe_name
 from reports.tables import Tournament
 
@@ -109,23 +109,28 @@ class Painter:
 
     A chart whose inputs (the data and text it is drawn from, the chart code and matplotlib's version)
     are those of a chart of the same name in ``earlier`` (the previous report's ``charts/``) is copied
-    from there instead of drawn again: rebuilding a report whose deals are all reused redraws nothing.
+    from there instead of drawn again, when that report's ledger says it wrote the file from those inputs
+    and the file is unchanged since (`reports.ledger`): rebuilding a report whose deals are all reused
+    redraws nothing, and a chart edited in between is drawn again, never inlined.
     The others are drawn by `finish`, side by side on every core (a report of the default study has
     about fifty, a third of a second each), so a chart's file exists only once `finish` has returned.
     """
 
     def __init__(self, out_dir: Path, earlier: Path | None = None) -> None:
         self.out_dir, self.earlier = out_dir, earlier
+        self.ledger = Ledger(out_dir, earlier)
         self.drawn = self.reused = 0
         self._pending: list[tuple[Callable[..., Figure], tuple[Any, ...], str, str]] = []
 
     def finish(self) -> None:
-        """Draw every chart asked for since the last call (joblib: a process a core when there are several)."""
+        """Draw every chart asked for since the last call (joblib: a process a core when there are several), and
+        write the folder's ledger."""
         from joblib import Parallel, cpu_count, delayed
 
         pending, self._pending = self._pending, []
         Parallel(n_jobs=max(1, min(len(pending), cpu_count())))(  # one job: in this process
             delayed(_draw)(make, args, self.out_dir, stem, digest) for make, args, stem, digest in pending)
+        self.ledger.seal()
 
     def __call__(self, make: Callable[..., Figure], stem: str, *args: Any) -> dict[str, Path]:
         """Where ``make(*args)`` is saved as ``stem`` (see `save`; drawn by `finish`), or the earlier identical
@@ -134,17 +139,11 @@ class Painter:
         _feed(h, args)
         digest = h.hexdigest()
         name = f"{safe_name(stem, set())}.svg"
-        if self.earlier is not None:
-            old = self.earlier / name
-            if old.is_file() and not old.is_symlink():
-                with old.open("rb") as f:
-                    head = f.read(4096)
-                if f"{_DIGEST_TAG}{digest}".encode() in head:
-                    self.out_dir.mkdir(parents=True, exist_ok=True)
-                    path = contained(self.out_dir, self.out_dir / name)
-                    shutil.copyfile(old, path)
-                    self.reused += 1
-                    return {"svg": path}
+        path = self.ledger.take(name, digest)
+        if path is not None:
+            self.reused += 1
+            return {"svg": path}
+        self.ledger.wrote(name, digest)
         self.drawn += 1
         self._pending.append((make, args, stem, digest))
         return {"svg": contained(self.out_dir, self.out_dir / name)}

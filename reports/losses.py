@@ -22,7 +22,10 @@ with face-down cards the solver sees them, so "winnable" there is clairvoyant.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -50,6 +53,8 @@ KINDS = ("home", "from home", "into an empty pile", "buried a needed card", "ont
 LOSS_COLUMNS = ["deal", "moves", "start", "end", "losing_move", "at", "kind", "replayed"]
 """One analysed lost deal: see `analyse_losses`."""
 COLOURS = ("#59a14f", "#edc948", "#76b7b2", "#e15759", "#4e79a7")
+LOSSES_CODE = hashlib.sha256(Path(__file__).read_bytes() + json.dumps(BUDGET).encode()).hexdigest()
+"""What a run's loss analysis is made by: an earlier build's is reused only when the code is the same."""
 
 
 def move_kind(game: Game, move: Move, line: list[Move]) -> str:
@@ -160,14 +165,14 @@ def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample
     same deals; the other runs' lost deals are analysed side by side, a process a core (joblib), one task
     a deal: each is up to a few seconds of solver work, and the hardest runs' deals (good-measure's)
     would otherwise keep one core busy after the other had finished. Each run's analysis is kept in
-    the report's replay folder."""
+    the report's replay folder, in its ledger (`reports.ledger`): the next build reads back only what
+    this one wrote, unchanged."""
     from joblib import Parallel, cpu_count, delayed
 
     from studies.store import read_store
 
     names = [f"losses-{safe_name(key, set())}-{deals[0]}-{deals[1]}-{sample}.json" for key, deals in runs]
-    earlier = [place.earlier / name if place.earlier is not None and (place.earlier / name).is_file() else None
-               for name in names]
+    earlier = [place.ledger.take(name, f"{LOSSES_CODE}:{name}") for name in names]
     todo = [(i, place.rules[key], row) for i, ((key, deals), found) in enumerate(zip(runs, earlier, strict=True))
             if found is None
             for row in _sampled(usable_rows(read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS), key),
@@ -182,6 +187,7 @@ def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample
     place.out_dir.mkdir(parents=True, exist_ok=True)
     for name, result in zip(names, every, strict=True):
         result.to_json(contained(place.out_dir, place.out_dir / name), orient="records")
+        place.ledger.wrote(name, f"{LOSSES_CODE}:{name}")
     return every
 
 

@@ -8,14 +8,15 @@ holds. Reports link the deals they list (a tournament's upsets) to these pages.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from reports.ledger import Ledger
 from reports.output import contained, safe_name
 from sim.game import Game
 from sim.rules import Rules
@@ -23,20 +24,25 @@ from sim.rules import Rules
 
 @dataclass(frozen=True)
 class Replays:
-    """Where a report writes the replay pages of the games it lists, and what it needs to play them again."""
+    """Where a report writes the replay pages of the games it lists, and what it needs to play them again;
+    ``ledger`` gives it what the previous build wrote into ``earlier`` (`reports.ledger`)."""
 
     store_path: Path
     rules: dict[str, Rules | None]
     out_dir: Path
     earlier: Path | None
+    ledger: Ledger = field(init=False, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ledger", Ledger(self.out_dir, self.earlier))
 
 
 REPLAY_COLUMNS = ["deal", "seed", "source", "strategy", "strategy_params", "strategy_identity", "strategy_seed", "outcome",
                   "cards_home"]
 """What a replay reads of a run's row."""
 MAX_REPLAY_MOVES = 300
-"""Games longer than this get no page: each position is drawn, so a page grows by about 11 KB a move."""
+"""Games longer than this get no page: a lost game's page has every position analysed by the solver
+(`ANALYSIS_BUDGET` each), so a long game would hold up the report."""
 REPLAYED_UPSETS = 5
 """How many of a tournament's listed deals get replay pages (the report stays a few megabytes)."""
 ANALYSIS_BUDGET = {"nodes": 200_000, "seconds": 2.0}
@@ -121,37 +127,45 @@ NO_PAGE = ".no-page"
 then neither reads its row nor plays it again (the same run key plays the same game)."""
 
 
+PAGE_CODE = hashlib.sha256(b"".join(Path(__file__).with_name(f).read_bytes() for f in ("replay.py", "replays.py"))
+                           + json.dumps(ANALYSIS_BUDGET).encode()).hexdigest()
+"""What a replay page is made by: a page of an earlier build is reused only when the code is the same."""
+
+
 def _page_name(key: str, deal: int) -> str:
     return safe_name(f"{key}-deal-{deal}", set()) + ".html"
 
 
-def earlier_answer(key: str, deal: int, out_dir: Path, earlier: Path | None) -> tuple[bool, Path | None]:
-    """Whether the previous build (``earlier``) answered for run ``key``'s game of ``deal``, and its answer carried
-    into ``out_dir``: the page (copied), or None when that build found the game cannot be shown."""
-    if earlier is None:
-        return False, None
-    name = _page_name(key, deal)
-    for found, page in ((earlier / name, True), (earlier / (name + NO_PAGE), False)):
-        if found.is_file() and not found.is_symlink():
-            out_dir.mkdir(parents=True, exist_ok=True)
-            path = contained(out_dir, out_dir / found.name)
-            shutil.copyfile(found, path)
+def _inputs(key: str, deal: int, label: str) -> str:
+    """What a page of run ``key``'s game of ``deal`` is made from (the run key names its rules, strategy and seeds)."""
+    return f"{PAGE_CODE}:{key}:{deal}:{label}"
+
+
+def earlier_answer(key: str, deal: int, label: str, ledger: Ledger) -> tuple[bool, Path | None]:
+    """Whether the previous build answered for run ``key``'s game of ``deal`` (and wrote that answer itself, unchanged
+    since: `Ledger.take`), and its answer carried into this build's folder: the page, or None when that build found
+    the game cannot be shown."""
+    name, inputs = _page_name(key, deal), _inputs(key, deal, label)
+    for found, page in ((name, True), (name + NO_PAGE, False)):
+        path = ledger.take(found, inputs)
+        if path is not None:
             return True, path if page else None
     return False, None
 
 
-def write_replay(rules: Rules, key: str, row: Any, label: str, out_dir: Path, earlier: Path | None = None) -> Path | None:
-    """The replay page of one stored row of run ``key`` in ``out_dir`` (carried over from ``earlier`` when the previous
-    build answered for the same game, see `earlier_answer`), analysed for its losing move when it was lost; None
+def write_replay(rules: Rules, key: str, row: Any, label: str, ledger: Ledger) -> Path | None:
+    """The replay page of one stored row of run ``key`` in the ledger's folder (carried over from the previous build
+    when it answered for the same game, see `earlier_answer`), analysed for its losing move when it was lost; None
     when the game cannot be shown faithfully (the replay does not end as stored, or it is longer than
     `MAX_REPLAY_MOVES`), which is remembered in a `NO_PAGE` file."""
     from reports.replay import replay_page
     from strategies.analyse import analyse_game
     from strategies.solver.strategy import SolverStrategy
 
-    known, page = earlier_answer(key, int(row.deal), out_dir, earlier)
+    known, page = earlier_answer(key, int(row.deal), label, ledger)
     if known:
         return page
+    out_dir, inputs = ledger.out_dir, _inputs(key, int(row.deal), label)
     name = _page_name(key, int(row.deal))
     path = contained(out_dir, out_dir / name)
     game, record = replay_row(rules, row)
@@ -159,6 +173,7 @@ def write_replay(rules: Rules, key: str, row: Any, label: str, out_dir: Path, ea
         out_dir.mkdir(parents=True, exist_ok=True)
         why = "does not end as stored" if record.cards_home != int(row.cards_home) else f"is longer than {MAX_REPLAY_MOVES} moves"
         contained(out_dir, out_dir / (name + NO_PAGE)).write_text(f"no page: the replay {why}\n", encoding="utf-8")
+        ledger.wrote(name + NO_PAGE, inputs)
         return None
     analysis = None
     if str(row.outcome) == "lost":
@@ -166,11 +181,12 @@ def write_replay(rules: Rules, key: str, row: Any, label: str, out_dir: Path, ea
     title = f"{rules.name}, deal {int(row.deal)}: {label} ({row.outcome}, {record.cards_home} cards home)"
     out_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(replay_page(rules, game.start, record.moves, title, analysis), encoding="utf-8")
+    ledger.wrote(name, inputs)
     return path
 
 
 def upset_replays(store_path: Path, rules: Rules, ranked: pd.DataFrame, outcomes: pd.DataFrame, deals: list[int],
-                  out_dir: Path, earlier: Path | None = None) -> dict[int, list[tuple[str, Path]]]:
+                  ledger: Ledger) -> dict[int, list[tuple[str, Path]]]:
     """For the first `REPLAYED_UPSETS` of ``deals``, the replay page of the highest-ranked strategy that lost
     the deal, its losing move marked by the solver, as (what, page) pairs.
 
@@ -187,11 +203,11 @@ def upset_replays(store_path: Path, rules: Rules, ranked: pd.DataFrame, outcomes
         if top is None:
             continue
         label = f"{top.strategy} (lost)"
-        known, page = earlier_answer(str(top.key), int(deal), out_dir, earlier)
+        known, page = earlier_answer(str(top.key), int(deal), label, ledger)
         if not known:
             row = usable_rows(read_store(store_path, key=str(top.key), deals=(deal, deal), columns=REPLAY_COLUMNS),
                               str(top.key))
-            page = None if row.empty else write_replay(rules, str(top.key), next(row.itertuples()), label, out_dir)
+            page = None if row.empty else write_replay(rules, str(top.key), next(row.itertuples()), label, ledger)
         if page is not None:
             pages[deal] = [(label, page)]
     return pages

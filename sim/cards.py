@@ -8,7 +8,7 @@ and type.
 
 from __future__ import annotations
 
-from sim.errors import UserError
+from sim.errors import UserError, quoted
 
 Card = int
 """A card code, 0..51."""
@@ -56,8 +56,9 @@ class CardParseError(UserError):
 
 
 def quote_short(text: str, limit: int = 40) -> str:
-    """``repr(text)``, cut to about ``limit`` characters so that an error message stays one short line."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
+    """``repr(text)``, cut to about ``limit`` characters so that an error message stays one short line
+    (`sim.errors.quoted`)."""
+    return quoted(text, limit)
 
 
 def parse_card(text: str) -> Card:

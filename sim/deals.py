@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.cards import DECK_SIZE, KING, parse_card, rank_of
-from sim.errors import UserError
+from sim.errors import UserError, quoted
 from sim.position import Position
 from sim.rules import Rules
 
@@ -58,16 +58,16 @@ class Deal:
 def check_deal_number(number: int, seed: int = 0, source: str = "default") -> None:
     """Raise `DealError` naming the allowed range when the deal, seed or source is out of it."""
     if source not in SOURCES:
-        raise DealError(f"unknown deal source {source!r}; allowed: {', '.join(SOURCES)}")
+        raise DealError(f"unknown deal source {quoted(source)}; allowed: {', '.join(SOURCES)}")
     top = PYSOL_MAX_DEAL if source == "pysol" else MAX_DEAL
     if not _is_whole(number):
-        raise DealError(f"deal number {number!r} is not a whole number; allowed: 1..{top} for source {source!r}")
+        raise DealError(f"deal number {quoted(number)} is not a whole number; allowed: 1..{top} for source {source!r}")
     if not 1 <= number <= top:
-        raise DealError(f"deal number {number!r} is out of range; allowed: 1..{top} for source {source!r}")
+        raise DealError(f"deal number {quoted(number)} is out of range; allowed: 1..{top} for source {source!r}")
     if not _is_whole(seed):
-        raise DealError(f"seed {seed!r} is not a whole number; allowed: 0..{MAX_SEED}")
+        raise DealError(f"seed {quoted(seed)} is not a whole number; allowed: 0..{MAX_SEED}")
     if not 0 <= seed <= MAX_SEED:
-        raise DealError(f"seed {seed!r} is out of range; allowed: 0..{MAX_SEED}")
+        raise DealError(f"seed {quoted(seed)} is out of range; allowed: 0..{MAX_SEED}")
     if source == "pysol" and seed != 0:
         raise DealError("the pysol source numbers deals by PySolFC's own generator; it takes no seed (use --seed 0)")
 
@@ -87,9 +87,9 @@ def check_deal_range(first: object, last: object, what: str) -> tuple[int, int]:
 def check_strategy_seed(seed: int) -> None:
     """Raise `DealError` naming the allowed range when a strategy seed is not one the RNG supports."""
     if not _is_whole(seed):
-        raise DealError(f"strategy seed {seed!r} is not a whole number; allowed: 0..{MAX_SEED}")
+        raise DealError(f"strategy seed {quoted(seed)} is not a whole number; allowed: 0..{MAX_SEED}")
     if not 0 <= seed <= MAX_SEED:
-        raise DealError(f"strategy seed {seed!r} is out of range; allowed: 0..{MAX_SEED}")
+        raise DealError(f"strategy seed {quoted(seed)} is out of range; allowed: 0..{MAX_SEED}")
 
 
 def _is_whole(value: object) -> bool:

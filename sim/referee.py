@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.cards import DECK_SIZE, KING, card_str, is_red, rank_of, suit_of
+from sim.errors import quoted, shortened
 from sim.notation import ANY_FOUNDATION, Move, MoveParseError, parse_move
 from sim.position import Position
 from sim.rules import BUILD_WORDS, Rules
@@ -194,7 +195,7 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
     card, src, dst = move
     n = len(position.piles)
     if not isinstance(card, int) or not 0 <= card < DECK_SIZE:
-        return f"card code {card!r} is not a card (allowed: 0..51)"
+        return f"card code {quoted(card)} is not a card (allowed: 0..51)"
     name = card_str(card)
 
     # The source: an existing pile or foundation whose exposed/top card is `card`.
@@ -364,11 +365,11 @@ def _label(move: str | Move) -> str:
     """The move as the record wrote it (text), or the notation of a `Move` value
     with numbered foundations (the slot it names, even a wrong one)."""
     if isinstance(move, str):
-        return move.strip()
+        return shortened(move.strip())
     try:
         return Move(*move).text(numbered_foundations=True)
     except (ValueError, TypeError):
-        return repr(tuple(move))
+        return quoted(move)
 
 
 def _read_move(rules: Rules, position: Position, raw: str | Move) -> tuple[Move | None, str]:
@@ -382,7 +383,7 @@ def _read_move(rules: Rules, position: Position, raw: str | Move) -> tuple[Move 
     try:
         return Move(*(int(x) for x in raw)), label
     except (TypeError, ValueError):
-        return None, f"{raw!r}: is not a move (expected text or Move(card, src, dst))"
+        return None, f"{quoted(raw)}: is not a move (expected text or Move(card, src, dst))"
 
 
 def _read_code(rules: Rules, position: Position, raw: int) -> tuple[Move | None, str]:
@@ -391,7 +392,7 @@ def _read_code(rules: Rules, position: Position, raw: int) -> tuple[Move | None,
     try:
         code = operator.index(raw)
     except TypeError:
-        return None, f"{raw!r}: is not a move code (a whole number src * 64 + dst)"
+        return None, f"{quoted(raw)}: is not a move code (a whole number src * 64 + dst)"
     src, dst = divmod(code, 64)
     n = len(position.piles)
     if 0 <= src < n:
@@ -474,7 +475,7 @@ def _check_start(rules: Rules, start: Position) -> None:
     for stack in (*start.piles, *start.foundations):
         for c in stack:
             if not 0 <= c < DECK_SIZE:
-                raise ValueError(f"card code {c!r} in the start position is not a card (allowed: 0..51)")
+                raise ValueError(f"card code {quoted(c)} in the start position is not a card (allowed: 0..51)")
             if c in seen:
                 raise ValueError(f"card {card_str(c)} appears twice in the start position")
             seen.add(c)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.cards import ACE, DECK_SIZE, CardParseError, card_str, parse_card, rank_of, suit_of
-from sim.errors import UserError
+from sim.errors import UserError, shortened
 
 BUILDS = ("any-suit", "other-suit", "alternate-colour", "same-suit")
 """How a card builds down on the tableau: one rank lower and ..."""
@@ -113,8 +113,8 @@ def _fail(name: str, value: Any, allowed: str) -> None:
 
 
 def _shortened(text: str, limit: int = 60) -> str:
-    """``text`` cut to ``limit`` characters, so that a message stays one readable line."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """``text`` cut to about ``limit`` characters, so that a message stays one readable line (`sim.errors.shortened`)."""
+    return shortened(text, limit)
 
 
 def _label(field: str, value: Any, limit: int) -> str:

@@ -252,6 +252,12 @@ class Strategy:
         then pays for it once, at the start, instead of at the first deal that needs it, and a study on a
         fresh machine compiles it in one worker rather than in each. Nothing by default."""
 
+    def memory_use(self, rules: Rules) -> dict[str, int]:
+        """Bytes a process playing this strategy under ``rules`` allocates, keyed by the setting that sizes them
+        (``"tt_mb=128"``): what a run weighs against the machine's memory, for all its workers together, before
+        it starts (`strategies.memory.check_memory`). Empty by default: no setting sizes a table."""
+        return {}
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.identity}>"
 

@@ -40,6 +40,7 @@ from sim.rules import VARIANTS, Rules
 from strategies import compiled_policy, is_builtin, load_strategy
 from strategies.base import DealInfo, Strategy, StrategyError
 from strategies.batch import BatchResult, play_batch
+from strategies.memory import check_memory
 from strategies.play import GameRecord, play_compiled, play_python, timeout_seconds
 
 DEFAULT_DEALS = 3
@@ -159,6 +160,8 @@ def check_strategy(spec_or_strategy: str | Strategy, deals: int = DEFAULT_DEALS,
     if not rules_list:
         raise StrategyError("no variants to check; allowed: one or more sim.rules.Rules (default: every preset)")
     first = load()
+    for rules in rules_list:  # two instances play here at once (the second checks the first's determinism)
+        check_memory(first, rules, 2)
     before = _fingerprint(first)
     try:
         second: Strategy | None = load()

@@ -154,6 +154,7 @@ from sim.engine import (
     move_to,
     pile_base,
     put_pile,
+    rule_params,
     top_card,
 )
 from sim.game import Game, View
@@ -695,6 +696,15 @@ class SamplingStrategy(Strategy):
         args = ",".join(f"{k}={v}" for k, v in self.params.items()
                         if k not in self._from_preset and v != preset.get(k, self.PARAMETERS[k].default))
         return self.name + (f":{args}" if args else "")
+
+    def memory_use(self, rules: Rules) -> dict[str, int]:
+        """The solver's tables (``tt_mb``; its other settings are this player's own) and, per decision, each
+        completion's position and three kept lines with the game's scratch (``samples``)."""
+        use = self._solver.memory_use(rules)
+        samples = self.params["samples"]
+        position = int(rule_params(rules)[P_SIZE])
+        use[f"samples={samples}"] = samples * (position + (3 * LINE_SLOTS + 8) * 8) + scratch_size(rules, samples) * 8
+        return use
 
     def _pparams(self, rules: Rules) -> tuple:
         return (*self._solver.policy_params(rules), self._scfg)

@@ -1144,9 +1144,16 @@ def _useful_jobs(todo: Sequence[tuple[int, int]], chunk: int | None, compiled: b
     return max(1, sum(-(-(b - a + 1) // low) for a, b in todo))
 
 
+def check_run(spec: RunSpec, jobs: int | None = None, chunk: int | None = None, backend: str = "loky") -> None:
+    """Refuse ``spec`` as `run` would before it starts (a `UserError`): its options, its strategy, and the memory
+    its strategy's settings ask for, for all the workers together. Nothing is played, stored or compiled."""
+    _check(spec, jobs, chunk, backend)
+
+
 def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> Any:
     """Validate a run before anything starts; return its strategy (loaded, nothing compiled or dealt yet)."""
     from strategies import StrategyError, load_strategy
+    from strategies.memory import check_memory
 
     check_whole("deals", spec.deals, 1, MAX_DEAL)
     if jobs is not None:
@@ -1165,9 +1172,22 @@ def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> 
         raise RunnerError(f"deals {spec.first:,}..{spec.last:,} run past the last deal number a run can play: "
                           f"allowed 1..{top:,} for source {spec.source!r} (deal numbers are stored as 64-bit integers)")
     try:  # a plug-in's failures (an exception, sys.exit) are StrategyErrors; a built-in's are bugs and go on up
-        return load_strategy(spec.strategy)
+        strategy = load_strategy(spec.strategy)
     except StrategyError as exc:
         raise RunnerError(str(exc)) from None
+    check_memory(strategy, spec.rules, _most_workers(spec, jobs, chunk, backend))
+    return strategy
+
+
+def _most_workers(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> int:
+    """The most processes of this machine that may hold ``spec``'s strategy at once: the loky workers the run can
+    use (`_useful_jobs` of the whole range, at the Python tier's smaller chunks); with dask, this process alone
+    (it readies the strategy; the cluster's workers are other machines)."""
+    if backend == "dask":
+        return 1
+    from joblib import cpu_count
+
+    return min(jobs or cpu_count(), _useful_jobs(_whole(spec, chunk), chunk, False))
 
 
 def _plays_compiled(spec: RunSpec, strategy: Any) -> bool:

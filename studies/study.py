@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sim.rules import VARIANTS, find_variant
 from studies.progress import Progress
-from studies.runner import RunSpec, RunSummary, run, warm_study
+from studies.runner import RunSpec, RunSummary, check_run, run, warm_study
 
 FAST_STRATEGIES = ("random:home_first=true", "greedy", "heuristic")
 FAST_DEALS = 20_000
@@ -65,6 +65,9 @@ def default_study(fast_deals: int = FAST_DEALS, slow_deals: int = SLOW_DEALS, so
 def run_study(runs: Sequence[RunSpec], store: str | Path, *, jobs: int | None = None, progress: Progress | None = None,
               command: Sequence[str] | None = None) -> list[RunSummary]:
     """Play every run of a study into ``store`` (reusing what it already holds), the workers readied for
-    all of its strategies at the start (`warm_study`)."""
+    all of its strategies at the start (`warm_study`). Every run is checked first (`check_run`: its options, its
+    strategy, the memory its settings ask for), so that a bad one refuses the study before any other plays."""
+    for spec in runs:
+        check_run(spec, jobs)
     warm_study(runs, store, jobs)
     return [run(spec, store, jobs=jobs, progress=progress, command=command) for spec in runs]

@@ -37,11 +37,12 @@ def pages(tmp_path_factory):
 def test_the_page_holds_every_position_the_moves_and_the_losing_move(pages):
     record, analysis, html = pages
     text = html.read_text(encoding="utf-8")
-    assert text.count('class="pos"') == len(record["moves"]) + 1
+    game = json.loads(re.search(r'<script type="application/json" id="game">(.*?)</script>', text, re.S).group(1))
+    assert game["moves"] == record["moves"] and len(game["steps"]) == len(record["moves"])  # one change per move
+    assert game["verdicts"] == analysis["verdicts"] and game["losing"] == analysis["losing_move"]
     k = analysis["losing_move"]
-    losing = re.findall(r'<li class="step losing"[^>]*>([^<]*)', text)
-    assert [t.strip() for t in losing] == [f"{k + 1}. {record['moves'][k].replace('>', '&gt;')}"]
-    assert f"instead: {analysis['alternative'].replace('>', '&gt;')}" in text
+    assert f"<b>{k + 1}. {record['moves'][k].replace('>', '&gt;')}</b>" in text
+    assert f"Instead, <b>{analysis['alternative'].replace('>', '&gt;')}</b>" in text
 
 
 def test_the_page_holds_no_remote_references(pages):
@@ -73,10 +74,9 @@ def _dom(page, tmp_path, name: str) -> str:
 
 
 def _shown(dom: str) -> tuple[list[str], str]:
-    """The cards of the one position block shown, and the move-list entry marked current."""
-    blocks = re.findall(r'<div class="pos"([^>]*)>(.*?)</div>', dom, re.S)
-    shown = [body for attrs, body in blocks if "hidden" not in attrs]
-    assert len(blocks) > 1 and len(shown) == 1
+    """The cards of the position drawn, and the move-list entry marked current."""
+    shown = re.findall(r'<div id="board"[^>]*>(.*?)</div>', dom, re.S)
+    assert len(shown) == 1
     current = re.findall(r'<li class="[^"]*current[^"]*"[^>]*>([^<]*)', dom)
     assert len(current) == 1
     return re.findall(r'data-card="(\w\w)"', shown[0]), current[0]

@@ -27,7 +27,7 @@ def test_a_tournament_report_links_its_upsets_to_replays_of_the_stored_games(tmp
     html = (out / "report.html").read_text(encoding="utf-8")
     assert all(f"href='{link}'" in html for link in links)
     lost = [p for p in (out / "replays").glob("*.html") if "(lost" in p.read_text(encoding="utf-8")]
-    assert lost and all('class="verdict' in p.read_text(encoding="utf-8") for p in lost)  # analysed losses
+    assert lost and all('"verdicts":["' in p.read_text(encoding="utf-8") for p in lost)  # analysed losses carry verdicts
 
     again = CliRunner().invoke(main, ["report", str(store), "--out", str(out)])  # a rebuild reuses the pages
     assert again.exit_code == 0, again.output

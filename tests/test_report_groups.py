@@ -163,18 +163,25 @@ def test_deal_ranges_of_unsorted_deals_with_repeats():
 
 
 def test_a_game_without_a_page_is_remembered_and_not_played_again(tmp_path):
-    from reports.replays import NO_PAGE, earlier_answer
+    from reports.ledger import Ledger
+    from reports.replays import NO_PAGE, _inputs, earlier_answer
 
     earlier, out = tmp_path / "old", tmp_path / "new"
+    assert earlier_answer("abc", 5, "x", Ledger(out, None)) == (False, None)
+    wrote = Ledger(earlier, None)  # the previous build, which found deal 5 cannot be shown and drew deal 6
     earlier.mkdir()
-    assert earlier_answer("abc", 5, out, None) == (False, None)
-    assert earlier_answer("abc", 5, out, earlier) == (False, None)
     (earlier / ("abc-deal-5.html" + NO_PAGE)).write_text("no page")
     (earlier / "abc-deal-6.html").write_text("<html>page</html>")
-    assert earlier_answer("abc", 5, out, earlier) == (True, None)
+    wrote.wrote("abc-deal-5.html" + NO_PAGE, _inputs("abc", 5, "x"))
+    wrote.wrote("abc-deal-6.html", _inputs("abc", 6, "x"))
+    assert earlier_answer("abc", 5, "x", Ledger(out, earlier)) == (False, None)  # no ledger yet: nothing is trusted
+    wrote.seal()
+    ledger = Ledger(out, earlier)
+    assert earlier_answer("abc", 5, "x", ledger) == (True, None)
     assert (out / ("abc-deal-5.html" + NO_PAGE)).is_file()  # carried on, for the build after this one
-    known, page = earlier_answer("abc", 6, out, earlier)
+    known, page = earlier_answer("abc", 6, "x", ledger)
     assert known and page == out / "abc-deal-6.html" and page.read_text() == "<html>page</html>"
+    assert earlier_answer("abc", 6, "another label", ledger) == (False, None)  # made from other inputs
 
 
 def test_the_appendix_names_a_player_once_and_says_clairvoyant_only_where_it_saw_hidden_cards():

@@ -501,6 +501,12 @@ class SolverStrategy(Strategy):
     def compiled(self, rules: Rules) -> CompiledPolicy:
         return CompiledPolicy(solver_policy, self.policy_params(rules), SCRATCH_SIZE)
 
+    def memory_use(self, rules: Rules) -> dict[str, int]:
+        """The tables and work arrays the settings size, by setting (`strategies.solver.sizes`)."""
+        from strategies.solver.sizes import solver_memory
+
+        return solver_memory(self.params, rules)
+
     def ready(self, rules: Rules) -> None:
         """The free-parking relaxation, which `decide` calls from object mode on the deals its searches leave
         undecided, compiled with the search (9-12 s on a fresh machine): run on deal 1 for one state."""
