@@ -122,6 +122,12 @@ table window is cleared whole, where before only the window the searches ran in
 was cleared and a bigger window could read the old generations' entries as the
 new ones' (`strategies.sampling_solve.sample_work`).
 
+Version 11: once nothing is hidden, the solver's winning line is played to
+the end. Before, the engine's no-progress guard (`sim.engine.NO_PROGRESS_LIMIT`)
+counted its moves and cut a line that ran more than 1,000 moves between two
+cards home, and the game was stored as lost; the line's moves are now marked
+as proven (`sim.engine.SCRATCH_PROVEN`). The moves chosen are version 10's.
+
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
 """
@@ -143,9 +149,11 @@ from sim.engine import (
     P_SIZE,
     P_WORRY,
     POLICY_RESIGN,
+    POLICY_TIMEOUT,
     POLICY_UNDECIDED,
     SCRATCH_MICROS,
     SCRATCH_NODES,
+    SCRATCH_PROVEN,
     apply_move,
     down_at,
     fheight_at,
@@ -371,7 +379,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     cfg, work, scfg = pparams[POLICY_CONFIG], pparams[POLICY_WORK], pparams[POLICY_SAMPLING]
     if hidden == 0:
         i = solver_policy(st, prm, moves, n, (cfg, work), rng, scratch)
-        if i == POLICY_UNDECIDED:
+        if i == POLICY_UNDECIDED or i == POLICY_TIMEOUT:
             return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
         return i
     S = scfg[SP_SAMPLES]
@@ -635,7 +643,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "10"
+    version: ClassVar[str] = "11"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
@@ -717,9 +725,11 @@ class SamplingStrategy(Strategy):
         if self._scratch.shape[0] != scratch_size(rules, self.params["samples"]):
             self._scratch = np.zeros(scratch_size(rules, self.params["samples"]), dtype=np.int64)
         before = int(self._scratch[SCRATCH_NODES])
+        self._scratch[SCRATCH_PROVEN] = 0
         i = int(sampling_policy(game.state_array(), game.rule_params, codes, len(moves), self._pparams(rules), rng, self._scratch))
         self.rng.counter = int(rng[1])
         self.nodes += int(self._scratch[SCRATCH_NODES]) - before
+        self.on_proven_line = bool(self._scratch[SCRATCH_PROVEN])
         if i == POLICY_RESIGN:
             return None
         if i == POLICY_UNDECIDED:
