@@ -126,7 +126,10 @@ Version 11: once nothing is hidden, the solver's winning line is played to
 the end. Before, the engine's no-progress guard (`sim.engine.NO_PROGRESS_LIMIT`)
 counted its moves and cut a line that ran more than 1,000 moves between two
 cards home, and the game was stored as lost; the line's moves are now marked
-as proven (`sim.engine.SCRATCH_PROVEN`). The moves chosen are version 10's.
+as proven (`sim.engine.SCRATCH_PROVEN`). The default ``seconds`` of that solve
+is the solver's, 600 instead of 10, so that its node budget, not the machine's
+load, decides when it hands over to `greedy`; otherwise the moves chosen are
+version 10's.
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
@@ -660,8 +663,8 @@ class SamplingStrategy(Strategy):
                        "try that line with the candidate played first (replayed to check it still wins)"),
         "nodes": Param(int, 4_000_000, "node budget of the solver once nothing is hidden", minimum=1,
                        maximum=10**12),
-        "seconds": Param(float, 10.0, "time budget of the solver once nothing is hidden", minimum=0.0,
-                         maximum=1e6),
+        "seconds": Param(float, 600.0, "safety cap in seconds of the solver once nothing is hidden, far above "
+                         "what `nodes` takes (the solver's own default)", minimum=0.0, maximum=1e6),
         "candidates": Param(int, 8, "most candidate moves compared on every completion (most votes first)",
                             minimum=1, maximum=1000),
         "tiebreak": Param(str, "length", "among moves winning equally often: the shorter winning lines (length) or the "

@@ -185,3 +185,15 @@ def test_no_deal_pays_for_a_compile_once_the_solver_is_ready():
     verdict, nodes, _, _ = solver.solve_position(rules, make_deal(rules, deal).position)
     assert verdict in ("unknown", "timeout") and nodes > 3000  # the searches, the stage and the prover all ran
     assert _overloads() == before
+
+
+def test_solve_says_how_many_unknown_deals_the_seconds_cap_stopped(tmp_path):
+    from click.testing import CliRunner
+
+    from bakers_dozen.cli import main
+
+    result = CliRunner().invoke(main, ["solve", "-v", "good-measure", "-d", "983", "--nodes", "1000000000",
+                                       "--seconds", "0.01", "--param", "capacity_states=0", "--tt-mb", "8", "-j", "1",
+                                       "-q", "--store", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert "unknown: 1 (1 stopped by the seconds cap, not the node budget)" in " ".join(result.output.split())
