@@ -46,8 +46,10 @@ def game_record_json(rules: Rules, start: Position, info: Any, strategy: str, ou
 
 MAX_RECORD_CHARS = 64 * 2**20
 """The largest record `verify` reads (characters). A game ends after at most
-`sim.engine.NO_PROGRESS_LIMIT` moves per card home: under 60,000 moves, under 1 MiB
-of JSON; 64 Mi leaves room for indentation and long names."""
+`sim.engine.NO_PROGRESS_LIMIT` counted moves per card home (under 60,000 moves, under
+1 MiB of JSON) plus the moves of a proven winning line, which the guard does not count
+(at most `sim.engine.MAX_PROVEN_LINE`, about 2 million: under 30 MiB); 64 Mi leaves
+room for indentation and long names."""
 
 _RECORD_FIELDS: dict[str, tuple[tuple[type, ...], bool, str]] = {
     # field: (JSON types allowed, required, what it is)

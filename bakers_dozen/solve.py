@@ -125,13 +125,14 @@ def retry_unknown(rules: Rules, rows: list[dict[str, Any]], params: dict[str, An
 
 
 def store_rows(rules: Rules, result: RunSummary, verify: bool) -> list[dict[str, Any]]:
-    """The solve rows (`COLUMNS`) of a finished run, read from its store (as Arrow rows: no pandas to import)."""
+    """The solve rows (`COLUMNS`, and the termination: ``timeout`` where the seconds cap, not the node
+    budget, left a deal unknown) of a finished run, read from its store (as Arrow rows: no pandas to import)."""
     from studies.store import Store, read_table
 
     last = result.first + result.deals - 1
     recheck = verify and not all(m.get("parameters", {}).get("verify") is True
                                  for m in Store.open(result.store, create=False).read_manifests(result.key)[0])
-    columns = ["deal", "outcome", "nodes", "micros", "moves", "error"] + (["win_moves"] if recheck else [])
+    columns = ["deal", "outcome", "termination", "nodes", "micros", "moves", "error"] + (["win_moves"] if recheck else [])
     table = read_table(result.store, key=result.key, deals=(result.first, last), columns=columns)
     rows = []
     for r in table.to_pylist():
@@ -144,6 +145,7 @@ def store_rows(rules: Rules, result: RunSummary, verify: bool) -> list[dict[str,
             "variant": rules.name, "source": result.source, "seed": result.seed, "deal": r["deal"],
             "verdict": r["outcome"], "nodes": r["nodes"], "seconds": r["micros"] / 1e6, "moves": r["moves"],
             "verified": verified, "rules_fingerprint": rules.fingerprint, "strategy": result.strategy_identity,
+            "termination": r["termination"],
         })
     return rows
 
@@ -170,6 +172,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     median = float(statistics.median(seconds.tolist()))
     return {
         "deals": n, "won": won, "lost": lost, "unknown": n - won - lost,
+        "timeout": sum(r.get("termination") == "timeout" for r in rows),
         "error": sum(r["verdict"] == "error" for r in rows),
         "verified": sum(r["verified"] is True for r in rows),
         "verify_failed": sum(r["verified"] is False for r in rows),
@@ -205,7 +208,8 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
 @click.option("--nodes", type=Bounded(int, 1, MAX_SOLVE_NODES), default=None,
               help="Node budget per deal (solver default if unset).")
 @click.option("--seconds", type=Bounded(float, 0.0, MAX_SOLVE_SECONDS), default=None,
-              help="Time budget per deal, at most a day (solver default if unset).")
+              help="Safety cap in seconds per deal, at most a day (solver default if unset); a deal it stops "
+                   "is stored as a timeout, apart from the deals the node budget leaves unknown.")
 @click.option("--tt-mb", type=Bounded(float, 0.01, memory_mib), default=None,
               help="Transposition table MiB per worker; all workers' tables together must fit in memory.")
 @click.option("--param", "extra", multiple=True, metavar="KEY=VALUE", help="Any other solver parameter (repeatable).")
@@ -307,6 +311,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     screen.print(table)
     lines = [
         f"deals: {s['deals']:,}  won: {s['won']:,}  lost: {s['lost']:,}  unknown: {s['unknown']:,}"
+        + (f" ({s['timeout']:,} stopped by the seconds cap, not the node budget)" if s["timeout"] else "")
         + (f"  error: {s['error']:,}" if s["error"] else ""),
         f"decided: {s['decided']:.2%}  won: {s['win_rate']:.2%} (95% Wilson {s['win_low']:.2%} - {s['win_high']:.2%})"
         + (f"; winnable fraction between {s['win_rate']:.2%} and {(s['won'] + s['unknown']) / s['deals']:.2%}"

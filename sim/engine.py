@@ -26,7 +26,8 @@ empty pile), so C = max(tallest starting pile, 1) + `RUN_ROOM` (12) holds any ga
 exposed card to any of four foundations or P - 1 other piles, plus each
 foundation top onto any pile): `max_moves`; a move buffer has `prm[P_MOVEBUF]`
 slots, the moves first and `gen_moves`'s scratch after them. A game is at most
-`MAX_GAME_LENGTH` moves long (the no-progress guard).
+`MAX_GAME_LENGTH` moves long (the no-progress guard, and the bound on the moves
+of a proven line it does not count).
 
 A move is the integer ``src * PLACES + dst`` (`make_move`; `move_from` and
 `move_to` read it back): piles are 0..P-1 and foundation slot f is
@@ -90,13 +91,23 @@ EMPTY_BUCKET = KING + 1
 RANK_BUCKETS = EMPTY_BUCKET + 1
 """Buckets of `gen_moves` (a head slot each in the scratch after the moves)."""
 
-POLICY_RESIGN, POLICY_UNDECIDED = -1, -2
-"""What a compiled policy returns instead of a move's index to resign (termination ``resigned``) or to
-give up without a verdict (``undecided``: a search ran out of budget); see `play_game`."""
+POLICY_RESIGN, POLICY_UNDECIDED, POLICY_TIMEOUT = -1, -2, -3
+"""What a compiled policy returns instead of a move's index to resign (termination ``resigned``), to
+give up without a verdict (``undecided``: a search ran out of its budget), or to give up because a
+wall-clock cap stopped its search first (``timeout``: which deals that happens to depends on the
+machine and its load); see `play_game`."""
 
 NO_PROGRESS_LIMIT = 1000
 """A game ends as lost after this many moves with no new card home and no card
-turned face up: the loop guard for strategies that shuffle cards forever."""
+turned face up: the loop guard for strategies that shuffle cards forever. Moves
+of a proven winning line (`SCRATCH_PROVEN`) do not count: a line that wins is
+no wandering, however long it runs between two cards home."""
+
+MAX_PROVEN_LINE = 1 << 21
+"""Most moves of a game the no-progress guard leaves uncounted as a proven line's
+(`SCRATCH_PROVEN`): a bound on how far a policy's claim can carry a game, above the
+longest line the solver can find (`strategies.solver.search.SolverWork`: twice its
+deepest search plus the deck)."""
 
 PLACES = 64
 """Place numbers (piles 0..51, foundations ``FOUNDATION`` + 0..3) are below this; a move code is
@@ -107,11 +118,12 @@ RUN_ROOM = KING
 """Most cards a run built on a pile can add (down from a king, by one rank: the module text's bounds)."""
 MAX_PILE_CAP = DECK_SIZE + RUN_ROOM
 """The largest pile capacity any layout needs (`pile_capacity` of a 52-card pile)."""
-MAX_GAME_LENGTH = (2 * DECK_SIZE + 1) * (NO_PROGRESS_LIMIT + 1)
+MAX_GAME_LENGTH = MAX_PROVEN_LINE + (2 * DECK_SIZE + 1) * (NO_PROGRESS_LIMIT + 1)
 """No game is longer. Each move that makes progress (`progress_mark` beats its
 best) either brings the best's count of cards home to a new height (at most 52
 times) or turns a face-down card up (at most 52 times), and at most
-`NO_PROGRESS_LIMIT` moves pass between two of them."""
+`NO_PROGRESS_LIMIT` counted moves pass between two of them; at most
+`MAX_PROVEN_LINE` moves are not counted."""
 
 
 class Offsets(NamedTuple):
@@ -555,9 +567,14 @@ def progress_mark(st: np.ndarray, prm: np.ndarray) -> np.int64:
     return cards_home(st, prm) * 64 - down
 
 
-SCRATCH_NODES, SCRATCH_MICROS, SCRATCH_OWN = 0, 1, 2
+SCRATCH_NODES, SCRATCH_MICROS, SCRATCH_PROVEN, SCRATCH_OWN = 0, 1, 2, 3
 """Slots of a policy's scratch array that the batch loop reports per deal: search
 nodes and microseconds spent (policies that search fill them; others leave 0).
+``SCRATCH_PROVEN``: zeroed by `play_game` before each call of the policy, which
+sets it (to 1) when the move it returns is one of a winning line it has proven
+from a fully known position; the no-progress guard does not count such moves
+(at most `MAX_PROVEN_LINE` a game, so a false claim cannot make a game endless,
+and only the engine's own count of cards home makes a game won).
 The policy's own slots start at ``SCRATCH_OWN``."""
 
 
@@ -574,7 +591,10 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeo
     ``policy(st, prm, moves, n, pparams, rng, scratch) -> index`` picks one of
     the n legal moves in ``moves[:n]``. It returns `POLICY_RESIGN` (-1) to resign (termination
     ``resigned``), `POLICY_UNDECIDED` (-2) to give up undecided (``undecided``: a search ran out of
-    budget); any other index outside 0..n-1 ends the game as ``illegal``.
+    budget), `POLICY_TIMEOUT` (-3) when a wall-clock cap stopped its search (``timeout``); any other
+    index outside 0..n-1 ends the game as ``illegal``. A move the policy marks in
+    ``scratch[SCRATCH_PROVEN]`` as one of a proven winning line is not counted by the no-progress
+    guard (at most `MAX_PROVEN_LINE` of them).
     The policy is called on copies (``seen``, from `policy_buffers`: state,
     rule parameters and moves, refreshed before each call), and the engine
     plays the chosen move from its own arrays, so nothing a policy writes can
@@ -593,6 +613,7 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeo
     n_played = 0
     best = progress_mark(st, prm)
     since = 0
+    proven = 0  # moves played as a proven line's, which the guard does not count
     while True:
         if cards_home(st, prm) == DECK_SIZE:
             return T_WON, n_played
@@ -609,11 +630,14 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeo
             pprm[k] = prm[k]
         for k in range(n):
             pmoves[k] = moves[k]
+        scratch[SCRATCH_PROVEN] = 0
         i = policy(pst, pprm, pmoves, n, pparams, rng, scratch)
         if i == POLICY_RESIGN:
             return T_RESIGNED, n_played
         if i == POLICY_UNDECIDED:
             return T_UNDECIDED, n_played
+        if i == POLICY_TIMEOUT:
+            return T_TIMEOUT, n_played
         if i < 0 or i >= n:
             return T_ILLEGAL, n_played
         m = moves[i]
@@ -625,6 +649,8 @@ def play_game(st, prm, policy, pparams, rng, scratch, moves, seen, record, timeo
         if mark > best:
             best = mark
             since = 0
+        elif scratch[SCRATCH_PROVEN] != 0 and proven < MAX_PROVEN_LINE:
+            proven += 1
         else:
             since += 1
 

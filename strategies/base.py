@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sim.engine import POLICY_RESIGN, POLICY_UNDECIDED, SCRATCH_NODES, SCRATCH_OWN
+from sim.engine import POLICY_RESIGN, POLICY_TIMEOUT, POLICY_UNDECIDED, SCRATCH_NODES, SCRATCH_OWN, SCRATCH_PROVEN
 from sim.errors import UserError
 from sim.game import View
 from sim.notation import Move
@@ -31,15 +31,23 @@ class StrategyError(UserError):
 
 
 class _Undecided:
-    """The type of `UNDECIDED`."""
+    """The type of `UNDECIDED` and `TIMED_OUT`."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
 
     def __repr__(self) -> str:
-        return "UNDECIDED"
+        return self._name
 
 
-UNDECIDED = _Undecided()
+UNDECIDED = _Undecided("UNDECIDED")
 """What `Strategy.choose` returns to give up without a verdict (outcome ``unknown``),
 as a search does when its budget runs out; ``None`` resigns (outcome ``lost``)."""
+
+TIMED_OUT = _Undecided("TIMED_OUT")
+"""What `Strategy.choose` returns to give up because a wall-clock cap stopped its search before
+its budget ran out (outcome ``unknown``, termination ``timeout``): a result another machine or
+load may not repeat, kept apart from `UNDECIDED`."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +200,8 @@ class Strategy:
     peeks: ClassVar[bool] = False
     uses: ClassVar[tuple[str, ...]] = ()
     PARAMETERS: ClassVar[Mapping[str, Param]] = {}
+    on_proven_line: bool = False
+    """Set by `choose` when the move it returns is one of a proven winning line (see `choose`)."""
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(self.PARAMETERS))
@@ -233,12 +243,16 @@ class Strategy:
         self.deal = deal
         self.rng = rng
         self.nodes = 0
+        self.on_proven_line = False
 
     def choose(self, view: View, moves: list[Move]) -> Move | None | _Undecided:
         """Pick one of ``moves`` (never empty) for the position ``view``.
 
-        Return None to resign, `UNDECIDED` to give up without a verdict. A
-        strategy that searches counts its nodes in ``self.nodes``.
+        Return None to resign, `UNDECIDED` to give up without a verdict (`TIMED_OUT` when a
+        wall-clock cap, not a budget, stopped the search). A strategy that searches counts its
+        nodes in ``self.nodes``, and sets ``self.on_proven_line`` when the move it returns is one
+        of a winning line it has proven from a fully known position: the arena's no-progress
+        guard does not count such moves (`sim.engine.SCRATCH_PROVEN`).
         """
         raise NotImplementedError
 
@@ -283,11 +297,15 @@ class PolicyStrategy(Strategy):
         # the policy gets copies (view.state(), view.rule_params and codes are fresh arrays), like in play_game
         codes = np.array([m.code for m in moves], dtype=np.int64)
         before = int(self._scratch[SCRATCH_NODES])
+        self._scratch[SCRATCH_PROVEN] = 0
         i = self._policy.function(view.state(), view.rule_params, codes, len(codes), self._policy.pparams, self._rng,
                                   self._scratch)
         self.nodes += int(self._scratch[SCRATCH_NODES]) - before
+        self.on_proven_line = bool(self._scratch[SCRATCH_PROVEN])
         if i == POLICY_RESIGN:
             return None
         if i == POLICY_UNDECIDED:
             return UNDECIDED
+        if i == POLICY_TIMEOUT:
+            return TIMED_OUT
         return moves[i] if 0 <= i < len(moves) else Move(-1, -1, -1)

@@ -4,8 +4,9 @@ A strategy that raises (any exception, `SystemExit` and `KeyboardInterrupt`
 included), returns something that is not one of the legal `Move` objects, or
 runs past the per-deal time limit ends the deal with outcome ``error`` or
 ``unknown`` (the reason is kept, and the termination says which); one that
-makes no progress for `sim.engine.NO_PROGRESS_LIMIT` moves, or resigns, loses
-it. Nothing a strategy does can crash a run, end it, or count as a win. Only
+makes no progress for `sim.engine.NO_PROGRESS_LIMIT` moves (the moves of a proven
+winning line, `Strategy.on_proven_line`, not counted: `sim.engine.SCRATCH_PROVEN`), or
+resigns, loses it. Nothing a strategy does can crash a run, end it, or count as a win. Only
 a real Ctrl-C by the user (SIGINT while a deal is played in the main thread)
 stops the run, as `KeyboardInterrupt`.
 """
@@ -28,7 +29,7 @@ from sim.errors import UserError
 from sim.game import Game
 from sim.notation import Move
 from sim.rng import CounterRNG, strategy_key
-from strategies.base import UNDECIDED, StrategyError
+from strategies.base import TIMED_OUT, UNDECIDED, StrategyError
 from strategies.loops import loops_for
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                 strategy.reset(info, strategy_rng(strategy_seed, info.number))
             except BaseException as exc:  # noqa: BLE001 - the arena survives any strategy failure
                 return raised(exc)
-            best, since = E.progress_mark(st, prm), 0
+            best, since, proven = E.progress_mark(st, prm), 0, 0
             while True:
                 if E.cards_home(st, prm) == E.DECK_SIZE:
                     return done(E.T_WON)
@@ -174,6 +175,7 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                 try:
                     choice = strategy.choose(game.view(peeks=strategy.peeks), moves)
                     k = _index_of(choice, moves)  # compares with what the strategy made: may raise too
+                    on_line = strategy.on_proven_line is True
                 except BaseException as exc:  # noqa: BLE001 - the arena survives any strategy failure
                     return raised(exc)
                 if guard.user_interrupt:  # the strategy swallowed a real Ctrl-C
@@ -182,6 +184,8 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                     return done(E.T_RESIGNED)
                 if choice is UNDECIDED:
                     return done(E.T_UNDECIDED)
+                if choice is TIMED_OUT:
+                    return done(E.T_TIMEOUT)  # the strategy's own cap: no error, as in the compiled tier
                 if k < 0:
                     return done(E.T_ILLEGAL, f"{strategy.name} chose {_show(choice)}, which is not one of the "
                                              f"{len(moves)} legal moves (a Move from the list it was given)")
@@ -189,6 +193,8 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                 mark = E.progress_mark(st, prm)
                 if mark > best:
                     best, since = mark, 0
+                elif on_line and proven < E.MAX_PROVEN_LINE:
+                    proven += 1
                 else:
                     since += 1
         except _DealTimeout:
@@ -239,7 +245,7 @@ def play_compiled(strategy: Strategy, game: Game, info: DealInfo, strategy_seed:
     error = None
     if term == E.T_ILLEGAL:
         error = illegal_index_reason(strategy.name)
-    elif term == E.T_TIMEOUT:
+    elif term == E.T_TIMEOUT and timeout > 0:  # else the policy's own cap (`sim.engine.POLICY_TIMEOUT`)
         error = timeout_reason(f"{strategy.name} (compiled)", timeout)
     return GameRecord(E.OUTCOMES[E.TERMINATION_OUTCOME[term]], game.cards_home, played, error,
                       nodes=int(scratch[E.SCRATCH_NODES]), seconds=time.perf_counter() - start,

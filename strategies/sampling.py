@@ -122,6 +122,15 @@ table window is cleared whole, where before only the window the searches ran in
 was cleared and a bigger window could read the old generations' entries as the
 new ones' (`strategies.sampling_solve.sample_work`).
 
+Version 11: once nothing is hidden, the solver's winning line is played to
+the end. Before, the engine's no-progress guard (`sim.engine.NO_PROGRESS_LIMIT`)
+counted its moves and cut a line that ran more than 1,000 moves between two
+cards home, and the game was stored as lost; the line's moves are now marked
+as proven (`sim.engine.SCRATCH_PROVEN`). The default ``seconds`` of that solve
+is the solver's, 600 instead of 10, so that its node budget, not the machine's
+load, decides when it hands over to `greedy`; otherwise the moves chosen are
+version 10's.
+
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
 """
@@ -143,9 +152,11 @@ from sim.engine import (
     P_SIZE,
     P_WORRY,
     POLICY_RESIGN,
+    POLICY_TIMEOUT,
     POLICY_UNDECIDED,
     SCRATCH_MICROS,
     SCRATCH_NODES,
+    SCRATCH_PROVEN,
     apply_move,
     down_at,
     fheight_at,
@@ -372,7 +383,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     cfg, work, scfg = pparams[POLICY_CONFIG], pparams[POLICY_WORK], pparams[POLICY_SAMPLING]
     if hidden == 0:
         i = solver_policy(st, prm, moves, n, (cfg, work), rng, scratch)
-        if i == POLICY_UNDECIDED:
+        if i == POLICY_UNDECIDED or i == POLICY_TIMEOUT:
             return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
         return i
     S = scfg[SP_SAMPLES]
@@ -636,7 +647,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "10"
+    version: ClassVar[str] = "11"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
@@ -653,8 +664,8 @@ class SamplingStrategy(Strategy):
                        "try that line with the candidate played first (replayed to check it still wins)"),
         "nodes": Param(int, 4_000_000, "node budget of the solver once nothing is hidden", minimum=1,
                        maximum=10**12),
-        "seconds": Param(float, 10.0, "time budget of the solver once nothing is hidden", minimum=0.0,
-                         maximum=1e6),
+        "seconds": Param(float, 600.0, "safety cap in seconds of the solver once nothing is hidden, far above "
+                         "what `nodes` takes (the solver's own default)", minimum=0.0, maximum=1e6),
         "candidates": Param(int, 8, "most candidate moves compared on every completion (most votes first)",
                             minimum=1, maximum=1000),
         "tiebreak": Param(str, "length", "among moves winning equally often: the shorter winning lines (length) or the "
@@ -727,9 +738,11 @@ class SamplingStrategy(Strategy):
         if self._scratch.shape[0] != scratch_size(rules, self.params["samples"]):
             self._scratch = np.zeros(scratch_size(rules, self.params["samples"]), dtype=np.int64)
         before = int(self._scratch[SCRATCH_NODES])
+        self._scratch[SCRATCH_PROVEN] = 0
         i = int(sampling_policy(game.state_array(), game.rule_params, codes, len(moves), self._pparams(rules), rng, self._scratch))
         self.rng.counter = int(rng[1])
         self.nodes += int(self._scratch[SCRATCH_NODES]) - before
+        self.on_proven_line = bool(self._scratch[SCRATCH_PROVEN])
         if i == POLICY_RESIGN:
             return None
         if i == POLICY_UNDECIDED:

@@ -702,7 +702,7 @@ def warm_up(rules: Rules, strategy: str, compiled: bool) -> None:
     loaded = _strategy(strategy)
     if compiled:
         prepare(rules, loaded)
-        loaded.ready(rules)
+    loaded.ready(rules)  # in the Python tier too: its deals' clocks must not run over a compile either
     _WARMED.add((rules, strategy, compiled))
 
 

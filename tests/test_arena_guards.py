@@ -285,7 +285,8 @@ def test_every_way_a_game_ends_has_its_termination_in_every_tier():
         (load_strategy("greedy"), RULES, 1, "resigned"),
         (Index(-2), RULES, 1, "undecided"),
         (Index(-1), RULES, 1, "resigned"),
-        (Index(-3), RULES, 1, "illegal"),
+        (Index(-3), RULES, 1, "timeout"),
+        (Index(-4), RULES, 1, "illegal"),
         (Index(10**6), RULES, 1, "illegal"),
     ]
     for strategy, rules, number, term in cases:

@@ -139,7 +139,7 @@ def test_heuristic_weights_order_moves_rule_by_rule(order: tuple[str, ...], allo
 
 def test_scratch_slots_do_not_overlap() -> None:
     own = E.SCRATCH_OWN
-    assert {E.SCRATCH_NODES, E.SCRATCH_MICROS} == set(range(own))
+    assert {E.SCRATCH_NODES, E.SCRATCH_MICROS, E.SCRATCH_PROVEN} == set(range(own))
     assert own <= F.SCRATCH_STORED < F.SCRATCH_LAST < F.VISITED_OFFSET
     assert F.VISITED_OFFSET + F.VISITED_SLOTS <= F.NEEDS_OFFSET
     assert F.NEEDS_STAMP >= DECK_SIZE and F.NEEDS_OFFSET + F.NEEDS_STAMP < F.SCRATCH_MOVED < F.PILES_OFFSET

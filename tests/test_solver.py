@@ -347,7 +347,7 @@ def test_budget_exhaustion_is_unknown_never_a_verdict():
     for st in hard:
         verdict, nodes, line, _ = solver(nodes=50, restart_nodes=0).solve_state(BD, st)
         assert verdict == "unknown" and line == [] and nodes <= 51
-        assert solver(seconds=0.0).solve_state(BD, st)[0] == "unknown"
+        assert solver(seconds=0.0).solve_state(BD, st)[0] == "timeout"  # the clock's stop, apart from the budget's
     cheap = load_strategy("solver:nodes=50,restart_nodes=0,prover_seconds=0,capacity_states=0")
     result = play_batch(BD, cheap, np.array([18, 417, 64]), source="pysol")
     assert result.outcome.tolist() == [E.UNKNOWN, E.UNKNOWN, E.LOST]  # 64 is dead at the root: one node suffices

@@ -128,9 +128,10 @@ from strategies.solver.table import (
     tt_mark_lost,
 )
 
-# Verdicts of `solve`.
-S_LOST, S_WON, S_UNKNOWN = 0, 1, 2
-VERDICTS = ("lost", "won", "unknown")
+# Verdicts of `solve` (and, with `S_TIMEOUT`, of `strategies.solver.strategy.decide`): `S_UNKNOWN`
+# when a budget of nodes or states ran out, `S_TIMEOUT` when a wall-clock cap stopped the work first.
+S_LOST, S_WON, S_UNKNOWN, S_TIMEOUT = 0, 1, 2, 3
+VERDICTS = ("lost", "won", "unknown", "timeout")
 
 # Switches (bits of `flags`).
 F_SAFE = 1  # play safe moves home without search

@@ -66,11 +66,22 @@ more on every deal still unknown (benchmarks/README.md, "A proof spread over
 runs, and the prover on the unknowns").
 
 WON comes with the moves; LOST means a search (or the prover) ran out of
-positions; UNKNOWN means the node or time budget for the whole deal ran out
-(``nodes``, ``seconds``, then the prover's). With ``restart_nodes=0`` there is one search with the whole
-budget. Nothing depends on the clock except a verdict under a ``seconds``
-limit, and nothing on the deals decided before (version 7), so verdicts and lines are
-reproducible, whatever chunk or worker a deal falls to.
+positions; UNKNOWN means the node budget for the whole deal ran out (``nodes``,
+then the relaxation's ``capacity_states``); TIMEOUT (outcome unknown, termination
+``timeout``) that a wall-clock cap stopped it first: ``seconds`` for the searches,
+or the prover's ``prover_seconds``. With ``restart_nodes=0`` there is one search with the whole
+budget. The budgets decide; the seconds are only a safety cap. Nothing depends
+on the clock but a TIMEOUT, and nothing on the deals decided before (version
+7), so every won, lost and unknown verdict, its nodes and its line are reproducible,
+whatever chunk, worker, machine or load a deal falls to.
+
+The default cap, 600 s, is far above what the default budget takes: good-measure
+983, which no search of 4,000,000 nodes decides, spent 15 s in its searches at
+a load average of 2 on this project's 2-core machine (261,000 nodes/s), and 172 s
+niced at a load average of 17 (23,000 nodes/s), the slowest seen; the cap leaves
+a margin of 3.5 over that. A deal's own compile is never timed
+(`SolverStrategy.ready` compiles the search and the stages before the first
+deal).
 
 The solver reads face-down cards (``peeks``): on face-down variants its figures
 are clairvoyant upper bounds, labelled so.
@@ -82,6 +93,16 @@ lazily. The default, 128 MiB, holds 8,388,608 positions, as many as the 64 MiB
 of entries alone did before the proofs were kept; with half as many,
 good-measure 65 and 108 stay unknown at the default budget.
 
+Version 11: a deal's verdict is the solver's, whatever the machine. A winning
+line is played to its end: the engine's no-progress guard, a rule for
+strategies that wander, no longer counts its moves (`sim.engine.SCRATCH_PROVEN`);
+before, a line with more than 1,000 moves between two cards home was stored
+as lost (8 piles of 6 with the aces home and any card into a space: deals 49,
+1480 and 1529, won in 2,595, 4,028 and 1,688 moves). The default ``seconds`` is
+600 instead of 10, so that the node budget decides which deals stay unknown
+(at 10 s most unknowns stopped on the clock, at a different node count on
+every machine and load), and a deal stopped by the clock is a TIMEOUT, stored
+with termination ``timeout`` instead of ``undecided``.
 Version 10: the layered prover splits each foundation layer into stages by
 the cards in bases (`strategies.solver.layers`), so it holds about a third of
 the positions at once or fewer, and with ``prover_seconds`` above 0 a proof
@@ -142,15 +163,18 @@ from typing import Any, ClassVar
 import numba as nb
 import numpy as np
 
+from sim.cards import KING, card
 from sim.engine import (
     P_FOUND,
     P_SIZE,
     P_WORRY,
     POLICY_RESIGN,
+    POLICY_TIMEOUT,
     POLICY_UNDECIDED,
     SCRATCH_MICROS,
     SCRATCH_NODES,
     SCRATCH_OWN,
+    SCRATCH_PROVEN,
     clock,
     rule_params,
 )
@@ -158,9 +182,9 @@ from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
 from sim.rules import FOUND_SUIT, Rules
-from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
+from strategies.base import TIMED_OUT, UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
 from strategies.solver.capacity import LOST, applies_to, free_parking_state
-from strategies.solver.layers import prove
+from strategies.solver.layers import layered_rules, prove
 from strategies.solver.line import shorten_line
 from strategies.solver.search import (
     F_DEAD,
@@ -170,6 +194,7 @@ from strategies.solver.search import (
     F_RELAX,
     F_SAFE,
     S_LOST,
+    S_TIMEOUT,
     S_UNKNOWN,
     S_WON,
     VERDICTS,
@@ -189,7 +214,7 @@ arrays (`SolverWork.arrays`)."""
 # scratch slots after the engine's
 SC_STATUS, SC_LEN, SC_POS, SCRATCH_SIZE = range(SCRATCH_OWN, SCRATCH_OWN + 4)
 # SC_STATUS values
-ST_FRESH, ST_WON, ST_LOST, ST_UNKNOWN = 0, 1, 2, 3
+ST_FRESH, ST_WON, ST_LOST, ST_UNKNOWN, ST_TIMEOUT = 0, 1, 2, 3, 4
 
 
 @nb.njit(cache=True)
@@ -233,9 +258,12 @@ def prove_unknown(st: np.ndarray, prm: np.ndarray, flags: int, capacity_states: 
 def prove_for_solver(st: np.ndarray, prm: np.ndarray, flags: int, prover_mb: int, prover_seconds: float) -> tuple:
     """The layered prover (`strategies.solver.layers`) as `decide` calls it: (verdict, positions, seconds).
 
-    A win the prover finds has no line to replay, so it reads as unknown."""
+    A win the prover finds has no line to replay, so it reads as unknown; a proof its seconds cut
+    short is a timeout (which deals that happens to depends on the machine)."""
     r = prove(st, prm, int(flags), float(prover_mb) * 2**20, float(prover_seconds))
-    return (S_LOST if r.verdict == S_LOST else S_UNKNOWN), r.positions, r.seconds
+    if r.verdict == S_LOST:
+        return S_LOST, r.positions, r.seconds
+    return (S_TIMEOUT if r.reason == "seconds" else S_UNKNOWN), r.positions, r.seconds
 
 
 @nb.njit(cache=True)
@@ -248,7 +276,9 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, c
     nodes of search (or after all of them) gets the free-parking relaxation within
     ``capacity_states`` states (none when 0), once; its time and states are not charged to the
     searches' budgets. Returns (verdict, nodes, line length, seconds); a won line is in
-    ``work[W_LINE]`` as the search found it.
+    ``work[W_LINE]`` as the search found it. An undecided deal is `S_UNKNOWN` when its node
+    budget ran out and `S_TIMEOUT` when ``max_seconds`` (or the prover's seconds) stopped it
+    first: a verdict the clock decided, which another machine or load may not repeat.
 
     Every argument is required, and callers pass int64 and float64 values (not constants), so
     that the solver (`decide_config`) and the sampling player share one compiled version of it
@@ -276,10 +306,12 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, c
             staged += pn
             staged_sec += psec
             if pv == S_LOST or not searching:
+                if pv != S_LOST and used < max_nodes:  # the searches' seconds ran out first
+                    pv = S_TIMEOUT
                 return pv, used + staged, 0, spent + staged_sec
             continue
         if not searching:
-            return S_UNKNOWN, used + staged, 0, spent + staged_sec
+            return (S_TIMEOUT if used < max_nodes else S_UNKNOWN), used + staged, 0, spent + staged_sec
         budget = max_nodes - used
         if restart_nodes > 0 and used < restarts_end:
             budget = min(restarts_end - used, restart_nodes * luby(k + 1))
@@ -314,9 +346,12 @@ def decide_config(st, prm, work, cfg):  # noqa: ANN001, ANN201 (numba)
 
 @nb.njit(cache=True)
 def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, ANN201 (numba)
-    """Compiled solver: search on the first call of a game, then follow the winning line.
+    """Compiled solver: search on the first call of a game, then follow the winning line, each of
+    its moves marked as a proven line's (`sim.engine.SCRATCH_PROVEN`: the no-progress guard is for
+    strategies that wander, not for a line that wins).
 
-    Returns `POLICY_RESIGN` (proven lost) or `POLICY_UNDECIDED` when there is no line.
+    Returns `POLICY_RESIGN` (proven lost), or when there is no line `POLICY_TIMEOUT` (the seconds
+    cap stopped the search) or `POLICY_UNDECIDED` (the node budget ran out).
     """
     cfg, work = pparams[POLICY_CONFIG], pparams[POLICY_WORK]
     line = work[W_LINE]
@@ -330,15 +365,20 @@ def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
             scratch[SC_POS] = 0
         elif v == S_LOST:
             scratch[SC_STATUS] = ST_LOST
+        elif v == S_TIMEOUT:
+            scratch[SC_STATUS] = ST_TIMEOUT
         else:
             scratch[SC_STATUS] = ST_UNKNOWN
     status = scratch[SC_STATUS]
     if status == ST_LOST:
         return POLICY_RESIGN
+    if status == ST_TIMEOUT:
+        return POLICY_TIMEOUT
     if status != ST_WON or scratch[SC_POS] >= scratch[SC_LEN]:
         return POLICY_UNDECIDED
     want = line[scratch[SC_POS]]
     scratch[SC_POS] += 1
+    scratch[SCRATCH_PROVEN] = 1
     for i in range(n):
         if moves[i] == want:
             return i
@@ -360,14 +400,15 @@ class SolverStrategy(Strategy):
     """Perfect-information search: plays a proven winning line, resigns a proven loss."""
 
     name: ClassVar[str] = "solver"
-    version: ClassVar[str] = "10"
+    version: ClassVar[str] = "11"
     description: ClassVar[str] = ("depth-first search with a transposition table, safe moves home, dead-position "
                                   "proofs and restarts; decides won / lost / unknown and plays the winning line")
     peeks: ClassVar[bool] = True
     PARAMETERS = {
         "nodes": Param(int, 4_000_000, "node budget per deal (all searches together)", minimum=1, maximum=10**12),
-        "seconds": Param(float, 10.0, "time budget per deal in seconds (all searches together)", minimum=0.0,
-                         maximum=1e6),
+        "seconds": Param(float, 600.0, "safety cap in seconds per deal (all searches together), far above what "
+                         "`nodes` takes: a deal it stops is stored as a timeout, not as unknown at budget",
+                         minimum=0.0, maximum=1e6),
         "tt_mb": Param(float, 128.0, "transposition table size in MiB with its bookkeeping, 16 bytes a position "
                        "(bounds its memory)", minimum=0.01, maximum=16384.0),
         "depth": Param(int, 8192, "longest line the search follows (about 450 bytes a move); a longer one leaves the "
@@ -485,15 +526,19 @@ class SolverStrategy(Strategy):
             self.seconds += time.perf_counter() - start
             self.nodes += nodes
             self.verdict = verdict
-            self._status = {"won": ST_WON, "lost": ST_LOST}.get(verdict, ST_UNKNOWN)
+            self._status = {"won": ST_WON, "lost": ST_LOST, "timeout": ST_TIMEOUT}.get(verdict, ST_UNKNOWN)
             self._line = line[::-1]
+        self.on_proven_line = False
         if self._status == ST_LOST:
             return None
+        if self._status == ST_TIMEOUT:
+            return TIMED_OUT
         if self._status != ST_WON or not self._line:
             return UNDECIDED
         want = self._line.pop()
         for m in moves:
             if m.code == want:
+                self.on_proven_line = True
                 return m
         raise RuntimeError("the solver's line left the legal moves")  # cannot happen
 
@@ -508,9 +553,36 @@ class SolverStrategy(Strategy):
         return solver_memory(self.params, rules)
 
     def ready(self, rules: Rules) -> None:
-        """The free-parking relaxation, which `decide` calls from object mode on the deals its searches leave
-        undecided, compiled with the search (9-12 s on a fresh machine): run on deal 1 for one state."""
-        if self.params["capacity_states"] > 0:
-            game = Game.from_deal(rules, 1)
-            if applies_to(game._prm):
-                free_parking_state(game._st, game._prm, 1)
+        """Compile (or load from numba's cache) everything a deal may run, before any deal's clock starts, so
+        that no deal's seconds, nor the prover's time budget, pay for it: the search (`decide_config` on
+        deal 1 for one node; in the compiled tier it is already loaded with the game loop), the free-parking
+        relaxation, which `decide` calls from object mode on the deals its searches leave undecided (9-12 s
+        on a fresh machine; on deal 1 for one state), and the layered prover when it is on (about a minute
+        on a fresh machine; on a position of six cards, `_warm_position`)."""
+        game = Game.from_deal(rules, 1)
+        cfg = self.config()
+        cfg[PP_NODES], cfg[PP_CAPACITY], cfg[PP_PROVER_MICROS] = 1, 0, 0
+        decide_config(game.state_array(), game.rule_params, self.work(rules).arrays(), cfg)
+        if self.params["capacity_states"] > 0 and applies_to(game._prm):
+            free_parking_state(game._st, game._prm, 1)
+        if self.params["prover_seconds"] > 0 and self.params["prover_mb"] > 0 and layered_rules(game._prm):
+            warm = Game(rules, _warm_position(rules))
+            prove(warm.state_array(), warm.rule_params, _flags(self.params), float(self.params["prover_mb"]) * 2**20,
+                  60.0)
+
+
+def _warm_position(rules: Rules) -> Position:
+    """A position the layered prover wins in a few layers under every build (so that it runs its layer
+    loop, where a dead or finished root would return at once): hearts and spades home, clubs and
+    diamonds up to their tens; piles [JC, QD], [JD, QC], [KC], [KD] (shared round-robin when there are
+    fewer than four). A queen must first go onto a king (QD onto KC, or QC onto KC building in suit)
+    before a jack comes free."""
+    clubs, diamonds = 0, 1
+    dealt = [[card(KING - 2, clubs), card(KING - 1, diamonds)], [card(KING - 2, diamonds), card(KING - 1, clubs)],
+             [card(KING, clubs)], [card(KING, diamonds)]]
+    piles: list[list[int]] = [[] for _ in range(rules.columns)]
+    for k, cards in enumerate(dealt):
+        piles[k % rules.columns] += cards
+    home = tuple(tuple(card(rank, suit) for rank in range(KING + 1 if suit > diamonds else KING - 2))
+                 for suit in range(4))
+    return Position(tuple(map(tuple, piles)), (0,) * rules.columns, home)
