@@ -47,8 +47,9 @@ def tune(spec: str, variant: str, params: tuple[str, ...], trials: int, deals: i
     """
     from reports.tuning import write_tuning_report
     from sim.rules import resolve_variant
+    from studies.paired import store_player
     from studies.search_space import search_space
-    from studies.tuning import TuneSpec, store_player
+    from studies.tuning import TuneSpec
     from studies.tuning import tune as run_tuning
 
     rules = resolve_variant(variant)

@@ -30,15 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from sim.rules import Rules
 from studies import nofollow
-from studies.progress import NullProgress
-from studies.runner import RunSpec, RunSummary, run
+from studies.paired import Player
+from studies.runner import RunSpec, RunSummary
 from studies.search_space import Dimension, SearchSpace
 from studies.stats import paired_comparison, win_rate_interval
-from studies.store import Store, StoreError, read_store
+from studies.store import Store, StoreError
 
 STEPS = 5
 """Rounds of a trial's deals: the pruner sees the win rate after each."""
@@ -136,25 +134,6 @@ class TuneResult:
         return {"best": self.best, "best_value": self.best_value,
                 "params": {k: v for k, v in self.best_params.items()}, "study": str(self.journal),
                 "trials": self.counts(), "confirm": None if self.confirmation is None else self.confirmation.to_json()}
-
-
-Player = Callable[[RunSpec], tuple[RunSummary, np.ndarray]]
-"""Plays a run and returns its summary and its deals' wins (a boolean array, deal by deal)."""
-
-
-def store_player(store: str | Path, jobs: int | None, command: Sequence[str] | None = None) -> Player:
-    """A `Player` that plays through the runner into ``store`` and reads each run's wins back from it."""
-
-    def play(spec: RunSpec) -> tuple[RunSummary, np.ndarray]:
-        summary = run(spec, store, jobs=jobs, progress=NullProgress(), command=command)
-        rows = read_store(store, key=summary.key, deals=(spec.first, spec.last), columns=["outcome"])
-        won = (rows["outcome"] == "won").to_numpy()
-        if len(won) != spec.deals or won.sum() != summary.wins:  # a bug guard: a figure over the wrong deals
-            raise AssertionError(f"internal error: read {len(won)} deals and {won.sum()} wins back for a run of "
-                                 f"{spec.deals} deals and {summary.wins} wins")
-        return summary, won
-
-    return play
 
 
 def open_study(tune: TuneSpec, store: str | Path) -> tuple[Any, Path]:

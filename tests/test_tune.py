@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import studies.paired as paired
 import studies.tuning as tuning
 from bakers_dozen.cli import main
 from sim.errors import UserError
@@ -93,7 +94,7 @@ def test_a_killed_tune_resumes_where_it_stopped(monkeypatch):
     assert len(before) == 2
 
     calls = {"n": 0}
-    real_run = tuning.run
+    real_run = paired.run
 
     def killed(spec: RunSpec, *args, **kw):
         calls["n"] += 1
@@ -101,11 +102,11 @@ def test_a_killed_tune_resumes_where_it_stopped(monkeypatch):
             raise RunInterrupted(0, spec.deals, Path("st"))
         return real_run(spec, *args, **kw)
 
-    monkeypatch.setattr(tuning, "run", killed)
+    monkeypatch.setattr(paired, "run", killed)
     stopped = tune("heuristic", "--trials", "5", "--json", *SMALL)
     assert stopped.exit_code == 130, stopped.output
     assert "run the same command again to resume" in stopped.output
-    monkeypatch.setattr(tuning, "run", real_run)
+    monkeypatch.setattr(paired, "run", real_run)
 
     again = tune("heuristic", "--trials", "5", "--json", *SMALL)
     assert again.exit_code == 0, again.output
