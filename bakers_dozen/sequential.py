@@ -12,7 +12,7 @@ from bakers_dozen.options import console, table
 from bakers_dozen.simulate import run_exits
 from sim.rules import Rules
 from studies.paired import store_player
-from studies.rounds import SequentialResult, play_rounds
+from studies.rounds import PairState, SequentialResult, play_rounds
 
 
 def play_sequential(rules: Rules, specs: Sequence[str], max_deals: int, round_deals: int, first: int, seed: int, source: str,
@@ -20,19 +20,15 @@ def play_sequential(rules: Rules, specs: Sequence[str], max_deals: int, round_de
                     delta: float) -> SequentialResult:
     """Play the rounds into ``store_dir`` (a line per round on standard error unless ``quiet``) until decided."""
     play = store_player(store_dir, jobs, sys.argv)
+
+    def said(deals: int, pairs: list[PairState]) -> None:
+        if not quiet:
+            done = sum(p.test.decided for p in pairs)
+            click.echo(f"after {deals:,} deals: {done} of {len(pairs)} adjacent pairs of the ranking decided", err=True)
+
     with run_exits():
-        result = play_rounds(rules, specs, play, max_deals=max_deals, round_deals=round_deals, first=first, seed=seed,
-                             source=source, alpha=alpha, beta=beta, delta=delta)
-    if not quiet:
-        for deals, tests in result.history:
-            open_pairs = sum(1 for *_, llr, rev in tests if _undecided(llr, rev, result))
-            click.echo(f"round to {deals:,} deals: {len(tests) - open_pairs} of {len(tests)} adjacent pairs decided", err=True)
-    return result
-
-
-def _undecided(llr: float, reverse: float, result: SequentialResult) -> bool:
-    p = result.pairs[0].test
-    return not (llr >= p.upper or reverse >= p.upper or (llr <= p.lower and reverse <= p.lower))
+        return play_rounds(rules, specs, play, max_deals=max_deals, round_deals=round_deals, first=first, seed=seed,
+                           source=source, alpha=alpha, beta=beta, delta=delta, on_round=said)
 
 
 def show_sequential(result: SequentialResult, out_dir: str) -> None:

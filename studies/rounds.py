@@ -10,7 +10,7 @@ later tournament, ``simulate`` or report reuses them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,8 +58,9 @@ def ranked(specs: Sequence[str], won: dict[str, np.ndarray]) -> list[str]:
 
 def play_rounds(rules: Rules, specs: Sequence[str], player: Player, *, max_deals: int, round_deals: int, first: int = 1,
                 seed: int = 0, source: str = "default", alpha: float = 0.05, beta: float = 0.05,
-                delta: float = 0.01) -> SequentialResult:
-    """Play ``specs`` round by round on deals ``first``.. until every adjacent pair is decided or ``max_deals``."""
+                delta: float = 0.01, on_round: Callable[[int, list[PairState]], None] | None = None) -> SequentialResult:
+    """Play ``specs`` round by round on deals ``first``.. until every adjacent pair is decided or ``max_deals``;
+    ``on_round`` hears the deals played and the adjacent pairs' tests after each round."""
     won: dict[str, list[np.ndarray]] = {s: [] for s in specs}
     since: dict[frozenset[str], tuple[str | None, int]] = {}
     history: list[tuple[int, list[tuple[str, str, float, float]]]] = []
@@ -86,6 +87,8 @@ def play_rounds(rules: Rules, specs: Sequence[str], player: Player, *, max_deals
                 since[key] = (decision, played)
             pairs.append(PairState(a, b, test, since[key][1] if key in since else None))
         history.append((played, [(p.first, p.second, p.test.llr, p.test.llr_reverse) for p in pairs]))
+        if on_round is not None:
+            on_round(played, pairs)
         decided = all(p.test.decided for p in pairs)
         if decided or played >= max_deals:
             return SequentialResult(played, order, {s: int(so_far[s].sum()) for s in specs}, pairs, decided, history)

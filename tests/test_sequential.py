@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,3 +81,84 @@ def test_refuses_impossible_settings(bad):
 def test_counts_that_do_not_fit_are_refused():
     with pytest.raises(ValueError):
         Sprt().llr(6, 5, 10)
+
+
+# --- the tournament in rounds ---------------------------------------------------------------------
+
+
+def fake_player(rates: dict[str, float], seed: int = 0):
+    """A `studies.paired.Player` whose strategies win each deal with the given chances (deal by deal the same
+    whoever asks, as stored rows are), without playing anything."""
+    def play(spec):
+        rng = np.random.default_rng([seed, spec.first])
+        draws = rng.random(spec.deals)
+        return None, draws < rates[spec.strategy]
+    return play
+
+
+def test_rounds_stop_once_every_adjacent_pair_is_decided():
+    from sim.rules import Rules
+    from studies.rounds import play_rounds
+
+    rates = {"weak": 0.02, "mid": 0.10, "strong": 0.30}
+    seen = []
+    result = play_rounds(Rules(), list(rates), fake_player(rates), max_deals=50_000, round_deals=500, delta=0.03,
+                         on_round=lambda deals, pairs: seen.append(deals))
+    assert result.decided and result.deals_played < 50_000
+    assert result.ranking == ["strong", "mid", "weak"]
+    assert [p.test.decision for p in result.pairs] == ["first", "first"]
+    assert all(p.needed is not None and p.needed <= result.deals_played for p in result.pairs)
+    assert seen == list(range(500, result.deals_played + 1, 500))  # told after every round
+
+
+def test_rounds_stop_at_the_maximum_when_undecided():
+    from sim.rules import Rules
+    from studies.rounds import play_rounds
+
+    rates = {"a": 0.10, "b": 0.105}
+    result = play_rounds(Rules(), list(rates), fake_player(rates), max_deals=700, round_deals=300, delta=0.005)
+    assert result.deals_played == 700  # two full rounds and a last one of 100
+    assert not result.decided and result.pairs[0].needed is None
+
+
+def cli(*args: str):
+    from click.testing import CliRunner
+
+    from bakers_dozen.cli import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+def test_sequential_tournament_stops_early_with_the_stronger_first():
+    r = cli("tournament", "--strategies", "greedy;heuristic", "--sequential", "--deals", "3000", "--round-deals", "100",
+            "--delta", "3", "-j", "1", "-q", "--store", "st", "--out", "rep", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output.strip().splitlines()[-1])
+    assert out["deals_played"] < 3000 and out["deals_played"] % 100 == 0
+    assert out["ranking"] == ["heuristic", "greedy"]
+    (pair,) = out["sequential"]["pairs"]
+    assert pair["decision"] == "first" and pair["llr"] >= pair["upper"] and pair["deals_needed"] <= out["deals_played"]
+    assert "Sequential tests" in r.output
+    assert "Sequential tests" in Path("rep/sequential.md").read_text() and Path("rep/charts/sequential-llr.svg").is_file()
+
+
+def test_json_on_tournament_and_compare_ends_with_the_ranking():
+    r = cli("tournament", "--strategies", "greedy,heuristic", "--deals", "200", "-j", "1", "-q", "--store", "st", "--out", "t",
+            "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output.strip().splitlines()[-1])
+    assert out["deals_played"] == 200 and out["ranking"] == ["heuristic", "greedy"]
+    r = cli("compare", "--variants", "bakers-dozen,kings-into-empty", "-s", "heuristic", "--deals", "200", "-j", "1", "-q",
+            "--store", "st", "--out", "c", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output.strip().splitlines()[-1])
+    assert out["deals_played"] == 200 and sorted(out["ranking"]) == ["bakers-dozen", "kings-into-empty"]
+    wins = {run["variant"]: run["wins"] for run in out["runs"]}
+    assert wins[out["ranking"][0]] >= wins[out["ranking"][1]]
+
+
+@pytest.mark.parametrize("option", [["--alpha", "0"], ["--beta", "0.7"], ["--delta", "0"], ["--round-deals", "0"]])
+def test_sequential_options_out_of_range_are_one_line(option):
+    r = cli("tournament", "--strategies", "greedy;heuristic", "--sequential", *option, "--store", "st", "--out", "rep")
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert not Path("st").exists()
