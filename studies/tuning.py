@@ -11,8 +11,9 @@ The study is kept beside the results, in ``STORE/_tuning/<name>.journal`` (optun
 a file, locked with a lock file, never a symbolic link), under a name made of everything that decides
 its trials' values (the rules, the strategy and its fixed parameters, the searched space, the deals
 and seeds): the same command after a kill continues the study, counting the trials that finished
-(complete or pruned) towards ``trials``; a trial the kill cut short is left as it was recorded and
-not counted.
+(complete or pruned) towards ``trials``; a trial the kill cut short is left as it was recorded, not
+counted, and its setting is tried again first. The first trial of a study is the strategy's own setting,
+so the best found is never below it on the tuning deals.
 
 The best setting is then confirmed on ``confirm`` fresh deals that follow the tuning deals: the tuned
 and the default setting on the same deals, their win rates with Wilson intervals, and McNemar's
@@ -162,9 +163,43 @@ def open_study(tune: TuneSpec, store: str | Path) -> tuple[Any, Path]:
     pruner = optuna.pruners.MedianPruner(n_startup_trials=STARTUP_TRIALS // 2, n_warmup_steps=1)
     study = optuna.create_study(study_name=tune.name, storage=storage, sampler=sampler, pruner=pruner,
                                 direction="maximize", load_if_exists=True)
-    study.set_user_attr("strategy", tune.space.default_spec)
-    study.set_user_attr("space", {d.name: d.describe() for d in tune.space.dimensions})
+    if not study.trials:
+        study.set_user_attr("strategy", tune.space.default_spec)
+        study.set_user_attr("space", {d.name: d.describe() for d in tune.space.dimensions})
+        default = _encoded(tune.space)
+        if default is not None:  # the default setting first: the best is never below it on the tuning deals
+            study.enqueue_trial(default)
+    _requeue_interrupted(study)
     return study, journal
+
+
+def _encoded(space: SearchSpace) -> dict[str, Any] | None:
+    """The strategy's own setting (as named) as a trial's parameters, or None when the search leaves it out."""
+    out: dict[str, Any] = {}
+    for d in space.dimensions:
+        value = space.strategy.params[d.name]
+        if d.choices is not None:
+            if value not in d.choices:
+                return None
+            out[d.name] = d.choices.index(value)
+        elif d.low <= value <= d.high:
+            out[d.name] = value
+        else:
+            return None
+    return out
+
+
+def _requeue_interrupted(study: Any) -> None:
+    """Enqueue once more the setting of each trial an interruption cut short (left running by a kill, or failed
+    by Ctrl-C), so that a resumed study tries it first rather than losing it."""
+    from optuna.trial import TrialState
+
+    done = set(study.user_attrs.get("requeued", []))
+    cut = [t for t in study.trials if t.state in (TrialState.RUNNING, TrialState.FAIL) and t.number not in done]
+    for t in cut:
+        study.enqueue_trial(t.params, skip_if_exists=False)
+    if cut:
+        study.set_user_attr("requeued", sorted(done | {t.number for t in cut}))
 
 
 def _finished(trials: Sequence[Any]) -> int:

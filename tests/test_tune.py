@@ -116,6 +116,14 @@ def test_a_killed_tune_resumes_where_it_stopped(monkeypatch):
     assert trials[2].state.name not in ("COMPLETE", "PRUNED")  # the killed trial: recorded, not counted
     assert sum(t.state.name in ("COMPLETE", "PRUNED") for t in trials) == 5
     assert len(trials) == 6  # 2 before the kill, the killed one, then only the 3 still missing
+    assert trials[3].params == trials[2].params  # the setting the kill cut short is tried again, first
+
+
+def test_the_first_trial_is_the_strategys_own_setting():
+    result = tune("heuristic:preset=builder", "--param", "allow_dig=false,true", "--trials", "1", "--json", *SMALL)
+    assert result.exit_code == 0, result.output
+    (trial,) = trials_in(last_json(result.output)["study"])
+    assert trial.user_attrs["spec"] == "heuristic:allow_dig=true,preset=builder"
 
 
 def test_trials_that_fall_behind_are_pruned():
