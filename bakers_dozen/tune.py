@@ -45,6 +45,8 @@ def tune(spec: str, variant: str, params: tuple[str, ...], trials: int, deals: i
 
     The study is kept in the store (``STORE/_tuning``): the same command after a kill continues it.
     """
+    import optuna
+
     from reports.tuning import write_tuning_report
     from sim.rules import resolve_variant
     from studies.paired import store_player
@@ -52,6 +54,7 @@ def tune(spec: str, variant: str, params: tuple[str, ...], trials: int, deals: i
     from studies.tuning import TuneSpec
     from studies.tuning import tune as run_tuning
 
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # a line per trial is said here, not by optuna's log
     rules = resolve_variant(variant)
     space = search_space(spec, params)
     tuning = TuneSpec(rules, space, trials, deals, first, seed, source, confirm)

@@ -155,7 +155,6 @@ def open_study(tune: TuneSpec, store: str | Path) -> tuple[Any, Path]:
     except OSError as exc:
         raise StoreError(f"cannot keep the tuning study in {folder}: {exc.strerror or exc}") from None
     storage = JournalStorage(JournalFileBackend(str(journal), lock_obj=JournalFileOpenLock(str(journal))))
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     finished = _finished(optuna.load_study(study_name=tune.name, storage=storage).trials) \
         if tune.name in optuna.get_all_study_names(storage) else 0
     sampler = optuna.samplers.TPESampler(seed=int(tune.name.rpartition("-")[2], 16) % 2**31 + finished,
