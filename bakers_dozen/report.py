@@ -272,12 +272,11 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
         ranking = rounds.ranking if rounds is not None else [s for _, s in sorted(
             ((-summary.wins, spec) for summary, spec in zip(summaries, specs, strict=True)), key=lambda x: x[0])]
         out: dict[str, Any] = {"deals_played": deals, "ranking": ranking,
-                               "runs": {spec: s.to_json() for spec, s in zip(specs, summaries, strict=True)}}
+                               "runs": [{"spec": spec, **s.to_json()} for spec, s in zip(specs, summaries, strict=True)]}
         if rounds is not None:
             out["sequential"] = {"decided": rounds.decided, "alpha": alpha, "beta": beta, "delta": delta / 100,
                                  "round_deals": round_deals, "pairs": [p.to_json() for p in rounds.pairs]}
         click.echo(json.dumps(out))
-
 
 
 def _split_strategies(text: str) -> list[str]:
