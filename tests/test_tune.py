@@ -160,3 +160,16 @@ def test_confirm_zero_skips_it():
     result = tune("heuristic", "--trials", "1", "--json", "--confirm", "0", *SMALL[:2], *SMALL[4:])
     assert result.exit_code == 0, result.output
     assert last_json(result.output)["confirm"] is None
+
+
+def test_a_plug_in_is_tuned_over_the_range_given_for_an_unbounded_parameter():
+    plug_in = "examples.lowest_first:LowestFirst"
+    refused = tune(plug_in, *SMALL)  # max_moves declares no maximum: nothing to search unless --param gives a range
+    assert refused.exit_code == 2 and "none of its parameters" in refused.output, refused.output
+    result = tune(plug_in, "--param", "max_moves=20..300", "--trials", "3", "--json", *SMALL)
+    assert result.exit_code == 0, result.output
+    out = last_json(result.output)
+    assert out["best"].startswith(plug_in + ":max_moves=")
+    assert 20 <= out["params"]["max_moves"] <= 300
+    assert load_strategy(out["best"]).params["max_moves"] == out["params"]["max_moves"]
+    assert out["confirm"]["default"]["spec"] == plug_in
