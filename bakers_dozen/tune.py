@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from typing import Any
 
@@ -70,7 +71,7 @@ def tune(spec: str, variant: str, params: tuple[str, ...], trials: int, deals: i
 
     with run_exits():
         result = run_tuning(tuning, store_dir, store_player(store_dir, jobs, sys.argv), said)
-    html, md = write_tuning_report(result, tuning, out_dir)
+    html, md = write_tuning_report(result, tuning, out_dir, shlex.join(["bakers-dozen", *sys.argv[1:]]))
     if as_json:
         click.echo(json.dumps({**result.to_json(), "report": str(md)}))
         return

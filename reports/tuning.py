@@ -1,18 +1,17 @@
 """The report of a tuning study: its optimisation history, the parameters' importances, the confirmation table.
 
-Written as ``tuning.md`` and ``tuning.html`` into the report folder, with the charts as SVG in ``charts/``
-beside them (the names of `reports.output.REPORT_ITEMS`' ``charts``, so a study's report and a tuning
-report can share a folder without either overwriting the other's pages).
+Written like every report (`reports.render`): ``report.md`` and ``report.html`` with the charts as SVG
+in ``charts/``, staged and put in place in one step (`reports.output.staged_report`).
 """
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
 from reports.charts import label, pyplot, save
-from reports.output import check_report_dir, contained, write_file_atomically
+from reports.output import staged_report
+from reports.render import Chart, Report, Section, to_html, to_markdown
 
 MIN_TRIALS_FOR_IMPORTANCE = 3
 """Completed trials (with values that differ) before the importances say anything."""
@@ -70,60 +69,58 @@ def _importance_chart(found: dict[str, float], out: Path, title: str) -> Path:
     return save(fig, out / "charts", "tuning-importance")["svg"]
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    def cell(x: str) -> str:
-        return str(x).replace("|", "\\|").replace("\n", " ")
-
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(cell(x) for x in r) + " |" for r in rows), ""]
-
-
 def _pct(x: float | None) -> str:
     return "" if x is None else f"{x:.2%}"
 
 
-def write_tuning_report(result: Any, tuning: Any, out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``tuning.md`` and ``tuning.html`` for ``result`` (a `studies.tuning.TuneResult`) into ``out_dir``."""
-    out = check_report_dir(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+def tuning_report(result: Any, tuning: Any, work: Path, command: str) -> Report:
+    """The report of ``result`` (a `studies.tuning.TuneResult` of ``tuning``), its charts written into ``work``."""
+    import pandas as pd
+
     title = f"Tuning {tuning.space.default_spec} on {tuning.rules.name}, deals {tuning.first}-{tuning.first + tuning.deals - 1}"
     rows = history(result.study)
     found = importances(result.study)
-    charts = [_history_chart(rows, out, title)]
+    counts = ", ".join(f"{n} {s}" for s, n in result.counts().items())
+    intro = [f"Study `{result.journal}` ({counts} trials); every trial played the same {tuning.deals:,} deals with the "
+             "same strategy seeds, in rounds after each of which a median pruner could stop it.",
+             "Searched: " + "; ".join(f"{d.name}: {d.describe()}" for d in tuning.space.dimensions) + ".",
+             f"Best setting: `{result.best}`, {_pct(result.best_value)} of the tuning deals (the best of many estimates, "
+             "so biased upwards; the confirmation below is not)."]
+    table = pd.DataFrame([{"trial": r["trial"], "state": r["state"], "rounds": r["rounds"], "win rate": _pct(r["win_rate"]),
+                           "best so far": _pct(r["best_so_far"]), "spec": r["spec"]} for r in rows])
+    facts = f"{len(rows)} trials on deals {tuning.first}-{tuning.first + tuning.deals - 1}, seed {tuning.seed}."
+    history_section = Section("Optimisation history", tables=[("Trials", table)],
+                              charts=[Chart("Optimisation history", {"svg": _history_chart(rows, work, title)}, facts, [command])])
     if found:
-        charts.append(_importance_chart(found, out, title))
-    md = [f"# {title}", "", f"Study: `{result.journal}` ({', '.join(f'{n} {s}' for s, n in result.counts().items())} trials).",
-          f"Best setting: `{result.best}`, {_pct(result.best_value)} of the tuning deals.", "",
-          "Searched: " + "; ".join(f"{d.name}: {d.describe()}" for d in tuning.space.dimensions) + ".", "",
-          "## Optimisation history", "", f"![optimisation history](charts/{charts[0].name})", ""]
-    md += _md_table(["trial", "state", "rounds", "win rate", "best so far", "spec"],
-                    [[str(r["trial"]), r["state"], str(r["rounds"]), _pct(r["win_rate"]), _pct(r["best_so_far"]), f"`{r['spec']}`"]
-                     for r in rows])
-    md += ["## Parameter importances", ""]
-    if found:
-        md += [f"![parameter importances](charts/{charts[1].name})", ""]
-        md += _md_table(["parameter", "importance"], [[k, f"{v:.3f}"] for k, v in found.items()])
+        importance = Section("Parameter importances",
+                             ["Each parameter's share of the variation of the completed trials' win rates (optuna's fANOVA)."],
+                             tables=[("Importances", pd.DataFrame({"parameter": list(found),
+                                                                   "importance": [f"{v:.3f}" for v in found.values()]}))],
+                             charts=[Chart("Parameter importances", {"svg": _importance_chart(found, work, title)}, facts,
+                                           [command])])
     else:
-        md += [f"Too few completed trials with different win rates (at least {MIN_TRIALS_FOR_IMPORTANCE} are needed).", ""]
+        importance = Section("Parameter importances", [f"Too few completed trials with different win rates (at least "
+                                                       f"{MIN_TRIALS_FOR_IMPORTANCE} are needed)."])
     c = result.confirmation
-    md += ["## Confirmation on fresh deals", ""]
     if c is None:
-        md += ["None asked for (`--confirm 0`).", ""]
+        confirmation = Section("Confirmation on fresh deals", ["None asked for (`--confirm 0`)."])
     else:
-        md += [f"Deals {c.first}-{c.first + c.deals - 1}, never tuned on, played by both settings.", ""]
-        md += _md_table(["setting", "spec", "wins", "win rate", "95% interval (Wilson)"],
-                        [[name, f"`{s.spec}`", f"{s.wins:,}", _pct(s.to_json()["win_rate"]),
-                          f"{_pct(s.to_json()['ci_low'])}-{_pct(s.to_json()['ci_high'])}"]
-                         for name, s in (("tuned", c.tuned), ("default", c.default))])
-        md += [f"Tuned minus default: {c.difference:+.2%} (95% interval {c.low:+.2%} to {c.high:+.2%}); "
-               f"{c.only_tuned:,} deals won only by the tuned setting, {c.only_default:,} only by the default; "
-               f"McNemar's exact p = {c.p_value:.3g}.", ""]
-    md_path = contained(out, out / "tuning.md")
-    html_path = contained(out, out / "tuning.html")
-    text = "\n".join(md)
-    write_file_atomically(md_path, lambda p: p.write_text(text, encoding="utf-8"))
-    page = (f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
-            + "".join(f"<p><img src='charts/{html.escape(p.name)}' alt='{html.escape(p.stem)}'></p>" for p in charts))
-    write_file_atomically(html_path, lambda p: p.write_text(page, encoding="utf-8"))
-    return html_path, md_path
+        sides = [{"setting": name, "spec": side.spec, "wins": f"{side.wins:,}", "win rate": _pct(side.to_json()["win_rate"]),
+                  "95% interval (Wilson)": f"{_pct(side.to_json()['ci_low'])} – {_pct(side.to_json()['ci_high'])}"}
+                 for name, side in (("tuned", c.tuned), ("default", c.default))]
+        confirmation = Section("Confirmation on fresh deals",
+                               [f"Deals {c.first}-{c.first + c.deals - 1}, never tuned on, played by both settings. Tuned minus "
+                                f"default: {c.difference:+.2%} (95% interval {c.low:+.2%} to {c.high:+.2%}); {c.only_tuned:,} "
+                                f"deals won only by the tuned setting, {c.only_default:,} only by the default; McNemar's "
+                                f"exact p = {c.p_value:.3g}."],
+                               tables=[("Tuned and default setting", pd.DataFrame(sides))])
+    return Report(title, intro, [history_section, importance, confirmation])
+
+
+def write_tuning_report(result: Any, tuning: Any, out_dir: str | Path, command: str) -> tuple[Path, Path]:
+    """Write ``report.html`` and ``report.md`` (charts in ``charts/``) for ``result`` into ``out_dir``."""
+    with staged_report(out_dir) as work:
+        report = tuning_report(result, tuning, work, command)
+        html, md = to_html(report, work), to_markdown(report, work)
+    final = Path(out_dir)
+    return final / html.name, final / md.name

@@ -136,7 +136,9 @@ def test_trials_that_fall_behind_are_pruned():
     assert all(len(t.intermediate_values) < tuning.STEPS for t in pruned)  # stopped before the last round
     complete = [t for t in trials if t.state.name == "COMPLETE"]
     assert all(len(t.intermediate_values) == tuning.STEPS for t in complete)
-    assert Path("rep/tuning.md").is_file() and "## Confirmation on fresh deals" in Path("rep/tuning.md").read_text()
+    report = Path("rep/report.md").read_text()
+    assert "## Optimisation history" in report and "## Confirmation on fresh deals" in report
+    assert Path("rep/report.html").is_file() and Path("rep/charts/tuning-history.svg").is_file()
 
 
 def test_confirmation_plays_fresh_deals_and_reports_a_paired_test():
