@@ -38,6 +38,7 @@ VERBS = {
     "simulate": "bakers_dozen.simulate:simulate",
     "compare": "bakers_dozen.report:compare",
     "tournament": "bakers_dozen.report:tournament",
+    "tune": "bakers_dozen.tune:tune",
     "report": "bakers_dozen.report:report",
     "demo": "bakers_dozen.report:demo",
     "solve": "bakers_dozen.solve:solve",

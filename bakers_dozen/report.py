@@ -8,6 +8,7 @@ its main tables.
 from __future__ import annotations
 
 import contextlib
+import json
 import shlex
 import sys
 import warnings
@@ -201,19 +202,29 @@ def _variants(names: str) -> list[Any]:
     return [resolve_variant(n) for n in items]
 
 
+def _json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="End with one JSON object on the last line: deals_played, the ranking (best first), the runs.")(f)
+
+
 @click.command()
 @click.option("--variants", default="bakers-dozen,kings-into-empty,dick-1883,spanish-patience", show_default=True,
               help="Comma-separated presets or .toml files; the first is the baseline.")
 @click.option("--strategy", "-s", "strategy_spec", default="heuristic", show_default=True, help="The strategy that plays them.")
 @click.option("--deals", "-n", type=RUN_DEALS, default=20_000, show_default=True, help="Deals per variant.")
 @_common(COMPARE_OUT)
+@_json_option
 def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
-            store_dir: str, out_dir: str, quiet: bool) -> None:
+            store_dir: str, out_dir: str, quiet: bool, as_json: bool) -> None:
     """Play one strategy under several variants on the same deals and compare them."""
     rules = _variants(variants)
     runs = [RunSpec(r, strategy_spec, deals, first, seed, source) for r in rules]
-    _play_and_report(runs, jobs, store_dir, out_dir, quiet,
-                     f"Variant comparison: {strategy_spec}, {deals:,} deals", ["Variants compared"])
+    summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet,
+                                 f"Variant comparison: {strategy_spec}, {deals:,} deals", ["Variants compared"])
+    if as_json:  # the variants, best first, for the one strategy
+        best = sorted(summaries, key=lambda s: -s.wins)
+        click.echo(json.dumps({"deals_played": deals, "strategy": strategy_spec, "ranking": [s.variant for s in best],
+                               "runs": [s.to_json() for s in best]}))
 
 
 @click.command()
@@ -222,8 +233,20 @@ def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int
               help="Strategies separated by ';' (or ',' when no strategy has parameters).")
 @click.option("--deals", "-n", type=RUN_DEALS, default=10_000, show_default=True, help="Deals each.")
 @_common(TOURNAMENT_OUT)
+@click.option("--sequential", is_flag=True,
+              help="Play in rounds and stop once a sequential test (SPRT) decides every adjacent pair of the ranking; "
+                   "--deals is then the most played.")
+@click.option("--round-deals", type=RUN_DEALS, default=1000, show_default=True, help="With --sequential: deals per round.")
+@click.option("--alpha", type=Bounded(float, 0.0001, 0.49), default=0.05, show_default=True,
+              help="With --sequential: the chance of calling two equal strategies different.")
+@click.option("--beta", type=Bounded(float, 0.0001, 0.49), default=0.05, show_default=True,
+              help="With --sequential: the chance of missing a difference of --delta.")
+@click.option("--delta", type=Bounded(float, 0.01, 99.0), default=1.0, show_default=True,
+              help="With --sequential: the smallest difference in win rate worth detecting, in percentage points.")
+@_json_option
 def tournament(variant: str, strategies: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
-               store_dir: str, out_dir: str, quiet: bool) -> None:
+               store_dir: str, out_dir: str, quiet: bool, sequential: bool, round_deals: int, alpha: float, beta: float,
+               delta: float, as_json: bool) -> None:
     """Every strategy plays the same deals; rank them with paired tests."""
     from sim.rules import resolve_variant
 
@@ -231,9 +254,32 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
     if len(specs) < 2:
         raise StudyInputError(f"a tournament needs at least two strategies; got {specs}")
     rules = resolve_variant(variant)
+    rounds = None
+    if sequential:
+        if len(set(specs)) != len(specs):
+            raise StudyInputError(f"a sequential tournament names each strategy once; got {specs}")
+        from bakers_dozen.sequential import play_sequential
+
+        check_study([RunSpec(rules, s, deals, first, seed, source) for s in specs], out_dir)
+        rounds = play_sequential(rules, specs, deals, round_deals, first, seed, source, jobs, store_dir, quiet,
+                                 alpha, beta, delta / 100)
+        deals = rounds.deals_played
     runs = [RunSpec(rules, s, deals, first, seed, source) for s in specs]
-    _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
-                     ["Ranking", "Pairwise comparisons"])
+    summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
+                                 ["Ranking", "Pairwise comparisons"])
+    if rounds is not None:
+        from bakers_dozen.sequential import show_sequential
+
+        show_sequential(rounds, out_dir)
+    if as_json:
+        ranking = rounds.ranking if rounds is not None else [s for _, s in sorted(
+            ((-summary.wins, spec) for summary, spec in zip(summaries, specs, strict=True)), key=lambda x: x[0])]
+        out: dict[str, Any] = {"deals_played": deals, "ranking": ranking,
+                               "runs": [{"spec": spec, **s.to_json()} for spec, s in zip(specs, summaries, strict=True)]}
+        if rounds is not None:
+            out["sequential"] = {"decided": rounds.decided, "alpha": alpha, "beta": beta, "delta": delta / 100,
+                                 "round_deals": round_deals, "pairs": [p.to_json() for p in rounds.pairs]}
+        click.echo(json.dumps(out))
 
 
 def _split_strategies(text: str) -> list[str]:
