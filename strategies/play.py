@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
+from numba.core import event as numba_event
 
 from sim import engine as E
 from sim.errors import UserError
@@ -94,8 +95,32 @@ FORKED_CHILD_EXIT = 70
 """The exit status of a process forked by a strategy that came back into the arena (`_Guard.call`)."""
 
 
+TIMER_RETRY = 0.005
+"""Seconds after which the deal's timer strikes again when it found numba busy (`_NumbaBusy`)."""
+
+
 class _DealTimeout(BaseException):
     """Raised by the SIGALRM handler into a strategy's code when the deal's time is up."""
+
+
+class _NumbaBusy(numba_event.Listener):
+    """How deep this process is in numba's compiler lock (compiling, or loading compiled code from numba's cache),
+    followed through numba's event API (kind ``numba:compiler_lock``). The deal's timer never raises in there:
+    an exception in the middle of it leaves numba's typing registries broken for the rest of the process, so that
+    every later call of a function still to be compiled fails ("generator raised StopIteration")."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def on_start(self, ev: numba_event.Event) -> None:
+        self.depth += 1
+
+    def on_end(self, ev: numba_event.Event) -> None:
+        self.depth = max(self.depth - 1, 0)
+
+
+_NUMBA_BUSY = _NumbaBusy()
+numba_event.register("numba:compiler_lock", _NUMBA_BUSY)
 
 
 class _Guard:
@@ -126,8 +151,12 @@ class _Guard:
 
     def on_alarm(self, signum: int, frame: Any) -> None:
         self.expired = True
-        if self.inside:
-            raise _DealTimeout
+        if not self.inside:
+            return
+        if _NUMBA_BUSY.depth:  # strike again once numba is done
+            signal.setitimer(signal.ITIMER_REAL, TIMER_RETRY)
+            return
+        raise _DealTimeout
 
     def call(self, what: str, fn: Callable[..., Any], *args: Any) -> tuple[Any, BaseException | None]:
         """``fn(*args)``, the strategy's code: (its value, None), or (None, what it raised)."""
@@ -152,7 +181,7 @@ def stop_forked_child(what: str) -> NoReturn:
     """End a process forked by a strategy at once: one line on standard error, exit status `FORKED_CHILD_EXIT`,
     no clean-up (the clean-up, the output and the results belong to the process it was copied from)."""
     try:
-        os.write(2, f"bakers-dozen: error: {what}; the copy was stopped where it came back into the arena, "
+        os.write(2, f"bakers-dozen: warning: {what}; the copy was stopped where it came back into the arena, "
                     "the original plays on\n".encode(errors="replace"))
     finally:
         os._exit(FORKED_CHILD_EXIT)
@@ -195,7 +224,8 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
 
     ``deal_timeout`` (seconds) ends a deal still running after it with termination
     ``timeout`` (outcome ``unknown``). In the main thread of a process a SIGALRM
-    timer interrupts the strategy even inside ``choose``; whatever the strategy
+    timer interrupts the strategy even inside ``choose`` (though never inside numba's compiler, which it waits
+    for); whatever the strategy
     does with that interruption (catches it, or lets Python turn it into another
     exception) the deal is recorded as a timeout, and the strategy's move, if it
     returns one, is not played. In other threads the clock is only checked
