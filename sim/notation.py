@@ -9,6 +9,7 @@ foundation that accepts it", resolved when the move is played.
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 from sim.cards import CardParseError, card_str, parse_card, quote_short, suit_of
 from sim.errors import UserError
@@ -61,17 +62,9 @@ class Move(tuple, metaclass=_Sealed):  # noqa: SLOT001 - __slots__ is set below
     def __repr__(self) -> str:
         return f"Move(card={self[0]!r}, src={self[1]!r}, dst={self[2]!r})"
 
-    @property
-    def card(self) -> int:
-        return self[0]
-
-    @property
-    def src(self) -> int:
-        return self[1]
-
-    @property
-    def dst(self) -> int:
-        return self[2]
+    card: int = property(itemgetter(0), doc="The card moved.")  # type: ignore[assignment]
+    src: int = property(itemgetter(1), doc="The place it leaves.")  # type: ignore[assignment]
+    dst: int = property(itemgetter(2), doc="The place it goes to.")  # type: ignore[assignment]
 
     @property
     def code(self) -> int:
@@ -79,11 +72,11 @@ class Move(tuple, metaclass=_Sealed):  # noqa: SLOT001 - __slots__ is set below
 
     @property
     def to_foundation(self) -> bool:
-        return self.dst >= ANY_FOUNDATION
+        return self[2] >= ANY_FOUNDATION
 
     @property
     def from_foundation(self) -> bool:
-        return self.src >= ANY_FOUNDATION
+        return self[1] >= ANY_FOUNDATION
 
     def text(self, numbered_foundations: bool = False) -> str:
         """The move's notation; foundations carry their number when ``numbered_foundations``."""

@@ -244,6 +244,8 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
     def out_of_time() -> bool:
         return guard.expired or (timeout > 0 and time.perf_counter() - start > timeout)
 
+    clock = timeout > 0
+
     def raised(exc: BaseException) -> GameRecord:
         """The strategy's failure ends the deal; a real Ctrl-C goes on up; anything after the deal's time is up
         (the timer's own exception, or what a strategy or Python made of it) is the timeout."""
@@ -267,14 +269,14 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                     return done(E.T_NO_MOVES)
                 if since >= E.NO_PROGRESS_LIMIT:
                     return done(E.T_NO_PROGRESS)
-                if out_of_time():
+                if clock and out_of_time():
                     return done(E.T_TIMEOUT, timeout_reason(who, timeout))
                 choice, exc = guard.call("choose", _choose, strategy, game.view(peeks=peeks), list(moves))
                 if guard.user_interrupt:  # a real Ctrl-C, which the strategy swallowed or turned into another
                     raise KeyboardInterrupt
                 if exc is not None:
                     return raised(exc)
-                if out_of_time():
+                if clock and out_of_time():
                     return done(E.T_TIMEOUT, timeout_reason(who, timeout))
                 if choice is None:
                     return done(E.T_RESIGNED)
@@ -340,13 +342,15 @@ _WHOLE = frozenset({int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uin
 
 def _index_of(choice: object, moves: list[Move]) -> int:
     """Where ``choice`` is in the arena's ``moves``; -1 if it is not a `Move` (not a tuple, a subclass or anything
-    equal to one) of three whole numbers naming one of them. Read by value, as plain ints, so that what the
-    strategy made cannot decide the comparison."""
-    if type(choice) is not Move or len(choice) != 3:
+    equal to one) of three whole numbers naming one of them. One of the arena's own moves (handed out in the
+    copy) is found by identity; any other is read by value, as plain ints, so that what the strategy made cannot
+    decide the comparison."""
+    for k, m in enumerate(moves):
+        if m is choice:
+            return k
+    if type(choice) is not Move or len(choice) != 3 or not all(type(x) in _WHOLE for x in tuple.__iter__(choice)):
         return -1
-    if not all(type(x) in _WHOLE for x in tuple.__iter__(choice)):
-        return -1
-    wanted = tuple(int(x) for x in tuple.__iter__(choice))
+    wanted = tuple(map(int, tuple.__iter__(choice)))
     for k, m in enumerate(moves):
         if m == wanted:
             return k

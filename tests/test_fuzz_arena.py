@@ -49,18 +49,29 @@ def _made_up(view, moves) -> Move:
 
 
 MAKERS = {
-    "append": lambda self, view, moves: (moves.append(_made_up(view, moves)), moves[-1])[1],
-    "replace": lambda self, view, moves: (moves.__setitem__(0, _made_up(view, moves)), moves[0])[1],
-    "no-foundation": lambda self, view, moves: Move(moves[0].card, moves[0].src, 63),
-    "from-no-foundation": lambda self, view, moves: Move(0, 63, 1),
-    "four-fields": lambda self, view, moves: tuple.__new__(Move, (*moves[0], 0)),
-    "bool-fields": lambda self, view, moves: Move(True, False, False),
-    "float-fields": lambda self, view, moves: Move(float(moves[0].card), moves[0].src, moves[0].dst),
+    "made-up": _made_up,
+    "no-foundation": lambda view, moves: Move(moves[0].card, moves[0].src, 63),
+    "from-no-foundation": lambda view, moves: Move(0, 63, 1),
+    "four-fields": lambda view, moves: tuple.__new__(Move, (*moves[0], 0)),
+    "bool-fields": lambda view, moves: Move(True, False, False),
+    "float-fields": lambda view, moves: Move(float(moves[0].card), moves[0].src, moves[0].dst),
 }
-"""Ways of returning a move that is not legal; each ends the game as ``illegal`` at its first move."""
+"""Moves that are not legal, however they compare; each ends the game as ``illegal`` at its first move, whether
+it is returned as it is, appended to the list the strategy was handed, or put in place of its first move."""
+HOW = (*MAKERS, *(f"{name}+{way}" for name in MAKERS for way in ("append", "replace")))
 
 
-def _scribble(self, view, moves):
+def _returns(how: str, view, moves) -> Move:
+    name, _, way = how.partition("+")
+    bad = MAKERS[name](view, moves)
+    if way == "append":
+        moves.append(bad)
+    elif way == "replace":
+        moves[0] = bad
+    return bad
+
+
+def _scribble(view, moves):
     """Write over everything reachable from the view and the list, and try to redefine Move; then play honestly."""
     first = moves[0]
     for write in (lambda: view._prm.__setitem__(slice(None), 1), lambda: view._st.__setitem__(slice(None), 13),
@@ -79,11 +90,11 @@ class Hostile(Strategy):
     """A Python-only plug-in that misbehaves as its ``how`` parameter says."""
 
     name = "fuzz-hostile"
-    PARAMETERS = {"how": Param(str, "append", "the misbehaviour", choices=(*MAKERS, "scribble"))}
+    PARAMETERS = {"how": Param(str, "made-up+append", "the misbehaviour", choices=(*HOW, "scribble"))}
 
     def choose(self, view, moves):
         how = self.params["how"]
-        return _scribble(self, view, moves) if how == "scribble" else MAKERS[how](self, view, moves)
+        return _scribble(view, moves) if how == "scribble" else _returns(how, view, moves)
 
 
 def _referee_agrees(game: Game, rec) -> None:
@@ -101,7 +112,7 @@ def _play(strategy: Strategy, number: int, **kw) -> tuple[Game, object]:
     return game, play_python(strategy, game, DealInfo(RULES, number, 0, "default"), **kw)
 
 
-@pytest.mark.parametrize("how", sorted(MAKERS))
+@pytest.mark.parametrize("how", HOW)
 def test_a_move_that_is_not_legal_is_never_played(how):
     for number in range(1, 6):
         game, rec = _play(Hostile(how=how), number)
@@ -164,7 +175,7 @@ def _simulate(store: Path, spec: str, *extra: str, deals: int = 12) -> object:
                                      "--store", str(store), "--quiet", *extra])
 
 
-@pytest.mark.parametrize("how", ["append", "no-foundation", "from-no-foundation", "scribble"])
+@pytest.mark.parametrize("how", ["made-up+append", "no-foundation+replace", "from-no-foundation+append", "scribble"])
 def test_a_run_of_a_hostile_plugin_stores_nothing_impossible(tmp_path, how):
     result = _simulate(tmp_path / "st", f"{HERE}:Hostile:how={how}")
     assert result.exit_code == 0, result.output
@@ -283,6 +294,7 @@ class Swallows(First):
 
 @pytest.mark.parametrize("strategy", [Converts, Swallows])
 def test_a_strategy_cut_off_by_the_timer_is_a_timeout_whatever_it_makes_of_it(strategy):
+    _play(First(), 1)  # the engine's compiled code loaded: the timer strikes in the strategy's choice
     for number in range(1, 4):
         game, rec = _play(strategy(), number, deal_timeout=0.01)
         assert (rec.outcome, rec.termination) == ("unknown", "timeout"), rec.error
@@ -302,8 +314,10 @@ def test_the_timer_waits_for_numba_and_leaves_it_working():
             fresh(1)  # compiled here, at its first call: far longer than the deal may take
             return moves[0]
 
+    _play(First(), 1)  # the engine's compiled code loaded: the timer strikes while the strategy compiles
     _, rec = _play(Compiles(), 1, deal_timeout=0.001)
     assert (rec.termination, rec.moves) == ("timeout", [])
+    assert len(fresh.signatures) == 1  # its compilation was let finish, then the deal ended
 
     @nb.njit
     def later(x):
