@@ -15,6 +15,7 @@ stops the run, as `KeyboardInterrupt`.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import signal
@@ -22,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
@@ -216,8 +217,8 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                 deal_timeout: float | None = None) -> GameRecord:
     """Play ``game`` to the end through `Strategy.choose`.
 
-    The strategy is handed a copy of the legal moves and a `sim.game.View` (a
-    snapshot); the arena looks its choice up in its own list, by value (a `Move`
+    The strategy is handed a copy of the legal moves, a `sim.game.View` (a
+    snapshot) and a copy of the rules (in the view and the `DealInfo`); the arena looks its choice up in its own list, by value (a `Move`
     of plain whole numbers), and plays the arena's move, which the engine checks
     again (`sim.game.Game.play_legal`): nothing the strategy is given or makes can
     put a move that is not legal on the table.
@@ -236,6 +237,8 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
     start = time.perf_counter()
     st, prm = game._st, game._prm
     who = _name(strategy)
+    shown = copy.copy(game.rules)  # the strategy's own: bending it (a frozen dataclass can be) bends no game or run
+    info = replace(info, rules=shown if info.rules == game.rules else copy.copy(info.rules))
 
     def done(term: int, error: str | None = None) -> GameRecord:
         return GameRecord(E.OUTCOMES[E.TERMINATION_OUTCOME[term]], game.cards_home, game.history, error,
@@ -271,7 +274,7 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                     return done(E.T_NO_PROGRESS)
                 if clock and out_of_time():
                     return done(E.T_TIMEOUT, timeout_reason(who, timeout))
-                choice, exc = guard.call("choose", _choose, strategy, game.view(peeks=peeks), list(moves))
+                choice, exc = guard.call("choose", _choose, strategy, View(shown, st, prm, peeks), list(moves))
                 if guard.user_interrupt:  # a real Ctrl-C, which the strategy swallowed or turned into another
                     raise KeyboardInterrupt
                 if exc is not None:

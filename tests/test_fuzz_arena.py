@@ -71,9 +71,13 @@ def _returns(how: str, view, moves) -> Move:
     return bad
 
 
-def _scribble(view, moves):
-    """Write over everything reachable from the view and the list, and try to redefine Move; then play honestly."""
+def _scribble(deal, view, moves):
+    """Write over everything reachable from the view, the deal's rules and the list, and try to redefine Move;
+    then play honestly."""
     first = moves[0]
+    for rules in (view.rules, deal.rules):
+        for name, value in (("columns", 1), ("worrying_back", not rules.worrying_back), ("build", "any")):
+            object.__setattr__(rules, name, value)  # a frozen dataclass is frozen only to the polite
     for write in (lambda: view._prm.__setitem__(slice(None), 1), lambda: view._st.__setitem__(slice(None), 13),
                   lambda: setattr(Move, "code", property(lambda m: 63)), lambda: setattr(Move, "__eq__", lambda a, b: True),
                   lambda: delattr(Move, "code"), lambda: setattr(first, "src", 12),
@@ -94,7 +98,7 @@ class Hostile(Strategy):
 
     def choose(self, view, moves):
         how = self.params["how"]
-        return _scribble(view, moves) if how == "scribble" else _returns(how, view, moves)
+        return _scribble(self.deal, view, moves) if how == "scribble" else _returns(how, view, moves)
 
 
 def _referee_agrees(game: Game, rec) -> None:
