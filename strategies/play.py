@@ -218,20 +218,21 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
     """Play ``game`` to the end through `Strategy.choose`.
 
     The strategy is handed a copy of the legal moves, a `sim.game.View` (a
-    snapshot) and a copy of the rules (in the view and the `DealInfo`); the arena looks its choice up in its own list, by value (a `Move`
-    of plain whole numbers), and plays the arena's move, which the engine checks
-    again (`sim.game.Game.play_legal`): nothing the strategy is given or makes can
-    put a move that is not legal on the table.
+    snapshot) and a copy of the rules (in the view and the `DealInfo`); the
+    arena looks its choice up in its own list (a `Move` of plain whole numbers)
+    and plays the arena's move, which the engine checks again
+    (`sim.game.Game.play_legal`): nothing the strategy is given or makes can put
+    a move that is not legal on the table.
 
     ``deal_timeout`` (seconds) ends a deal still running after it with termination
     ``timeout`` (outcome ``unknown``). In the main thread of a process a SIGALRM
-    timer interrupts the strategy even inside ``choose`` (though never inside numba's compiler, which it waits
-    for); whatever the strategy
-    does with that interruption (catches it, or lets Python turn it into another
-    exception) the deal is recorded as a timeout, and the strategy's move, if it
-    returns one, is not played. In other threads the clock is only checked
-    between moves, so a ``choose`` that never returns holds the thread (the
-    runner plays deals in worker processes, whose main thread has the timer).
+    timer interrupts the strategy even inside ``choose`` (though never inside
+    numba's compiler, which it waits for); whatever the strategy does with that
+    interruption (catches it, or lets Python turn it into another exception) the
+    deal is recorded as a timeout, and a move it still returns is not played. In
+    other threads the clock is only checked between moves, so a ``choose`` that
+    never returns holds the thread (the runner plays deals in worker processes,
+    whose main thread has the timer).
     """
     timeout = timeout_seconds(deal_timeout)
     start = time.perf_counter()
@@ -286,8 +287,9 @@ def play_python(strategy: Strategy, game: Game, info: DealInfo, strategy_seed: i
                 if choice is UNDECIDED:
                     return done(E.T_UNDECIDED)
                 k = _index_of(choice, moves)
-                if k < 0:
-                    return done(E.T_ILLEGAL, f"{who} chose {_show(choice)}, which is not one of the "
+                if k < 0:  # its text is the strategy's code too (a __repr__ of its own)
+                    shown_choice = guard.call("repr", _show, choice)[0] or "something else"
+                    return done(E.T_ILLEGAL, f"{who} chose {shown_choice}, which is not one of the "
                                              f"{len(moves)} legal moves (a Move from the list it was given)")
                 game.play_legal(moves[k])
                 mark = E.progress_mark(st, prm)
@@ -316,7 +318,7 @@ def _name(strategy: Strategy) -> str:
     """The strategy's name for messages (a text, however the plug-in defines it)."""
     try:
         name = strategy.name
-    except Exception:  # noqa: BLE001 - a hostile property
+    except BaseException:  # noqa: BLE001 - a hostile property, whatever it raises
         name = None
     return _show(name) if not isinstance(name, str) else _show(name).strip("'\"")
 
@@ -325,7 +327,7 @@ def _nodes(strategy: Strategy) -> int:
     """The search nodes the strategy counted: a whole number of 0 or more, or 0 when it keeps something else."""
     try:
         nodes = strategy.nodes
-    except Exception:  # noqa: BLE001 - a hostile property
+    except BaseException:  # noqa: BLE001 - a hostile property, whatever it raises
         return 0
     return nodes if type(nodes) is int and nodes >= 0 else 0
 
@@ -334,7 +336,7 @@ def _one_line(exc: BaseException) -> str:
     """``Type: message`` of a strategy's exception (its ``str`` may itself fail, or be long)."""
     try:
         text = " ".join(str(exc).split())
-    except Exception:  # noqa: BLE001 - a hostile __str__
+    except BaseException:  # noqa: BLE001 - a hostile __str__, whatever it raises
         text = "?"
     return f"{type(exc).__name__}: {text if len(text) <= 200 else text[:197] + '...'}"
 
@@ -364,7 +366,7 @@ def _show(value: object) -> str:
     """A short text of whatever a strategy returned (its repr may itself fail or be huge)."""
     try:
         text = repr(value)
-    except Exception:  # noqa: BLE001 - a hostile __repr__
+    except BaseException:  # noqa: BLE001 - a hostile __repr__, whatever it raises
         text = f"<{type(value).__name__}>"
     return text if len(text) <= 80 else text[:77] + "..."
 

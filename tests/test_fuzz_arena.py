@@ -385,3 +385,26 @@ def test_a_process_a_plugin_forks_never_plays_on_or_ends_the_run(tmp_path):
     assert "Traceback" not in run.stderr and "RunGone" not in run.stderr
     rows = read_store(tmp_path / "st")
     assert sorted(rows["deal"]) == list(range(1, 9)) and "error" not in set(rows["outcome"])
+
+
+class _Loud:
+    """A value whose text ends the program, if anyone asks for it."""
+
+    def __repr__(self):
+        raise SystemExit(9)
+
+
+class Unspeakable(Strategy):
+    """Whose name, node count and choice all raise when read."""
+
+    name = property(lambda self: sys.exit(7))
+    nodes = property(lambda self: sys.exit(8), lambda self, value: None)
+
+    def choose(self, view, moves):
+        return _Loud()
+
+
+def test_a_strategy_whose_name_count_and_choice_raise_when_read_still_ends_its_deal():
+    game, rec = _play(Unspeakable(), 1)
+    assert (rec.outcome, rec.termination, rec.nodes, rec.moves) == ("error", "illegal", 0, [])
+    _referee_agrees(game, rec)
