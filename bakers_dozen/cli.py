@@ -1,7 +1,8 @@
 """The `bakers-dozen` command.
 
 Every verb reports bad input as one line naming what was wrong and what is
-allowed, with exit code 2 and no traceback.
+allowed, with exit code 2 and no traceback. The command ends when its verb
+is done, even if a plug-in left threads running (`_end_process`).
 
 A verb's module is imported only when that verb runs (`VERBS`), so that
 ``bakers-dozen variants`` does not pay for pandas, pyarrow, scipy, matplotlib,
@@ -11,7 +12,9 @@ dask or numba, which only some verbs use.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -63,6 +66,15 @@ class _Group(click.Group):
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
+        try:
+            return self._verb(args, prog_name, complete_var, standalone_mode, **extra)
+        except SystemExit as exc:
+            if args is None and standalone_mode:  # the program itself (arguments from sys.argv), not a caller
+                _end_process(exc)
+            raise
+
+    def _verb(self, args: Any, prog_name: str | None, complete_var: str | None, standalone_mode: bool,
+              **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         stdout = sys.stdout
@@ -111,6 +123,29 @@ class _Group(click.Group):
             raise TypeError(f"{VERBS[cmd_name]} is not the click command {cmd_name!r}")
         self.add_command(command)
         return command
+
+
+def _end_process(done: SystemExit) -> None:
+    """The command's verb is done (``done`` carries its exit status): stop the runner's kept worker processes now
+    and, when threads are left running that the interpreter would wait for (not daemon threads: a plug-in's,
+    which may never end), end the process at once with `os._exit` after flushing the output, saying so in one
+    line, rather than wait for them. Returns, for the usual exit, when no such thread is left."""
+    runner = sys.modules.get("studies.runner")
+    if runner is not None:
+        runner.close_pools()
+    left = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if not left:
+        return
+    if isinstance(done.code, str):
+        click.echo(done.code, err=True)
+    click.echo(f"bakers-dozen: warning: {len(left)} thread(s) left running (started by a plug-in); ending without "
+               "waiting for them", err=True)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(done.code if isinstance(done.code, int) else int(done.code is not None))
 
 
 def _one_line_error(message: str) -> None:

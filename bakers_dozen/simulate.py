@@ -112,8 +112,9 @@ class Seconds(click.ParamType):
               help=f"Seconds a deal may take (above 0, at most {MAX_DEAL_TIMEOUT:g}); one that runs past it is stored "
                    "as outcome unknown, termination timeout [default: no limit].")
 @click.option("--verify/--no-verify", default=None,
-              help="Replay every win with the independent referee before storing it; a rejected win is stored as an "
-                   "error [default: on for plug-in strategies, off for built-ins].")
+              help="Check rows with the independent referee before storing them (Python tier: every game's moves, "
+                   "cards home and end; compiled tier: every win); a rejected row is stored as an error "
+                   "[default: on for plug-in strategies, off for built-ins].")
 @click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True,
               help="Results directory (Parquet); runs share it and are told apart by their keys.")
 @click.option("--force", is_flag=True, help="Replay deals the store already holds for this run instead of reusing them.")

@@ -495,6 +495,20 @@ def apply_move(st: np.ndarray, prm: np.ndarray, m: np.int64) -> np.int64:
 
 
 @nb.njit(cache=True)
+def play_if_legal(st: np.ndarray, prm: np.ndarray, buf: np.ndarray, m: np.int64) -> np.int64:
+    """Play move m only if it is one of `gen_moves`'s in st (``buf``: a `new_moves` buffer); return
+    ``2 * card + revealed`` (the card moved, and what `apply_move` returns), or -1 with st untouched
+    when m is not legal: `apply_move` trusts its move, and one that is not legal would pop an empty
+    pile or push past a pile's room, writing outside the state."""
+    n = gen_moves(st, prm, buf)
+    for i in range(n):
+        if buf[i] == m:
+            c = moved_card(st, prm, m)
+            return 2 * c + apply_move(st, prm, m)
+    return -1
+
+
+@nb.njit(cache=True)
 def undo_move(st: np.ndarray, prm: np.ndarray, m: np.int64, revealed: np.int64) -> None:
     """Take back move m, given what `apply_move` returned for it."""
     src = move_from(m)

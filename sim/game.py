@@ -52,7 +52,7 @@ class View:
         self.clairvoyant = clairvoyant
         self._st = st.copy()
         self._b = self._st.tobytes()  # fast Python-level reads (every value here is 0..127)
-        self._prm = prm
+        self._prm = prm.copy()  # the game's is shared by every game of these rules: a strategy holds a view
         self._piles: tuple[tuple[int, ...], ...] | None = None
         self._builds = _build_table(int(prm[E.P_BUILD]))
         self._cap = int(prm[E.P_CAP])
@@ -234,14 +234,24 @@ class Game:
         return mv
 
     def play_legal(self, move: Move) -> None:
-        """Play a move taken from `legal_moves` of this very position, unchecked (the hot path)."""
-        self._history.append((move, int(E.apply_move(self._st, self._prm, move.code))))
+        """Play a move taken from `legal_moves` of this very position (the hot path: no reason is worded
+        first). The engine plays only a legal move: any other raises `IllegalMoveError`, the game untouched."""
+        self._play_checked(move.code)
 
     def play_code(self, code: int) -> None:
-        """Play an engine move code known to be legal (the hot path of Python-tier play)."""
-        c = int(E.moved_card(self._st, self._prm, code))
-        revealed = int(E.apply_move(self._st, self._prm, code))
-        self._history.append((Move(c, *divmod(code, E.PLACES)), revealed))  # `sim.engine.move_from`, `move_to`
+        """Play an engine move code known to be legal (the hot path of Python-tier play); checked like
+        `play_legal`."""
+        self._play_checked(code)
+
+    def _play_checked(self, code: int) -> None:
+        """Play ``code`` through `sim.engine.play_if_legal`, which refuses a code that is not legal here."""
+        done = int(E.play_if_legal(self._st, self._prm, self._buf, code))
+        if done < 0:
+            src, dst = divmod(code, E.PLACES)
+            raise IllegalMoveError(f"engine move code {code} (from place {src} to place {dst}) is not legal in this "
+                                   "position; the game is unchanged")
+        card, revealed = divmod(done, 2)
+        self._history.append((Move(card, *divmod(code, E.PLACES)), revealed))  # `sim.engine.move_from`, `move_to`
 
     def undo(self) -> Move:
         """Take back the last move and return it."""

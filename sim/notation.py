@@ -9,7 +9,7 @@ foundation that accepts it", resolved when the move is played.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from operator import itemgetter
 
 from sim.cards import CardParseError, card_str, parse_card, quote_short, suit_of
 from sim.errors import UserError
@@ -28,28 +28,55 @@ class MoveParseError(UserError):
     """Text that is not a move."""
 
 
-class Move(NamedTuple):
+class _Sealed(type):
+    """The metaclass of `Move`: a class whose attributes cannot be set or deleted once it is made.
+
+    Strategies run in the arena's process and are handed moves; sealing the class means that no
+    code can redefine what a move compares equal to, which place it names or which engine code it is.
+    """
+
+    def __setattr__(cls, name: str, value: object) -> None:
+        raise AttributeError(f"{cls.__name__}.{name} cannot be set: the class {cls.__name__} is sealed")
+
+    def __delattr__(cls, name: str) -> None:
+        raise AttributeError(f"{cls.__name__}.{name} cannot be deleted: the class {cls.__name__} is sealed")
+
+
+class Move(tuple, metaclass=_Sealed):  # noqa: SLOT001 - __slots__ is set below
     """One single-card move: the card, its source and its destination.
 
     ``src``/``dst`` are engine places: 0..N-1 for piles, ``FOUNDATION + f`` for
-    foundation f. ``code`` is the engine's integer for the move.
+    foundation f. ``code`` is the engine's integer for the move. A move is an
+    immutable tuple ``(card, src, dst)`` of a sealed class (`_Sealed`): neither a
+    move nor the meaning of its fields can be changed after it is made.
     """
 
-    card: int
-    src: int
-    dst: int
+    __slots__ = ()
+
+    def __new__(cls, card: int, src: int, dst: int) -> Move:
+        return tuple.__new__(cls, (card, src, dst))
+
+    def __getnewargs__(self) -> tuple[int, int, int]:
+        return (self[0], self[1], self[2])
+
+    def __repr__(self) -> str:
+        return f"Move(card={self[0]!r}, src={self[1]!r}, dst={self[2]!r})"
+
+    card: int = property(itemgetter(0), doc="The card moved.")  # type: ignore[assignment]
+    src: int = property(itemgetter(1), doc="The place it leaves.")  # type: ignore[assignment]
+    dst: int = property(itemgetter(2), doc="The place it goes to.")  # type: ignore[assignment]
 
     @property
     def code(self) -> int:
-        return self.src * 64 + self.dst
+        return self[1] * 64 + self[2]
 
     @property
     def to_foundation(self) -> bool:
-        return self.dst >= ANY_FOUNDATION
+        return self[2] >= ANY_FOUNDATION
 
     @property
     def from_foundation(self) -> bool:
-        return self.src >= ANY_FOUNDATION
+        return self[1] >= ANY_FOUNDATION
 
     def text(self, numbered_foundations: bool = False) -> str:
         """The move's notation; foundations carry their number when ``numbered_foundations``."""

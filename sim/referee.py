@@ -388,7 +388,8 @@ def _read_move(rules: Rules, position: Position, raw: str | Move) -> tuple[Move 
 
 def _read_code(rules: Rules, position: Position, raw: int) -> tuple[Move | None, str]:
     """An engine move code (`Move.code`, ``src * 64 + dst``) as the `Move` of the card on top of
-    ``src`` in ``position``, and its label; (None, why) when no card lies there to move."""
+    ``src`` in ``position``, and an empty label (the move's notation is written only for a reason, by
+    `_replay`: a stored game is checked move by move); (None, why) when no card lies there to move."""
     try:
         code = operator.index(raw)
     except TypeError:
@@ -405,8 +406,7 @@ def _read_code(rules: Rules, position: Position, raw: int) -> tuple[Move | None,
         return None, f"code {code}: {place} is empty"
     if dst == ANY_FOUNDATION:  # the notation's bare F, which a code never means
         return None, _no_place(code, "destination", dst, n)
-    mv = Move(stack[-1], src, dst)
-    return mv, mv.text(numbered_foundations=True)
+    return Move(stack[-1], src, dst), ""
 
 
 def _no_place(code: int, role: str, place: int, piles: int) -> str:
@@ -453,7 +453,7 @@ def _replay(rules: Rules, start: Position, items: Iterable[Any],
         mv = _resolve(rules, position, mv)
         reason = why_illegal(rules, position, mv)
         if reason is not None:
-            return _verdict(position, played, k, f"move {k} '{label}': {reason}")
+            return _verdict(position, played, k, f"move {k} '{label or _label(mv)}': {reason}")
         position = _play(position, mv)
         played.append(mv)
     return _verdict(position, played, None, None)

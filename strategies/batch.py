@@ -23,7 +23,10 @@ from strategies.play import illegal_index_reason, play_python, timeout_seconds
 class BatchResult:
     """Per-deal arrays for one chunk; ``win_moves[win_offsets[i]:win_offsets[i+1]]`` are deal i's
     move codes when it was won (empty otherwise). ``termination`` holds int8 indices into
-    `sim.engine.TERMINATIONS`; ``errors`` says, by index, why each deal that ended in error did."""
+    `sim.engine.TERMINATIONS`; ``errors`` says, by index, why each deal that ended in error did.
+    ``game_moves[game_offsets[i]:game_offsets[i+1]]`` are deal i's move codes whatever its end, kept
+    where a strategy played in this process (the Python tier), for the runner's check of every row
+    (``verify``); None for a compiled batch, whose engine made and counted every move itself."""
 
     numbers: np.ndarray
     outcome: np.ndarray
@@ -35,6 +38,8 @@ class BatchResult:
     win_moves: np.ndarray
     win_offsets: np.ndarray
     errors: dict[int, str] = field(default_factory=dict)
+    game_moves: np.ndarray | None = None
+    game_offsets: np.ndarray | None = None
 
 
 def preset_states(rules: Rules, numbers: np.ndarray, seed: int, source: str) -> np.ndarray:
@@ -118,8 +123,9 @@ def play_batch_python(
     outcome, termination = np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int8)
     cards_home, moves = np.zeros(n, dtype=np.int16), np.zeros(n, dtype=np.int32)
     nodes, micros = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    win_offsets = np.zeros(n + 1, dtype=np.int64)
+    win_offsets, game_offsets = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
     codes: list[int] = []
+    played: list[int] = []
     errors: dict[int, str] = {}
     for i, number in enumerate(numbers.tolist()):
         game = Game.from_deal(rules, number, seed, source)
@@ -128,8 +134,12 @@ def play_batch_python(
         cards_home[i], moves[i], nodes[i], micros[i] = rec.cards_home, len(rec.moves), rec.nodes, int(rec.seconds * 1e6)
         if rec.error:
             errors[i] = rec.error
+        game_codes = [m.code for m in rec.moves]
+        played.extend(game_codes)
+        game_offsets[i + 1] = len(played)
         if outcome[i] == E.WON:
-            codes.extend(m.code for m in rec.moves)
+            codes.extend(game_codes)
         win_offsets[i + 1] = len(codes)
     return BatchResult(numbers, outcome, termination, cards_home, moves, nodes, micros,
-                       np.asarray(codes, dtype=np.int16), win_offsets, errors)
+                       np.asarray(codes, dtype=np.int16), win_offsets, errors,
+                       np.asarray(played, dtype=np.int16), game_offsets)

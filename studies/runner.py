@@ -54,10 +54,12 @@ built-in strategy with no deal time limit (`plays_in_process`: ``--jobs 1``, or
 ``solve`` of one deal): it plays its chunks in a thread of the main process,
 which answers sooner than starting a worker and loading the compiled code there.
 
-Wins are replayed by the independent referee before they are stored when
-``verify`` is on (by default for plug-in strategies, not for built-ins): a
-claimed win it rejects is stored as outcome ``error`` with the referee's reason,
-and the wins it accepts are stored marked ``verified``.
+Rows are checked by the independent referee before they are stored when
+``verify`` is on (by default for plug-in strategies, not for built-ins,
+`verify_rows`): in the Python tier every game is replayed (its moves, cards
+home and end), in the compiled tier every win; a row it rejects is stored as
+outcome ``error`` with the referee's reason, and the wins it accepts are stored
+marked ``verified``.
 """
 
 from __future__ import annotations
@@ -121,6 +123,8 @@ play (numba compiling excluded): far past what deals that honour the limit can t
 WATCH_INTERVAL = 0.25
 REJECTED = "the referee rejected the claimed win"
 """How the ``error`` text of a win the referee rejected (stored as outcome ``error``) begins."""
+REJECTED_GAME = "the referee rejected the recorded game"
+"""How the ``error`` text of any other row the referee rejected (`verify_rows`) begins."""
 
 
 class RunnerError(UserError):
@@ -352,25 +356,54 @@ def chunk_table(task: ChunkTask) -> pa.Table:
     micros = np.full(len(numbers), wall_us // max(len(numbers), 1), dtype=np.int64) if averaged else r.micros
     outcome, termination, errors = r.outcome.copy(), r.termination.copy(), dict(r.errors)
     if task.verify:
-        _verify_wins(task, numbers, outcome, termination, errors, r.win_offsets, r.win_moves)
+        verify_rows(task, r, outcome, termination, errors)
     return S.chunk_table(task.labels, tier, numbers, outcome, termination, r.cards_home, r.moves, r.nodes,
                          micros, averaged, errors, r.win_offsets, r.win_moves, verified=task.verify,
                          deal_timeout=task.deal_timeout)
 
 
-def _verify_wins(task: ChunkTask, numbers: np.ndarray, outcome: np.ndarray, termination: np.ndarray,
-                 errors: dict[int, str], offsets: np.ndarray, codes: np.ndarray) -> None:
-    """Replay every claimed win with the referee (`studies.store.check_win`); store a rejected one as an error."""
-    from studies.store import check_win
+def verify_rows(task: ChunkTask, r: Any, outcome: np.ndarray, termination: np.ndarray,
+                errors: dict[int, str]) -> np.ndarray:
+    """Check what the rows of a played chunk (``r``, a `strategies.batch.BatchResult`) claim with the independent
+    referee (`sim.referee`) before they are stored; return which rows passed (one bool a row).
 
-    for i in np.flatnonzero(outcome == WON).tolist():
-        row = {"deal": int(numbers[i]), "seed": task.seed, "source": task.source,
-               "win_moves": codes[offsets[i]:offsets[i + 1]].tolist()}
-        verdict = check_win(task.rules, row)  # every fault of the moves is in the verdict; a raise is a bug
-        reason = None if verdict.legal and verdict.won else (verdict.reason or f"{verdict.cards_home} cards home at the end")
-        if reason is not None:
-            outcome[i], termination[i] = ERROR, T_ILLEGAL
-            errors[i] = f"{REJECTED}: {reason}"
+    Where the batch kept every game's moves (``r.game_moves``: the Python tier, whose games a strategy played in
+    this process) every row is replayed: each move legal, the referee's cards home the row's, a win exactly when
+    the referee has all 52 home, and a game that ended for want of moves with none left. A compiled batch keeps
+    only its wins' moves (its engine made every move and counted every card itself): each win is replayed. A row
+    that fails is stored as outcome ``error``, termination ``illegal``, with the referee's reason; ``outcome``,
+    ``termination`` and ``errors`` are changed in place.
+    """
+    every = r.game_moves is not None
+    codes, offsets = (r.game_moves, r.game_offsets) if every else (r.win_moves, r.win_offsets)
+    passed = np.ones(len(r.numbers), dtype=bool)
+    for i in range(len(r.numbers)) if every else np.flatnonzero(outcome == WON).tolist():
+        start = make_deal(task.rules, int(r.numbers[i]), task.seed, task.source).position
+        reason = _disagreement(task.rules, start, codes[offsets[i]:offsets[i + 1]].tolist(), int(outcome[i]),
+                               int(termination[i]), int(r.cards_home[i]))
+        if reason is not None:  # every fault of the moves is in the reason; a raise is a bug
+            errors[i] = f"{REJECTED if outcome[i] == WON else REJECTED_GAME}: {reason}"
+            outcome[i], termination[i], passed[i] = ERROR, T_ILLEGAL, False
+    return passed
+
+
+def _disagreement(rules: Rules, start: Any, codes: list[int], outcome: int, termination: int, home: int) -> str | None:
+    """Why the referee does not accept a row's game (engine move ``codes`` from ``start``, its outcome, termination
+    and cards home), or None when it does."""
+    from sim.engine import T_NO_MOVES
+    from sim.referee import legal_moves, replay_codes
+
+    verdict = replay_codes(rules, start, codes)
+    if not verdict.legal:
+        return verdict.reason
+    if verdict.won != (outcome == WON):
+        return (f"the row says {OUTCOMES[outcome]}; its {len(codes)} moves end with {verdict.cards_home} cards home, "
+                f"{'a win' if verdict.won else 'not a win'}")
+    if verdict.cards_home != home:
+        return f"the row says {home} cards home; its {len(codes)} moves bring {verdict.cards_home} home"
+    if termination == T_NO_MOVES and legal_moves(rules, verdict.final):
+        return f"the row says no legal move was left; after its {len(codes)} moves there are some"
+    return None
 
 
 def _counts(table: pa.Table) -> tuple[np.ndarray, int]:
@@ -775,9 +808,10 @@ def close_pools() -> None:
     """Stop the kept workers: at exit, while the interpreter is whole (loky complains if it is torn down first),
     or when a caller that plays many different strategies wants fresh workers (the test suite, after each
     module: a worker keeps the compiled code of every strategy it has played, and loky retires one that grew
-    300 MB with a warning about a memory leak)."""
+    300 MB with a warning about a memory leak). The workers are idle then (a run holds its pool while it plays),
+    so they are killed rather than asked to exit: a worker whose plug-in left a thread running never would."""
     while _POOL:
-        _POOL.popitem()[1].shutdown(wait=True)
+        _POOL.popitem()[1].shutdown(wait=True, kill_workers=True)
 
 
 def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
@@ -992,8 +1026,8 @@ def run(
     there are chunks to play; a run that would have one worker plays in this process when
     `plays_in_process` allows). ``chunk``: deals per task (default: adaptive, see `Chunker`).
     ``deal_timeout``: seconds a deal may take before it ends as ``unknown`` / ``timeout``
-    (None: no limit). ``verify``: replay every win with the referee before storing it
-    (None: on for plug-in strategies, off for built-ins).
+    (None: no limit). ``verify``: check rows with the referee before storing them (`verify_rows`;
+    None: on for plug-in strategies, off for built-ins).
     Raises `RunnerError`/`StoreError` (both `UserError`) for bad input and faults
     (`WorkersDiedError`, `StoreFullError`, `KeyBusyError`), `strategies.StrategyError` (a
     `UserError`) for a plug-in whose compiled policy numba cannot compile, and `RunInterrupted`

@@ -23,6 +23,7 @@ from sim.engine import ERROR, T_ILLEGAL, T_WON, WON
 from sim.errors import UserError
 from sim.rules import Rules
 from strategies import load_strategy
+from strategies.batch import BatchResult
 from studies.runner import ChunkTask, RunSpec, max_jobs, run, run_labels
 from studies.store import KeyBusyError, RunGone, Store, StoreError, StoreFullError, load_chunk_file, read_store
 
@@ -321,7 +322,11 @@ def test_a_claimed_win_the_referee_rejects_is_stored_as_an_error(tmp_path):
     outcome = np.array([WON, WON, WON, WON], dtype=np.int8)
     termination = np.array([T_WON] * 4, dtype=np.int8)
     errors: dict[int, str] = {}
-    R._verify_wins(task, numbers, outcome, termination, errors, offsets, np.concatenate(claims).astype(np.int64))
+    zeros = np.zeros(4, dtype=np.int64)
+    batch = BatchResult(numbers, outcome, termination, np.full(4, 52), zeros, zeros, zeros,
+                        np.concatenate(claims).astype(np.int64), offsets)
+    passed = R.verify_rows(task, batch, outcome, termination, errors)
+    assert passed.tolist() == [True, False, False, False]
     assert outcome.tolist() == [WON, ERROR, ERROR, ERROR]
     assert termination.tolist() == [T_WON, T_ILLEGAL, T_ILLEGAL, T_ILLEGAL]
     assert sorted(errors) == [1, 2, 3] and all(e.startswith("the referee rejected the claimed win: ") for e in errors.values())
