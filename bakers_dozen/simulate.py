@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
+from studies.dask_backend import SchedulerLostError
 from studies.runner import (
     BACKENDS,
     DEFAULT_STORE,
@@ -32,7 +33,7 @@ from studies.store import StoreFullError
 
 EXIT_FAULT = 1
 EXIT_INTERRUPTED = 130
-FAULTS = (StoreFullError, WorkersDiedError)
+FAULTS = (StoreFullError, WorkersDiedError, SchedulerLostError)
 """Errors that stop a run part way with its finished chunks saved: exit `EXIT_FAULT`, not 2."""
 
 
@@ -132,7 +133,7 @@ def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int
     \b
     Exit codes:
       0    done
-      1    a fault stopped the run (disk full, worker processes kept dying);
+      1    a fault stopped the run (disk full, worker processes kept dying, the Dask scheduler went away);
            what finished is saved and the same command resumes
       2    bad input, or the store cannot be used (or another run holds the key)
       130  interrupted (Ctrl-C); what finished is saved and the same command resumes
