@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
-from studies.dask_backend import SchedulerLostError
+from studies.dask_backend import SchedulerLostError, quiet_logs
 from studies.runner import (
     BACKENDS,
     DEFAULT_STORE,
@@ -143,6 +143,8 @@ def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int
 
     if backend == "loky" and scheduler:
         raise RunnerError("--scheduler is for --backend dask; add --backend dask or drop --scheduler")
+    if backend == "dask":
+        quiet_logs()
     rules = resolve_variant(variant)
     spec = RunSpec(rules, strategy_spec, deals, first, seed, source, strategy_seed, tier)
     with run_exits():

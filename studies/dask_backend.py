@@ -6,7 +6,7 @@ can make it allocate whatever frame length its bytes spell (petabytes), and an a
 cannot use here (``tls://`` without certificates, ``inproc://`` of another process) ends in a
 traceback. So `connect` checks the address first (`check_address`), then asks the server who
 it is over one connection of its own, bounded in time as a whole (`SCHEDULER_TIMEOUT`), and
-makes a Client only once a Dask scheduler has answered. While chunks play (`stream`), a
+makes a Client only once a Dask scheduler has answered. While chunks play (`DaskCluster.stream`), a
 scheduler that goes away ends the run with `SchedulerLostError`: the chunks already stored
 stay, and the same command resumes. distributed is imported only inside these functions: a
 run on this machine does not pay for it.
@@ -15,6 +15,7 @@ run on this machine does not pay for it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -30,6 +31,8 @@ ALLOWED = ("tcp://HOST:PORT (as `dask scheduler` prints it), tls://HOST:PORT wit
            "(distributed.comm.tls.ca-file, .client.cert, .client.key), or the inproc:// address of a "
            "scheduler started inside this same Python process")
 """The addresses `check_address` accepts, as its errors name them."""
+QUIET_LOGGERS = ("distributed.client", "distributed.gc")
+"""distributed's loggers that its configuration gives a level of their own (the rest follow ``distributed``)."""
 PROBE_GRACE = 1.0
 """Seconds past the limit that the main thread waits for the probe's own timer to end it."""
 _HOST_PORT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]@]+):(?P<port>[0-9]{1,5})")
@@ -97,10 +100,20 @@ def _tls_arguments(address: str) -> dict[str, Any]:
     return arguments
 
 
+def quiet_logs() -> None:
+    """Keep distributed's own log records below CRITICAL off the terminal (a command line's choice): a run
+    that loses its scheduler otherwise prints the Client's reconnection tracebacks before its one-line error."""
+    import distributed  # noqa: F401 (its import sets these levels from Dask's configuration: set them after)
+
+    for name in ("distributed", *QUIET_LOGGERS):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def connect(address: Any, timeout: float = SCHEDULER_TIMEOUT) -> DaskCluster:
-    """A `DaskCluster` (a `distributed.Client`) of the Dask scheduler at ``address``, or a one-line `SchedulerError` within about
-    ``timeout`` seconds: the address is checked, then the server must answer Dask's handshake and say that it is a
-    scheduler before a Client is made (a Client waits for ever on a server that never answers)."""
+    """A `DaskCluster` (a `distributed.Client`) of the Dask scheduler at ``address``, or a one-line
+    `SchedulerError` within about ``timeout`` seconds: the address is checked, then the server must answer
+    Dask's handshake and say that it is a scheduler before a Client is made (a Client waits for ever on a
+    server that never answers)."""
     address = check_address(address)
     arguments = _tls_arguments(address)
     _identify(address, arguments, timeout)
@@ -141,9 +154,9 @@ def _identify(address: str, arguments: dict[str, Any], timeout: float) -> None:
     identity = outcome["identity"]
     kind = identity.get("type") if isinstance(identity, dict) else None
     if kind != "Scheduler":
-        what = f"a Dask {shown(kind)}" if isinstance(kind, str) else "not Dask"
-        raise SchedulerError(f"the server at {where} is {what}, not a Dask scheduler; "
-                             f"give the address `dask scheduler` prints")
+        what = f"is a Dask {shown(kind)}, not the scheduler" if isinstance(kind, str) else \
+            "answered Dask's handshake but does not say that it is a scheduler"
+        raise SchedulerError(f"the server at {where} {what}; give the address `dask scheduler` prints")
 
 
 async def _ask_identity(address: str, arguments: dict[str, Any], outcome: dict[str, Any]) -> Any:
@@ -210,9 +223,11 @@ class DaskCluster:
             if threads == 0:
                 self.client.wait_for_workers(1, timeout=timeout)
                 threads = sum(self.client.nthreads().values())
-        except (TimeoutError, OSError):
+        except TimeoutError:
             raise SchedulerError(f"the Dask scheduler at {where} has no workers; start some with "
                                  f"`dask worker {where}`") from None
+        except OSError as exc:  # the scheduler went away since it answered
+            raise SchedulerError(f"the Dask scheduler at {where} stopped answering ({_reason(exc)})") from None
         return max(threads, 1)
 
     def stream(self, tasks: Iterable[T], jobs: int, play: Callable[[T], R]) -> Iterator[R]:
@@ -234,7 +249,7 @@ class DaskCluster:
 
         def hand_out() -> None:
             while len(in_play) < jobs:
-                if self.client.status != "running":  # closed after its reconnection attempts failed
+                if self._closed():
                     raise SchedulerLostError(self._lost("the connection broke and did not come back"))
                 if (task := next(source, None)) is None:
                     return
@@ -250,12 +265,20 @@ class DaskCluster:
             except CancelledError:
                 raise SchedulerLostError(self._lost("its chunks were cancelled: the scheduler stopped, or the "
                                                     "connection broke and did not come back")) from None
+            except OSError as exc:  # a chunk's own OSError while the Client is fine is not the scheduler's doing
+                if not self._closed() and self.client.status != "connecting":
+                    raise
+                raise SchedulerLostError(self._lost(f"the connection broke: {_reason(exc)}")) from None
             yield result
             hand_out()
 
     def close(self) -> None:
         """Close the Client (the scheduler drops the tasks it still holds for it)."""
         self.client.close()
+
+    def _closed(self) -> bool:
+        """Whether the Client has closed (it does so once its attempts to reconnect to the scheduler fail)."""
+        return self.client.status in ("closing", "closed")
 
     def _lost(self, why: str) -> str:
         """The first part of a `SchedulerLostError`'s message."""
