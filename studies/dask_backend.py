@@ -121,9 +121,13 @@ def connect(address: Any, timeout: float = SCHEDULER_TIMEOUT) -> DaskCluster:
 
     try:
         client = Client(address, timeout=timeout, set_as_default=False, security=Security())
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError) as exc:
         raise SchedulerError(f"cannot reach the Dask scheduler at {shown(address)} within {timeout:g} s "
                              f"({_reason(exc)}); check that the scheduler is running") from None
+    except Exception as exc:  # noqa: BLE001 (the server's replies, judged by distributed: a scheduler's they are not)
+        raise SchedulerError(f"the server at {shown(address)} says it is a Dask scheduler, but the Dask client cannot "
+                             f"start with it ({_reason(exc)}); check that it is `dask scheduler` of a compatible "
+                             "version") from None
     return DaskCluster(client, address)
 
 

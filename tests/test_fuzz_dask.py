@@ -192,6 +192,11 @@ def test_a_dask_server_that_is_not_a_scheduler_is_named_so(answer, said):
         assert said in refused_within(address)
 
 
+def test_a_dask_server_that_only_claims_to_be_a_scheduler_is_refused():
+    with dask_server({"type": "Scheduler"}) as address:
+        assert "says it is a Dask scheduler, but the Dask client cannot start with it" in refused_within(address)
+
+
 def test_a_closed_port_is_refused_at_once():
     with socket.create_server(("127.0.0.1", 0)) as s:
         address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
