@@ -1,4 +1,5 @@
-"""Helpers of the Dask tests: a strategy that holds a worker on one deal, so that a test can break the run there.
+"""Helpers of the Dask tests: strategies that hold a worker on one deal (so that a test can break the run there) or
+say where they play.
 
 Workers load it as ``tests.dask_helpers:HoldAt`` (the strategy loader finds the module from the current
 directory, the repository root when pytest runs).
@@ -7,11 +8,13 @@ directory, the repository root when pytest runs).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import ClassVar
 
+from sim.rng import CounterRNG
 from sim.rules import Rules
-from strategies.base import CompiledPolicy, Param
+from strategies.base import CompiledPolicy, DealInfo, Param
 from strategies.greedy import GreedyStrategy
 
 
@@ -37,6 +40,22 @@ class HoldAt(GreedyStrategy):
             while not os.path.exists(self.params["release"]) and time.monotonic() < end:
                 time.sleep(0.05)
         return super().choose(view, moves)
+
+    def compiled(self, rules: Rules) -> CompiledPolicy | None:
+        return None
+
+
+class SayWhere(GreedyStrategy):
+    """Plays like greedy (Python tier only), and appends the process and thread it plays each deal in to ``log``."""
+
+    name: ClassVar[str] = "say-where"
+    version: ClassVar[str] = "1"
+    PARAMETERS = {"log": Param(str, "", "file that gets a line 'PID THREAD' per deal")}
+
+    def reset(self, deal: DealInfo, rng: CounterRNG) -> None:
+        super().reset(deal, rng)
+        with open(self.params["log"], "a") as fh:
+            fh.write(f"{os.getpid()} {threading.get_ident()}\n")
 
     def compiled(self, rules: Rules) -> CompiledPolicy | None:
         return None

@@ -304,6 +304,21 @@ def test_inproc_plays_on_a_scheduler_of_this_process_and_is_refused_otherwise(tm
         assert code == 2 and output.count("\n") == 1 and "from the command line use tcp://HOST:PORT" in output, output
 
 
+def test_one_job_plays_on_the_cluster_not_in_this_process(tmp_path):
+    """A run of one job is the cluster's too (joblib's dask backend played it in the calling thread, so the
+    summary and the manifest said dask of a run that never reached the cluster)."""
+    from distributed import LocalCluster
+
+    log = tmp_path / "where.txt"
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster:
+        s = run(RunSpec(RULES, f"tests.dask_helpers:SayWhere:log={log}", 12), tmp_path / "s", backend="dask",
+                scheduler=cluster.scheduler_address, jobs=1, chunk=4)
+    assert (s.jobs, s.played, s.backend) == (1, 12, "dask")
+    places = log.read_text().split()
+    assert len(places) == 24 and str(threading.get_ident()) not in places[1::2]
+
+
 # --- a scheduler lost part way ------------------------------------------------------------
 
 
