@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -33,6 +34,8 @@ ALLOWED = ("tcp://HOST:PORT (as `dask scheduler` prints it), tls://HOST:PORT wit
 """The addresses `check_address` accepts, as its errors name them."""
 QUIET_LOGGERS = ("distributed.client", "distributed.gc")
 """distributed's loggers that its configuration gives a level of their own (the rest follow ``distributed``)."""
+POLL_SECONDS = 1.0
+"""How often a run waiting for chunks looks whether its Client has closed."""
 PROBE_GRACE = 1.0
 """Seconds past the limit that the main thread waits for the probe's own timer to end it."""
 _HOST_PORT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]@]+):(?P<port>[0-9]{1,5})")
@@ -245,10 +248,10 @@ class DaskCluster:
         generator ends early are released with their futures (the scheduler then drops them), or with the
         Client when the run closes it.
         """
-        from distributed import CancelledError, as_completed
+        from distributed import CancelledError
 
         source = iter(tasks)
-        pending = as_completed(loop=self.client.loop)
+        finished: queue.Queue[Any] = queue.Queue()
         in_play: set[Any] = set()
 
         def hand_out() -> None:
@@ -259,20 +262,27 @@ class DaskCluster:
                     return
                 future = self.client.submit(play, task, pure=False)
                 in_play.add(future)
-                pending.add(future)
+                future.add_done_callback(finished.put)  # finished, failed or cancelled
 
         hand_out()
-        for future in pending:
+        while in_play:
+            try:
+                future = finished.get(timeout=POLL_SECONDS)
+            except queue.Empty:  # a Client that closed may not call back for the chunks it still had
+                if self._closed():
+                    raise SchedulerLostError(self._lost("the connection broke and did not come back")) from None
+                continue
             in_play.discard(future)
             try:
                 result = future.result()
-            except CancelledError:
+            except (CancelledError, OSError, RuntimeError) as exc:
+                # A chunk's own error re-raises; cancelled, or the Client closed ("IOLoop is closed") or
+                # reconnecting: the scheduler is gone
+                if not isinstance(exc, CancelledError) and not self._closed() and \
+                        not (isinstance(exc, OSError) and self.client.status == "connecting"):
+                    raise
                 raise SchedulerLostError(self._lost("its chunks were cancelled: the scheduler stopped, or the "
                                                     "connection broke and did not come back")) from None
-            except OSError as exc:  # a chunk's own OSError while the Client is fine is not the scheduler's doing
-                if not self._closed() and self.client.status != "connecting":
-                    raise
-                raise SchedulerLostError(self._lost(f"the connection broke: {_reason(exc)}")) from None
             yield result
             hand_out()
 
