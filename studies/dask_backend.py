@@ -248,8 +248,6 @@ class DaskCluster:
         generator ends early are released with their futures (the scheduler then drops them), or with the
         Client when the run closes it.
         """
-        from distributed import CancelledError
-
         source = iter(tasks)
         finished: queue.Queue[Any] = queue.Queue()
         in_play: set[Any] = set()
@@ -273,18 +271,32 @@ class DaskCluster:
                     raise SchedulerLostError(self._lost("the connection broke and did not come back")) from None
                 continue
             in_play.discard(future)
-            try:
-                result = future.result()
-            except (CancelledError, OSError, RuntimeError) as exc:
-                # A chunk's own error re-raises; cancelled, or the Client closed ("IOLoop is closed") or
-                # reconnecting: the scheduler is gone
-                if not isinstance(exc, CancelledError) and not self._closed() and \
-                        not (isinstance(exc, OSError) and self.client.status == "connecting"):
-                    raise
-                raise SchedulerLostError(self._lost("its chunks were cancelled: the scheduler stopped, or the "
-                                                    "connection broke and did not come back")) from None
-            yield result
+            yield self._result(future)
             hand_out()
+
+    def _result(self, future: Any) -> Any:
+        """The result of a chunk that has ended (its own error re-raised), or `SchedulerLostError` when it was
+        cancelled or the Client closes meanwhile (whatever distributed then raises: a closing Client's calls end
+        in errors such as "IOLoop is closed"). Fetched in steps of `POLL_SECONDS`, so that a Client that closes
+        while a result is on its way cannot hold the run."""
+        from distributed import CancelledError
+
+        while True:
+            try:
+                return future.result(timeout=POLL_SECONDS)
+            except CancelledError:
+                break
+            except TimeoutError:
+                if future.status == "error":  # the chunk's own
+                    raise
+                if self._closed():
+                    break
+            except Exception as exc:  # noqa: BLE001 (the chunk's own error unless the Client is gone)
+                if not self._closed() and not (isinstance(exc, OSError) and self.client.status == "connecting"):
+                    raise
+                break
+        raise SchedulerLostError(self._lost("its chunks were cancelled: the scheduler stopped, or the connection "
+                                            "broke and did not come back"))
 
     def close(self) -> None:
         """Close the Client (the scheduler drops the tasks it still holds for it)."""
