@@ -13,6 +13,7 @@ import click
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
 from sim.errors import quoted
 from sim.text import one_line, printable
+from studies.dask_backend import SchedulerLostError, quiet_logs
 from studies.runner import (
     BACKENDS,
     DEFAULT_STORE,
@@ -34,7 +35,7 @@ from studies.store import StoreFullError
 
 EXIT_FAULT = 1
 EXIT_INTERRUPTED = 130
-FAULTS = (StoreFullError, WorkersDiedError)
+FAULTS = (StoreFullError, WorkersDiedError, SchedulerLostError)
 """Errors that stop a run part way with its finished chunks saved: exit `EXIT_FAULT`, not 2."""
 
 
@@ -135,7 +136,7 @@ def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int
     \b
     Exit codes:
       0    done
-      1    a fault stopped the run (disk full, worker processes kept dying);
+      1    a fault stopped the run (disk full, worker processes kept dying, the Dask scheduler went away);
            what finished is saved and the same command resumes
       2    bad input, or the store cannot be used (or another run holds the key)
       130  interrupted (Ctrl-C); what finished is saved and the same command resumes
@@ -145,6 +146,8 @@ def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int
 
     if backend == "loky" and scheduler:
         raise RunnerError("--scheduler is for --backend dask; add --backend dask or drop --scheduler")
+    if backend == "dask":
+        quiet_logs()
     rules = resolve_variant(variant)
     spec = RunSpec(rules, strategy_spec, deals, first, seed, source, strategy_seed, tier)
     with run_exits():

@@ -12,7 +12,7 @@ Every row depends only on (rules, strategy identity, deal seed, source,
 strategy seed, deal number) and on three settings that reuse checks (the tier a
 run names, its deal time limit, verification: `studies.reuse`), so a run gives
 the same rows for any number of jobs, any chunk size and any backend (joblib's ``loky`` processes on this
-machine, or a Dask cluster through joblib's ``dask`` backend).
+machine, or a Dask cluster through `studies.dask_backend`).
 
 Resume and reuse: before playing, the runner lists the chunk files already
 stored under the run's key, checks them, and plays only the deals they do not
@@ -91,6 +91,10 @@ from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, T_TIMEOUT, UNKNOWN, WON
 from sim.errors import UserError
 from sim.rules import Rules, check_variant_name
 from studies import nofollow
+from studies.dask_backend import SchedulerError as SchedulerError
+from studies.dask_backend import SchedulerLostError
+from studies.dask_backend import check_address as check_scheduler
+from studies.dask_backend import connect as connect_scheduler
 from studies.progress import NullProgress, Progress
 from studies.reuse import ACCEPT_COLUMNS, Wants, distrust, mark_verified, unverified_wins
 from studies.store import (
@@ -109,7 +113,6 @@ BACKENDS = ("loky", "dask")
 TIERS = ("auto", "compiled", "python")
 DEFAULT_STORE = "bakers-dozen-store"
 """The results store every verb uses unless told otherwise (simulate, compare, tournament, demo), so they share deals."""
-SCHEDULER_TIMEOUT = 5.0
 
 INT64_MAX = 2**63 - 1
 MAX_CHUNK = 1_000_000
@@ -129,10 +132,6 @@ REJECTED_GAME = "the referee rejected the recorded game"
 
 class RunnerError(UserError):
     """A run that cannot be started or completed as asked; the message says why and what to do."""
-
-
-class SchedulerError(RunnerError):
-    """The Dask scheduler cannot be reached, or has no workers."""
 
 
 class WorkersDiedError(RunnerError):
@@ -663,37 +662,6 @@ def _worker_lost_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
-def connect_scheduler(address: str | None, timeout: float = SCHEDULER_TIMEOUT) -> Any:
-    """A `dask.distributed.Client` for the scheduler at ``address``, or a `SchedulerError` within ``timeout`` s."""
-    if not address:
-        raise SchedulerError("--backend dask needs --scheduler tcp://HOST:PORT (the address `dask scheduler` prints)")
-    try:
-        from dask.distributed import Client
-    except ImportError:  # pragma: no cover - dask is a dependency
-        raise SchedulerError("--backend dask needs dask.distributed: pip install 'dask[distributed]'") from None
-    try:
-        return Client(address, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise SchedulerError(
-            f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({exc}); "
-            "check the address (tcp://HOST:PORT, as `dask scheduler` prints it) and that the scheduler is running"
-        ) from None
-
-
-def _cluster_threads(client: Any, address: str | None) -> int:
-    """Worker threads of the cluster (waiting a little for a first worker to join)."""
-    threads = sum(client.nthreads().values())
-    if threads == 0:
-        try:
-            client.wait_for_workers(1, timeout=SCHEDULER_TIMEOUT)
-        except (TimeoutError, OSError):
-            raise SchedulerError(
-                f"the Dask scheduler at {address} has no workers; start some with `dask worker {address}`"
-            ) from None
-        threads = sum(client.nthreads().values())
-    return max(threads, 1)
-
-
 LOKY_IDLE_SECONDS = 300
 """Idle worker processes stay this long, warm (strategy loaded, numba compiled), for the next run."""
 _POOL: dict[int, Any] = {}
@@ -826,13 +794,8 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
     if backend == "here":
         yield from _stream_here(tasks)
         return
-    if backend == "dask":
-        from joblib import Parallel, delayed, parallel_config
-
-        with parallel_config(backend="dask", client=client, wait_for_workers_timeout=SCHEDULER_TIMEOUT * 2):
-            yield from Parallel(n_jobs=jobs, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(
-                delayed(play_chunk)(t) for t in tasks
-            )
+    if backend == "dask":  # ``client``: the `studies.dask_backend.DaskCluster` of `connect_scheduler`
+        yield from client.stream(tasks, jobs, play_chunk)
         return
     from concurrent.futures import FIRST_COMPLETED, Future, wait
 
@@ -1028,8 +991,8 @@ def run(
     ``deal_timeout``: seconds a deal may take before it ends as ``unknown`` / ``timeout``
     (None: no limit). ``verify``: check rows with the referee before storing them (`verify_rows`;
     None: on for plug-in strategies, off for built-ins).
-    Raises `RunnerError`/`StoreError` (both `UserError`) for bad input and faults
-    (`WorkersDiedError`, `StoreFullError`, `KeyBusyError`), `strategies.StrategyError` (a
+    Raises `RunnerError`/`StoreError`/`SchedulerError` (all `UserError`) for bad input and faults
+    (`WorkersDiedError`, `StoreFullError`, `KeyBusyError`, `SchedulerLostError`), `strategies.StrategyError` (a
     `UserError`) for a plug-in whose compiled policy numba cannot compile, and `RunInterrupted`
     on Ctrl-C; anything else is a bug. Damaged files of the key are repaired and listed in
     the summary's ``damaged`` and ``corrupt``.
@@ -1040,6 +1003,8 @@ def run(
     started = time.time()
     deal_timeout = check_deal_timeout(deal_timeout)
     strategy = _check(spec, jobs, chunk, backend)
+    if backend == "dask":
+        check_scheduler(scheduler)  # before the store is touched
     labels = run_labels(spec, strategy)
     key = labels.key.hash
     # A run whose deals the store holds plays nothing (unless a file fails its checks): it deals nothing and
@@ -1069,7 +1034,7 @@ def run(
         client = connect_scheduler(scheduler) if backend == "dask" else None
         try:
             if backend == "dask":
-                threads = _cluster_threads(client, scheduler)
+                threads = client.threads()
                 if jobs is not None:
                     check_whole("jobs", jobs, 1, threads)
                 n_jobs = jobs or threads
@@ -1138,6 +1103,13 @@ def run(
                         "same command again" if force else f"{saved:,} of {spec.deals:,} deals are saved in {st.path}; "
                         f"{todo_text} and run the same command again to resume")
                 raise (StoreFullError if full else StoreError)(f"{exc}; {kept}") from None
+            except SchedulerLostError as exc:
+                progress.stop()
+                saved = _saved(st, key, spec.first, spec.last)
+                kept = (f"the rows {st.path} held before this forced run are kept as they were; run the same command "
+                        "again" if force else f"{saved:,} of {spec.deals:,} deals are saved in {st.path}; run the same "
+                        "command again to resume")
+                raise SchedulerLostError(f"{exc}; {kept}") from None
             finally:
                 progress.stop()
             summary.seconds = time.perf_counter() - t0
