@@ -206,8 +206,8 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
 def _wrote(maker: str, html: Path, md: Path) -> None:
     """Say where the report went: its folder (which ``maker`` now owns: another command refuses to
     overwrite it without --force) and its two files."""
-    click.echo(f"{maker} wrote its report into the folder {html.parent}")
     click.echo(f"report: {html} and {md}")
+    click.echo(f"report: {maker} wrote the folder {html.parent}; another command replaces it only with --force")
 
 
 def _variants(names: str) -> list[Any]:

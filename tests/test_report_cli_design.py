@@ -80,7 +80,7 @@ def test_a_report_folder_is_not_overwritten_by_another_command_unless_forced(sto
     out = tmp_path / "mine"
     said = _cli("compare", "--variants", "bakers-dozen,dick-1883", "--strategy", "greedy", "--deals", str(DEALS),
                 "--store", str(store), "--out", str(out), "-j", "1", "-q")
-    assert f"compare wrote its report into the folder {out}" in said
+    assert f"report: compare wrote the folder {out}; another command replaces it only with --force" in said
     assert json.loads((out / MAKER).read_text()) == {"command": "compare"}
     before = (out / "report.html").read_text()
     r = CliRunner().invoke(main, ["tournament", "--strategies", "greedy,random", "--deals", str(DEALS), "--store",
@@ -93,7 +93,7 @@ def test_a_report_folder_is_not_overwritten_by_another_command_unless_forced(sto
          "--store", str(store), "--out", str(out), "-j", "1", "-q")  # its own folder: rewritten without a word
     said = _cli("tournament", "--strategies", "greedy,random", "--deals", str(DEALS), "--store", str(store),
                 "--out", str(out), "-j", "1", "-q", "--force")
-    assert "tournament wrote its report" in said and json.loads((out / MAKER).read_text()) == {"command": "tournament"}
+    assert "report: tournament wrote the folder" in said and json.loads((out / MAKER).read_text()) == {"command": "tournament"}
 
 
 def test_every_termination_has_words_and_play_prints_them():
