@@ -166,8 +166,9 @@ table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:.85em;width:100%;ta
 th,td{border:1px solid #ccd;padding:.25em .45em;text-align:right;overflow-wrap:break-word;vertical-align:top}
 th{background:#eef2f8;font-weight:600}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
+table.grid{table-layout:fixed}table.grid th:first-child{width:11em}
 table.grid td,table.grid th{text-align:center}table.grid td:first-child,table.grid th:first-child{text-align:left}
-.rate{display:block;font-size:1.25em;font-weight:600;white-space:nowrap}
+.rate{display:block;font-size:1.2em;font-weight:600}
 .detail{display:block;font-size:.78em;color:#444}
 figure{margin:1em 0 2em}figure svg{max-width:100%;height:auto}figcaption{font-size:.85em;color:#444}
 code{background:#f3f3f3;padding:.1em .3em;border-radius:3px;font-size:.9em;overflow-wrap:anywhere}
@@ -202,7 +203,7 @@ def _html_table(caption: str, df: pd.DataFrame, out_dir: Path, colours: pd.DataF
             f"<tbody>{body}</tbody></table></div>")
 
 
-_BREAK_AFTER = re.compile(r"([,:=/\[])")
+_BREAK_AFTER = re.compile(r"([,:=/\[_])")
 
 
 def _breakable(text: str) -> str:

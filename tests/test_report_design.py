@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from reports.build import build
-from reports.render import Report, Section, to_html, to_markdown
+from reports.render import Cell, Report, Section, to_html, to_markdown
 from sim.rules import Rules, find_variant
 from studies.runner import RunSpec, run
 
@@ -133,10 +133,43 @@ def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
          f"--user-data-dir={profile}", *args], check=True, capture_output=True, text=True, timeout=180)
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium is not installed (CI installs it)")
+def _widest(out: Path) -> Path:
+    """A page with the widest tables a default study makes: a grid of seven variants by eight players whose
+    cells carry every detail, and the appendix's thirteen columns with their longest values."""
+    players = ["random:home_first=True", "greedy", "heuristic", "heuristic:preset=builder", "lookahead",
+               "sampling:fast=true", "perfect play (solver)", "mine.module:VeryLongPluginStrategyName"]
+    cell = Cell("90.60–93.50%", "88.63%–94.87% · 20,000 deals · 29 unknown · 3 errors · clairvoyant", "x")
+    grid = pd.DataFrame({"variant": [f"castles-in-spain[face_down={k}]" for k in range(7)],
+                         **{p: [cell] * 7 for p in players}})
+    wide = pd.DataFrame({  # the appendix's columns, each with the longest value it takes
+        "variant": "castles-in-spain[face_down=3]", "player": "heuristic:preset=balanced,allow_dig=False (clairvoyant)",
+        "deals": "20,000", "deal range": "1–20,000, 30,001–40,000", "seed": 123456789, "wins": "19,980",
+        "win rate": "99.90%", "95% interval": "99.44% – 99.98%", "wins verified": "12,345 of 19,980",
+        "mean cards home": "51.99", "mean score": "25,999.9", "unknown": "20,000", "errors": "20,000"}, index=range(3))
+    report = Report("widest", [], [Section("Grid", tables=[("Win rates", grid)],
+                                           colours={"Win rates": grid.map(lambda _: "#aaccaa")}),
+                                   Section("Wide", tables=[("Every run", wide)])])
+    return to_html(report, out)
+
+
+NEEDS_CHROMIUM = pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium is not installed (CI installs it)")
+
+
+@NEEDS_CHROMIUM
 @pytest.mark.parametrize("width", [1280, 1024])
 def test_at_this_width_no_table_is_clipped_and_the_page_does_not_scroll_sideways(built, tmp_path, width):
-    _, html, _ = built
+    _fits(built[1], tmp_path, width)
+
+
+@NEEDS_CHROMIUM
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_at_this_width_the_widest_tables_fit(tmp_path, width):
+    _fits(_widest(tmp_path), tmp_path, width)
+
+
+def _fits(html: Path, tmp_path: Path, width: int) -> None:
+    """No table of ``html`` is clipped and the page does not scroll sideways at ``width`` pixels, in Chromium;
+    the table of contents links every section."""
     probe = tmp_path / "probe.html"  # the report itself has no script: a copy with one measures it
     probe.write_text(html.read_text().replace("</body>", _MEASURE + "</body>"))
     dom = _chromium(f"--window-size={width},4000", "--virtual-time-budget=5000", "--dump-dom", probe.as_uri(),
