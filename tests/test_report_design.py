@@ -181,3 +181,18 @@ def _fits(html: Path, tmp_path: Path, width: int) -> None:
     for t in m["tables"]:
         assert t["scroll"] <= t["client"] and t["boxScroll"] <= t["boxClient"], t
     assert m["links"] == m["ids"] and m["ids"]
+
+
+def test_headings_repeated_by_the_data_are_numbered_and_names_shortened_only_where_they_stay_apart():
+    from reports import grid
+    from reports.build import _unique_headings
+
+    sections = [Section("Tournament on x"), Section("Sweep"), Section("Tournament on x"), Section("Tournament on x")]
+    _unique_headings(sections)
+    assert [s.heading for s in sections] == ["Tournament on x", "Sweep", "Tournament on x (2)", "Tournament on x (3)"]
+    names = grid.short_names(["solver:nodes=200000,seconds=1000000.0 (clairvoyant)", "heuristic:preset=builder",
+                              "heuristic", "greedy"])
+    assert names == {"solver:nodes=200000,seconds=1000000.0 (clairvoyant)": "perfect play (solver)",
+                     "heuristic:preset=builder": "heuristic:preset=builder", "heuristic": "heuristic", "greedy": "greedy"}
+    long = grid.short_names(["heuristic:preset=balanced,allow_dig=False,depth=12", "heuristic"])
+    assert len(long["heuristic:preset=balanced,allow_dig=False,depth=12"]) == grid.SHORT_CHARS
