@@ -55,7 +55,7 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
     checked = verified_sentence(int(shown["verified_wins"].sum()), int(shown["wins"].sum()))
     ladder = [names[p] for p in grid.player_order(list(shown["strategy"]))]
     paragraphs = [
-        "Each cell: win rate, and beneath it its 95% Wilson interval and the number of deals. Players climb as a ladder from "
+        "Each cell: the win rate, with its 95% Wilson interval and the number of deals. Players climb as a ladder from "
         f"{ladder[0]} to {ladder[-1]}; the colour of a cell is its win rate on a log scale (darker: higher). "
         "A cell with unknown verdicts (a search out of budget) is a range: from the deals won to the deals won or "
         "unknown, with the interval from the lower Wilson bound of the first to the upper bound of the second; "
