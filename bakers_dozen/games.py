@@ -102,8 +102,19 @@ def play(variant: str, number: int | None, seed: int, source: str, layout_file: 
                          f"{'deal ' + str(number) if number else 'typed layout'}, strategy {label}"))
     for k in range(0, len(move_texts), 10):
         click.echo(f"{k + 1:4d}. " + "  ".join(move_texts[k : k + 10]))
-    click.echo(f"outcome: {record.outcome}, cards home: {record.cards_home}/52, moves: {len(move_texts)}"
-               + (f", error: {one_line(record.error)}" if record.error else ""))
+    click.echo(f"outcome: {record.outcome} ({ended(record.termination)}), cards home: {record.cards_home}/52, "
+               f"moves: {len(move_texts)}" + (f", error: {one_line(record.error)}" if record.error else ""))
+
+
+def ended(termination: str | None) -> str:
+    """Why a game ended, in words, from its termination (`sim.engine.TERMINATIONS`)."""
+    from sim.engine import NO_PROGRESS_LIMIT
+
+    return {"won": "every card home", "no_moves": "no legal move left",
+            "no_progress": f"no card home or turned up in {NO_PROGRESS_LIMIT:,} moves",
+            "resigned": "the strategy resigned", "undecided": "the strategy gave up without a verdict",
+            "timeout": "a time limit ran out (the deal's, or the strategy's own cap)", "illegal": "the strategy chose an illegal move",
+            "raised": "the strategy raised an error"}.get(termination or "", "why it ended was not recorded")
 
 
 def _play_compiled_plugin(play: Callable[..., Any], strategy: Any, game: Game, info: Any, strategy_seed: int) -> Any:

@@ -50,7 +50,13 @@ def _common(out: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return options
 
 
+def _force(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--force", is_flag=True,
+                        help="Replace the report in --out even when another command wrote it.")(f)
+
+
 def _study_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = _force(f)
     f = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")(f)
     f = click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True, help="Results directory.")(f)
     f = click.option("--jobs", "-j", type=JOBS, default=None,
@@ -63,14 +69,15 @@ def _study_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def check_study(runs: Sequence[RunSpec], out_dir: str) -> None:
-    """Refuse, before any deal is played, a study that cannot finish or report: an unusable ``--out``,
-    deal numbers or a seed outside what the source deals, a source that cannot deal the rules, a bad strategy."""
+def check_study(runs: Sequence[RunSpec], out_dir: str, maker: str = "", force: bool = False) -> None:
+    """Refuse, before any deal is played, a study that cannot finish or report: an unusable ``--out`` (or one
+    holding another command's report than ``maker``'s, unless ``force``), deal numbers or a seed outside what
+    the source deals, a source that cannot deal the rules, a bad strategy."""
     from reports.output import check_report_dir
     from sim.deals import check_deal_number, make_deal
     from strategies import load_strategy
 
-    check_report_dir(out_dir)
+    check_report_dir(out_dir, maker, force)
     for r in runs:
         check_deal_number(r.first, r.seed, r.source)
         try:
@@ -115,7 +122,8 @@ def _print(report: Any, headings: Sequence[str]) -> None:
         shown = False
         for caption, df in section.tables:
             if wanted(caption) or wanted(section.heading):
-                screen.print(_terminal_table(Text(printable(f"{section.heading}: {caption}")), df, screen.width))
+                title = section.heading if len(section.tables) == 1 else f"{section.heading}: {caption}"
+                screen.print(_terminal_table(Text(printable(title)), df, screen.width))
                 shown = True
         if shown:
             for p in section.paragraphs:
@@ -123,9 +131,10 @@ def _print(report: Any, headings: Sequence[str]) -> None:
 
 
 def _terminal_table(title: Text, df: Any, width: int) -> Table:
-    """``df`` as a rich table: one row per line when that fits ``width`` columns, else one block of
-    ``column  value`` lines per row (a wide table squeezed into 80 columns breaks every word).
-    Cells fold rather than end in '...'; they are `Text`, so names like "x[face_down=1]" are not markup."""
+    """``df`` as a rich table when it fits ``width`` columns with no word broken (cells wrap between words;
+    a grid cell is its rate over its details), else one block of ``column  value`` lines per row (a wide table
+    squeezed into 80 columns breaks every word). Cells fold rather than end in '...'; they are `Text`, so names
+    like "x[face_down=1]" are not markup."""
     from rich.console import Console
     from rich.measure import Measurement
 
@@ -137,7 +146,7 @@ def _terminal_table(title: Text, df: Any, width: int) -> Table:
     for row in cells:
         table.add_row(*row)
     probe = Console(width=10 * width)
-    if Measurement.get(probe, probe.options, table).maximum <= width:
+    if Measurement.get(probe, probe.options, table).minimum <= width:
         return table
     blocks = Table(title=title, title_justify="left", show_header=False)
     blocks.add_column(overflow="fold")
@@ -155,13 +164,17 @@ NUMBER_COLUMNS = ("deal", "first", "last", "seed")
 
 def _cell(column: object, value: object) -> str:
     """A table cell as the terminal shows it: counts with thousands separators ("27,139"), like the report."""
+    from reports.render import Cell
+
+    if isinstance(value, Cell):
+        return f"{value.main}\n{value.detail}"
     if isinstance(value, int | np.integer) and not isinstance(value, bool) and str(column) not in NUMBER_COLUMNS:
         return f"{int(value):,}"
     return str(value)
 
 
 def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_dir: str, quiet: bool, title: str,
-                     headings: Sequence[str]) -> list[RunSummary]:
+                     headings: Sequence[str], maker: str, force: bool) -> list[RunSummary]:
     import pandas as pd
 
     from reports.build import COLUMNS, build
@@ -169,7 +182,7 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
     from studies.reuse import ACCEPT_COLUMNS
     from studies.store import chunk_cache, read_store
 
-    check_study(runs, out_dir)
+    check_study(runs, out_dir, maker, force)
     with contextlib.ExitStack() as reading:
         # the runs check each stored chunk they reuse, and the report's rows come from those same reads
         reading.enter_context(chunk_cache([*COLUMNS, *ACCEPT_COLUMNS]))
@@ -187,10 +200,17 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
                      for s, r in zip(summaries, runs, strict=True)]
             study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
             html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
-                                     command=shlex.join(["bakers-dozen", *sys.argv[1:]]))
+                                     command=shlex.join(["bakers-dozen", *sys.argv[1:]]), maker=maker, force=force)
     _print(report, headings)
-    click.echo(printable(f"report: {html} and {md}"))
+    _wrote(maker, html, md)
     return summaries
+
+
+def _wrote(maker: str, html: Path, md: Path) -> None:
+    """Say where the report went: its folder (which ``maker`` now owns: another command refuses to
+    overwrite it without --force) and its two files."""
+    click.echo(printable(f"report: {html} and {md}"))
+    click.echo(printable(f"report: {maker} wrote the folder {html.parent}; another command replaces it only with --force"))
 
 
 def _variants(names: str) -> list[Any]:
@@ -215,12 +235,12 @@ def _json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 @_common(COMPARE_OUT)
 @_json_option
 def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
-            store_dir: str, out_dir: str, quiet: bool, as_json: bool) -> None:
+            store_dir: str, out_dir: str, quiet: bool, force: bool, as_json: bool) -> None:
     """Play one strategy under several variants on the same deals and compare them."""
     rules = _variants(variants)
     runs = [RunSpec(r, strategy_spec, deals, first, seed, source) for r in rules]
-    summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet,
-                                 f"Variant comparison: {strategy_spec}, {deals:,} deals", ["Variants compared"])
+    summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Variant comparison: {strategy_spec}, {deals:,} deals",
+                                 ["Variants compared"], "compare", force)
     if as_json:  # the variants, best first, for the one strategy
         best = sorted(summaries, key=lambda s: -s.wins)
         click.echo(json.dumps({"deals_played": deals, "strategy": strategy_spec, "ranking": [s.variant for s in best],
@@ -245,8 +265,8 @@ def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int
               help="With --sequential: the smallest difference in win rate worth detecting, in percentage points.")
 @_json_option
 def tournament(variant: str, strategies: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
-               store_dir: str, out_dir: str, quiet: bool, sequential: bool, round_deals: int, alpha: float, beta: float,
-               delta: float, as_json: bool) -> None:
+               store_dir: str, out_dir: str, quiet: bool, force: bool, sequential: bool, round_deals: int, alpha: float,
+               beta: float, delta: float, as_json: bool) -> None:
     """Every strategy plays the same deals; rank them with paired tests."""
     from sim.rules import resolve_variant
 
@@ -266,7 +286,7 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
         deals = rounds.deals_played
     runs = [RunSpec(rules, s, deals, first, seed, source) for s in specs]
     summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
-                                 ["Ranking", "Pairwise comparisons"])
+                                 ["Ranking", "Pairwise comparisons"], "tournament", force)
     if rounds is not None:
         from bakers_dozen.sequential import show_sequential
 
@@ -303,12 +323,21 @@ def _split_strategies(text: str) -> list[str]:
 @click.option("--allow-mixed", is_flag=True, hidden=True,
               help="Accepted for scripts written when a name under several rule fingerprints was refused; such runs "
                    "are now always reported apart, each labelled with its rules.")
-def report(store_dir: str, out_dir: str | None, allow_mixed: bool) -> None:
-    """Write the HTML and Markdown report of everything in a results store.
+@click.option("--runs", "run_keys", default="", help="Only these runs: keys (or their first characters), comma-separated.")
+@click.option("--variant", "variants", multiple=True, help="Only runs of this variant (repeat for several).")
+@click.option("--strategy", "strategies", multiple=True,
+              help="Only runs of this strategy: a label (heuristic:preset=builder) or a name (heuristic); repeat for several.")
+@click.option("--png", is_flag=True, help="Write each chart as PNG too, beside its SVG (for slides and papers).")
+@_force
+def report(store_dir: str, out_dir: str | None, allow_mixed: bool, run_keys: str, variants: tuple[str, ...],
+           strategies: tuple[str, ...], png: bool, force: bool) -> None:
+    """Write the HTML and Markdown report of a results store: every run, or those --runs, --variant and
+    --strategy choose (the report names the runs it left out).
 
     Rules are told apart by fingerprint: runs of different rules under one name are
     shown as different variants, each label naming its rules' fingerprint."""
     from reports.build import build
+    from reports.select import Selection
     from reports.tables import ReportError
 
     try:
@@ -320,9 +349,10 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool) -> None:
     if out_dir is None:  # its own folder, beside none of demo's, compare's or tournament's
         out_dir = (Path(store_dir).resolve().name or "store") + "-report"
     with _damage_on_stderr():
-        html, md, rep = build(store_dir, out_dir)
+        select = Selection(tuple(k.strip() for k in run_keys.split(",") if k.strip()), variants, strategies)
+        html, md, rep = build(store_dir, out_dir, maker="report", force=force, select=select, png=png)
     _print(rep, ["Win rates"])
-    click.echo(printable(f"report: {html} and {md}"))
+    _wrote("report", html, md)
 
 
 @click.command()
@@ -334,8 +364,9 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool) -> None:
 @click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True, help="Results directory.")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def demo(deals: int, slow_deals: int, jobs: int | None, store_dir: str, out_dir: str, quiet: bool) -> None:
+@_force
+def demo(deals: int, slow_deals: int, jobs: int | None, store_dir: str, out_dir: str, quiet: bool, force: bool) -> None:
     """The default study: every preset variant under the built-in strategies, reported with charts."""
     runs = default_study(deals, slow_deals)
     _play_and_report(runs, jobs, store_dir, out_dir, quiet, "Baker's Dozen and its family: the default study",
-                     ["Win rates", "Tournament on bakers-dozen*"])
+                     ["Win rates", "Tournament on bakers-dozen*"], "demo", force)

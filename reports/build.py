@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reports import charts, front
+from reports import charts, front, grid
 from reports.formats import (
     count,
     deal_ranges,
@@ -43,6 +43,7 @@ from reports.names import label_rules
 from reports.output import REPLAY_DIR, check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Links, Report, Section, to_html, to_markdown
 from reports.replays import Replays, upset_replays
+from reports.select import Selection
 from reports.tables import ReportError, summary, tournament, variant_comparison, verified_wins
 from sim.deals import SOURCES
 from sim.rules import PARAMETERS, VARIANTS, Rules, preset_named, rules_from_mapping, variant_names
@@ -214,7 +215,8 @@ def _variant_order(s: pd.DataFrame) -> list[str]:
 
 
 def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | None = None, title: str = "",
-          command: str = "") -> tuple[Path, Path, Report]:
+          command: str = "", maker: str = "", force: bool = False, select: Selection | None = None,
+          png: bool = False) -> tuple[Path, Path, Report]:
     """Write ``report.html``, ``report.md`` and ``charts/`` into ``out_dir``; return both paths and the report.
 
     ``rows`` are the store's rows to report on (default: all of them; given, they are one
@@ -225,17 +227,23 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
 
     ``out_dir`` is checked before anything is read (`reports.output.check_report_dir`);
     the report is written to a staged folder and moved into place only when
-    complete, so a failure leaves an earlier report in ``out_dir`` as it was.
+    complete, so a failure leaves an earlier report in ``out_dir`` as it was. ``maker`` (the command
+    writing the report) is noted there; a folder with another command's report is refused unless ``force``.
+    ``select`` keeps some of the store's runs (`reports.select.Selection`; the report says which it left out);
+    ``png`` writes each chart as PNG too, beside its SVG.
     """
     from studies.store import DamagedFileWarning, read_store
 
-    check_report_dir(out_dir)
+    check_report_dir(out_dir, maker, force)
     store_path, shown = Path(store_path), Path(out_dir)
     whole_store = rows is None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DamagedFileWarning)
         if rows is None:
             rows = read_store(store_path, columns=COLUMNS)
+        left_out: list[str] = []
+        if select and not rows.empty:
+            rows, left_out = select.apply(rows)
         every = {k: run_manifests(store_path, k) for k in dict.fromkeys(map(str, rows["key"].drop_duplicates()))}
         manifests = {k: m[-1] if m else {} for k, m in every.items()}
         _check_manifest_rules(rows, manifests)
@@ -245,10 +253,14 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     if rows.empty:
         raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
     rows = label_rules(rows.assign(key=_text_category(rows["key"]), variant=_text_category(rows["variant"])))
-    with staged_report(out_dir) as work:
+    with staged_report(out_dir, maker, force) as work:
         earlier = shown / "charts"  # the previous report's charts: those with the same inputs are reused
         report = _write(rows, store_path, work, shown, title, command, every, damaged, whole_store,
-                        earlier if earlier.is_dir() else None)
+                        earlier if earlier.is_dir() else None, png)
+        if left_out:
+            said = f"Left out at your request ({select.options()}): {len(left_out)} run(s): {'; '.join(left_out)}."
+            report.intro.insert(1, said)
+            report.notes.append(said)
         html, md = to_html(report, work), to_markdown(report, work)
     final = Path(out_dir)
     for section in report.sections:
@@ -259,10 +271,10 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
 
 def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str,
            every: dict[str, list[dict[str, Any]]], damaged: list[str], whole_store: bool,
-           earlier: Path | None) -> Report:
+           earlier: Path | None, png: bool = False) -> Report:
     """The report's sections, with their charts and variant files written into ``work``; ``damaged``
     names the store's damaged files that reading met, each with what was done about it."""
-    paint = charts.Painter(work / "charts", earlier)
+    paint = charts.Painter(work / "charts", earlier, png)
     manifests = {k: m[-1] if m else {} for k, m in every.items()}
     s = summary(rows)
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
@@ -319,11 +331,22 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
         sections.append(Section(NOT_USED, paragraphs=["What the report could not use as a whole, and what it did:",
                                                       *unused]))
     sections.append(front.appendix(s, ranges, commands))
+    _unique_headings(sections)
     paint.finish()
     return Report(title or "bakers-dozen report", intro, sections, notes=unused)
 
 
 NOT_USED = "What the report could not use"
+
+
+def _unique_headings(sections: list[Section]) -> None:
+    """Number the second and later sections of a heading ("..., 2"), so that every heading, and the table
+    of contents' link to it, names one section."""
+    seen: dict[str, int] = {}
+    for sec in sections:
+        n = seen[sec.heading] = seen.get(sec.heading, 0) + 1
+        if n > 1:
+            sec.heading = f"{sec.heading} ({n})"
 
 
 def _text_category(column: pd.Series) -> pd.Series:
@@ -365,16 +388,20 @@ def _comparisons(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
                  commands: Any, compared: list[tuple[pd.DataFrame, np.ndarray]]) -> list[Section]:
     """A section per variant comparison; each comparison's table and deals are added to ``compared``."""
     sections = []
+    clairvoyant = s.set_index("key")["clairvoyant"]
+    short = grid.short_names(list(s["strategy"]))
     for n, grp in enumerate(groups):
         g = s.set_index("key").loc[grp.keys].reset_index()
         keys = _variant_order(g)
         sub = _group_rows(by_run, grp)
         t = variant_comparison(sub, keys)
         compared.append((t, grp.deals))
-        strategy, seed, source = g["strategy"].iloc[0], int(g["seed"].iloc[0]), g["source"].iloc[0]
+        strategy, seed, source = grid.one_name(g["strategy"].iloc[0]), int(g["seed"].iloc[0]), g["source"].iloc[0]
         base = t["variant"].iloc[0]
+        # a row of a strategy that saw face-down cards there is an upper bound for an honest player
+        rows_named = [v + (grid.CLAIRVOYANT if clairvoyant.loc[k] else "") for v, k in zip(t["variant"], t["key"], strict=True)]
         table = pd.DataFrame({
-            "variant": t["variant"], "deals": t["deals"].map(count), "wins": t["wins"].map(count),
+            "variant": rows_named, "deals": t["deals"].map(count), "wins": t["wins"].map(count),
             "win rate": t["win_rate"].map(pct), "95% interval": [interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)],
             f"difference vs {base} (95% interval)": ["baseline" if i == 0 else signed_interval(d, lo, hi) for i, (d, lo, hi)
                                                    in enumerate(zip(t["difference"], t["diff_low"], t["diff_high"], strict=True))],
@@ -388,8 +415,9 @@ def _comparisons(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
             f"Score: 5 points per card home plus 500 per win (Card Game Nook)."]
         if grp.note:
             paragraphs.append(f"Not all of it could be used: {grp.note}.")
-        sec = Section(f"Variant comparison: {strategy}" + (f", deals {where}" if n and _repeats(groups, grp, s) else ""),
-                      paragraphs=paragraphs, tables=[("Variants compared", table)])
+        sec = Section(f"Variant comparison: {short[g['strategy'].iloc[0]]}"
+                      + (f", deals {where}" if n and _repeats(groups, grp, s) else ""),
+                      paragraphs=paragraphs, tables=[("Variants compared", table)], tooltip=strategy)
         title = f"{strategy}: win rate by variant, deals {where}, seed {seed}"
         facts = (f"Strategy {strategy}, the same {count(deals)} deals ({where}) per variant, seed {seed}, source {source}, "
                  f"bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}. {verified_sentence(*verified_wins(sub))}")
@@ -439,8 +467,10 @@ def _tournaments(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
             "McNemar p": pair["p_value"].map(p_value), "Holm-adjusted p": pair["p_holm"].map(p_value)})
         play = ["bakers-dozen", "play", "--variant", _primary_name(g)]
         opts = ["--source", source] if source != "default" else []
-        dis = t.disagreements.assign(inspect=[shlex.join([*play, "--deal", str(d), "--seed", str(seed), *opts])
-                                              for d in t.disagreements["deal"]])
+        # the game worth inspecting is the loss of the highest-ranked strategy that lost the deal
+        dis = t.disagreements.assign(inspect=[
+            shlex.join([*play, "--deal", str(d), "--seed", str(seed), *opts, "--strategy", grid.one_name(loser)])
+            for d, loser in zip(t.disagreements["deal"], t.disagreements["top_loser"], strict=True)]).drop(columns="top_loser")
         known = replays.rules.get(keys[0])
         if known is not None and len(dis):
             pages = upset_replays(replays.store_path, known, r[["key", "strategy"]], sub,

@@ -63,16 +63,21 @@ def label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
     return " " + text if text.startswith("_") else text  # matplotlib hides legend entries whose label starts with _
 
 
-def save(fig: Figure, out_dir: Path, stem: str, digest: str = "") -> dict[str, Path]:
-    """Write ``stem.svg`` into ``out_dir`` (with ``digest`` of its inputs in its metadata); return its path.
+def save(fig: Figure, out_dir: Path, stem: str, digest: str = "", png: bool = False) -> dict[str, Path]:
+    """Write ``stem.svg`` into ``out_dir`` (with ``digest`` of its inputs in its metadata), and ``stem.png``
+    beside it when ``png`` (for slides and papers); return their paths by format.
 
-    One format only: each format costs a full drawing, and SVG serves both the HTML (inlined)
+    SVG by default: each format costs a full drawing, and SVG serves both the HTML (inlined)
     and the Markdown (linked)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = contained(out_dir, out_dir / f"{safe_name(stem, set())}.svg")
     fig.savefig(path, bbox_inches="tight", metadata={"Description": f"{_DIGEST_TAG}{digest}"})
+    paths = {"svg": path}
+    if png:
+        paths["png"] = path.with_suffix(".png")
+        fig.savefig(paths["png"], bbox_inches="tight", dpi=200)
     pyplot().close(fig)
-    return {"svg": path}
+    return paths
 
 
 _DIGEST_TAG = "bakers-dozen chart inputs "
@@ -99,9 +104,10 @@ def _feed(h: Any, obj: Any) -> None:
         h.update(f"{type(obj).__name__}:{obj!r};".encode())
 
 
-def _draw(make: Callable[..., Figure], args: tuple[Any, ...], out_dir: Path, stem: str, digest: str) -> None:
+def _draw(make: Callable[..., Figure], args: tuple[Any, ...], out_dir: Path, stem: str, digest: str,
+          png: bool = False) -> None:
     """``make(*args)`` saved as ``stem`` (see `save`): one chart, in whichever process draws it."""
-    save(make(*args), out_dir, stem, digest)
+    save(make(*args), out_dir, stem, digest, png)
 
 
 class Painter:
@@ -116,8 +122,8 @@ class Painter:
     about fifty, a third of a second each), so a chart's file exists only once `finish` has returned.
     """
 
-    def __init__(self, out_dir: Path, earlier: Path | None = None) -> None:
-        self.out_dir, self.earlier = out_dir, earlier
+    def __init__(self, out_dir: Path, earlier: Path | None = None, png: bool = False) -> None:
+        self.out_dir, self.earlier, self.png = out_dir, earlier, png
         self.ledger = Ledger(out_dir, earlier)
         self.drawn = self.reused = 0
         self._pending: list[tuple[Callable[..., Figure], tuple[Any, ...], str, str]] = []
@@ -129,7 +135,7 @@ class Painter:
 
         pending, self._pending = self._pending, []
         Parallel(n_jobs=max(1, min(len(pending), cpu_count())))(  # one job: in this process
-            delayed(_draw)(make, args, self.out_dir, stem, digest) for make, args, stem, digest in pending)
+            delayed(_draw)(make, args, self.out_dir, stem, digest, self.png) for make, args, stem, digest in pending)
         self.ledger.seal()
 
     def __call__(self, make: Callable[..., Figure], stem: str, *args: Any) -> dict[str, Path]:
@@ -139,14 +145,28 @@ class Painter:
         _feed(h, args)
         digest = h.hexdigest()
         name = f"{safe_name(stem, set())}.svg"
-        path = self.ledger.take(name, digest)
-        if path is not None:
+        names = {"svg": name, **({"png": name.removesuffix(".svg") + ".png"} if self.png else {})}
+        taken = {fmt: self.ledger.take(n, digest) for fmt, n in names.items()}
+        if all(p is not None for p in taken.values()):  # the PNG too when it is asked for, or both are drawn again
             self.reused += 1
-            return {"svg": path}
-        self.ledger.wrote(name, digest)
+            return {fmt: p for fmt, p in taken.items() if p is not None}
+        for n in names.values():
+            self.ledger.wrote(n, digest)
+        paths = {fmt: contained(self.out_dir, self.out_dir / n) for fmt, n in names.items()}
         self.drawn += 1
         self._pending.append((make, args, stem, digest))
-        return {"svg": contained(self.out_dir, self.out_dir / name)}
+        return paths
+
+
+def _plain_log(axis: Any, text: Callable[[float], str]) -> None:
+    """Label a log-scale ``axis`` in plain text, major ticks by ``text`` and minor ticks not at all.
+
+    matplotlib's log formatter writes mathtext (``$\\mathdefault{10^{2}}$``), which with the report's
+    ``text.parse_math`` off and ``svg.fonttype`` "none" would reach the SVG as raw TeX."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: text(v)))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _percent(ax, axis: str = "x") -> None:  # noqa: ANN001
@@ -203,6 +223,7 @@ def convergence(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
         (line,) = ax.plot(n, p, lw=1.3, label=f"{label(name)} ({p[-1]:.2%} after {n[-1]:,})")
         ax.fill_between(n, centre - half, centre + half, color=line.get_color(), alpha=0.15, lw=0)
     ax.set_xscale("log")
+    _plain_log(ax.xaxis, lambda v: f"{v:,.0f}")
     ax.set_xlabel(f"deals played (log scale, from {start})")
     ax.set_ylabel("win rate so far")
     _percent(ax, "y")
@@ -231,8 +252,6 @@ def grouped(table: pd.DataFrame, title: str) -> Figure:
     """One group of bars per variant, one bar per player, on a log scale so that rates under 1% show;
     ``table`` has variant, player, win_rate, ci_low, ci_high (in order). Whiskers are 95% intervals;
     a rate of 0 is drawn as a marker on the axis with its interval's upper end."""
-    from matplotlib.ticker import FuncFormatter
-
     variants = list(dict.fromkeys(table["variant"]))
     players = list(dict.fromkeys(table["player"]))
     k = len(players)
@@ -257,7 +276,7 @@ def grouped(table: pd.DataFrame, title: str) -> Figure:
         ax.plot(x[zero], shown[zero], ls="none", marker="v", color=colour, markersize=5)
     ax.set_yscale("log")
     ax.set_ylim(floor, 1.0)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 100:g}%"))
+    _plain_log(ax.yaxis, lambda v: f"{v * 100:g}%")
     ax.set_xticks(range(len(variants)), [label(v, 32) for v in variants], rotation=25, ha="right", fontsize=8)
     ax.set_ylabel("win rate (log scale; whiskers: 95% Wilson interval; ▼: no win)")
     ax.legend(fontsize=8, ncols=min(k, 3), loc="upper left", bbox_to_anchor=(0, -0.28))

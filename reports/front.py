@@ -22,7 +22,7 @@ from studies.stats import holm
 Commands = Callable[[list[str], "np.ndarray | None"], list[str]]
 """(run keys, the deals they are compared on or None for each run's own) -> the commands that replay them."""
 
-ANSWER = "The answer: win rate by variant and player"
+ANSWER = "Win rate by variant and player"
 GRID_CAPTION = "Win rates"
 APPENDIX = "Appendix: every run"
 UNKNOWN_COLUMN = "unknown (variant / baseline)"
@@ -55,7 +55,7 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
     checked = verified_sentence(int(shown["verified_wins"].sum()), int(shown["wins"].sum()))
     ladder = [names[p] for p in grid.player_order(list(shown["strategy"]))]
     paragraphs = [
-        "Each cell: win rate, its 95% Wilson interval, and the number of deals. Players climb as a ladder from "
+        "Each cell: the win rate, with its 95% Wilson interval and the number of deals. Players climb as a ladder from "
         f"{ladder[0]} to {ladder[-1]}; the colour of a cell is its win rate on a log scale (darker: higher). "
         "A cell with unknown verdicts (a search out of budget) is a range: from the deals won to the deals won or "
         "unknown, with the interval from the lower Wilson bound of the first to the upper bound of the second; "

@@ -18,6 +18,7 @@ from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
 from reports.formats import count, pct
+from reports.render import Cell
 from sim.rules import variant_names
 from studies.stats import win_rate_interval
 
@@ -72,6 +73,24 @@ def player_names(labels: list[str]) -> dict[str, str]:
     return names
 
 
+def short_names(labels: list[str]) -> dict[str, str]:
+    """A heading's name for each of ``labels``: the player without its parameters ("heuristic", "perfect play
+    (solver)") where no other label shares that name, else `player_name` cut to `SHORT_CHARS` characters;
+    "(clairvoyant)" is left out (the rows say it). The full label belongs in a tooltip and the appendix."""
+    plain = {x: one_name(x) for x in dict.fromkeys(labels)}
+    bare = {x: SOLVER_LABEL if _base(p) == SOLVER else _base(p) for x, p in plain.items()}
+    clash = {b for b in bare.values() if len({p for x, p in plain.items() if bare[x] == b}) > 1}
+    return {x: _cut(player_name(plain[x])) if bare[x] in clash else bare[x] for x in plain}
+
+
+SHORT_CHARS = 40
+"""The longest name `short_names` gives a player whose parameters tell it apart from another."""
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHORT_CHARS else text[: SHORT_CHARS - 1] + "…"
+
+
 def parameter_notes(names: dict[str, str]) -> list[str]:
     """A line for each player `player_names` shortened: the strategy, with its parameters, that the name stands for."""
     return [f"{name}: the strategy `{one_name(label)}`"
@@ -119,6 +138,25 @@ def cell_text(r: pd.Series) -> str:
     return text
 
 
+def cell(r: pd.Series) -> Cell:
+    """A grid cell: the win rate ("10.29%", or "50.00–51.20%" with unknown verdicts, see `cell_text`) as its
+    headline; its interval, deals, unknown verdicts, errors and "(clairvoyant)" as its details; `cell_text` as
+    its one-line text."""
+    if r["unknown"]:
+        upper = (r["wins"] + r["unknown"]) / r["deals"]
+        high = win_rate_interval(int(r["wins"] + r["unknown"]), int(r["deals"]))[1]
+        main = f"{r['win_rate'] * 100:.2f}–{pct(upper)}"
+        details = [f"{r['ci_low']:.2%}–{high:.2%}", f"{count(r['deals'])} deals", f"{count(r['unknown'])} unknown"]
+    else:
+        main = pct(r["win_rate"])
+        details = [f"{r['ci_low']:.2%}–{r['ci_high']:.2%}", f"{count(r['deals'])} deals"]
+    if r["errors"]:
+        details.append(f"{count(r['errors'])} errors")
+    if r.get("clairvoyant", False):
+        details.append(CLAIRVOYANT.strip())
+    return Cell(main, " · ".join(details), cell_text(r))
+
+
 def rate_colour(rate: float) -> str:
     """A light background colour for a win rate, on a log scale from 0.01% to 100% (0 is the lightest)."""
     x = 0.0 if rate <= 0 else min(1.0, max(0.0, (math.log10(rate) + 4) / 4))
@@ -139,7 +177,7 @@ def table(shown: pd.DataFrame, names: dict[str, str] | None = None) -> tuple[pd.
         for v in variants:
             if (v, p) in by.index:
                 r = by.loc[(v, p)]
-                col.append(cell_text(r))
+                col.append(cell(r))
                 hue.append(rate_colour(float(r["win_rate"])))
             else:
                 col.append("–")

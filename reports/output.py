@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -34,7 +35,10 @@ from sim.errors import UserError
 
 REPLAY_DIR = "replays"
 """The report's folder of replay pages (and of the analyses the next build reuses)."""
-REPORT_ITEMS = ("report.html", "report.md", "charts", "variants", REPLAY_DIR)
+MAKER = ".bakers-dozen-report.json"
+"""A report folder's note of the command that wrote it (``{"command": "compare"}``), so that another command
+does not overwrite that report unasked (`check_report_dir`)."""
+REPORT_ITEMS = ("report.html", "report.md", "charts", "variants", REPLAY_DIR, MAKER)
 """What a report puts in its folder; nothing else there is touched."""
 
 PARTIAL = ".partial-"
@@ -106,18 +110,36 @@ def _probe_writable(folder: Path, what: str) -> None:
         raise OutputError(f"cannot write {what}: {folder} is not writable ({exc.strerror or exc})") from None
 
 
-def check_report_dir(out_dir: str | Path) -> Path:
+def check_report_dir(out_dir: str | Path, maker: str = "", force: bool = False) -> Path:
     """Check, before any work, that a report can be written to ``out_dir``; return it as an absolute path.
 
     Refused in one line: an existing file; a path under a file; a folder that
     cannot be written (or, when it does not exist yet, whose nearest existing
     ancestor cannot); a symbolic link in the folder where the report puts
-    ``report.html``, ``report.md``, ``charts`` or ``variants``.
+    ``report.html``, ``report.md``, ``charts`` or ``variants``; and, unless ``force``, a folder
+    holding the report of another command than ``maker`` (its `MAKER` note says which).
     """
     try:
-        return _check_report_dir(Path(out_dir).absolute(), out_dir)
+        out = _check_report_dir(Path(out_dir).absolute(), out_dir)
     except OSError as exc:  # a name too long, a loop of links, ...
         raise OutputError(f"--out {out_dir}: {exc.strerror or exc}") from None
+    found = report_maker(out)
+    if maker and not force and found is not None and found != maker:
+        raise OutputError(f"--out {out_dir} holds the report of `bakers-dozen {found}`; choose another folder, "
+                          "or pass --force to replace it")
+    return out
+
+
+def report_maker(out: Path) -> str | None:
+    """The command whose report ``out`` holds, from its `MAKER` note; None when there is no readable note."""
+    note = out / MAKER
+    try:
+        if note.is_symlink() or not note.is_file() or note.stat().st_size > 4096:
+            return None
+        found = json.loads(note.read_text(encoding="utf-8")).get("command")
+    except (OSError, ValueError, AttributeError):  # unreadable, not JSON, not an object
+        return None
+    return found if isinstance(found, str) and found.isidentifier() else None
 
 
 def _check_report_dir(out: Path, out_dir: str | Path) -> Path:
@@ -179,16 +201,17 @@ def _clean_partials(folder: Path, name: str, suffix: str = "") -> None:
 
 
 @contextlib.contextmanager
-def staged_report(out_dir: str | Path) -> Iterator[Path]:
+def staged_report(out_dir: str | Path, maker: str = "", force: bool = False) -> Iterator[Path]:
     """Yield a fresh folder to write a report into; move the report into ``out_dir`` when the block ends.
 
     The folder is made beside ``out_dir`` when that does not exist yet (and
     renamed to it at the end), else inside it (and the report's items,
     `REPORT_ITEMS`, replace the old ones; other files there are left alone).
     On any exception the staged folder is removed and ``out_dir`` is as it was; the staged folders of earlier
-    builds that were killed are removed (`_clean_partials`).
+    builds that were killed are removed (`_clean_partials`). ``maker``, the command writing the report, is
+    noted in the folder (`MAKER`) and checked with ``force`` as `check_report_dir` does.
     """
-    out = check_report_dir(out_dir)
+    out = check_report_dir(out_dir, maker, force)
     fresh = not out.exists()
     for folder in (out.parent, out):
         _clean_partials(folder, out.name or "report")
@@ -202,6 +225,8 @@ def staged_report(out_dir: str | Path) -> Iterator[Path]:
     try:
         try:
             yield work
+            if maker:
+                (work / MAKER).write_text(json.dumps({"command": maker}) + "\n", encoding="utf-8")
         except OSError as exc:  # a full or read-only disk while writing: the user's to fix, not a bug
             raise OutputError(f"cannot write the report into {out_dir}: {exc.strerror or exc}; "
                               "nothing was changed there") from None

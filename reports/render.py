@@ -41,6 +41,21 @@ class Section:
     """Background colours (CSS, '' for none) of a table's cells, by the table's caption; HTML only."""
     small_print: list[str] = field(default_factory=list)
     """Notes in smaller type after the tables (what a short name in them stands for)."""
+    tooltip: str = ""
+    """What the heading abbreviates (a strategy's full specification), shown on hover in HTML."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell with a headline figure and its details: HTML shows ``main`` large and ``detail`` small
+    beneath it, the terminal shows them on two lines, and Markdown shows ``text`` (the cell in one line)."""
+
+    main: str
+    detail: str
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)
@@ -118,7 +133,7 @@ def to_markdown(report: Report, out_dir: Path) -> Path:
         parts.append(f"## {md_escape(s.heading)}")
         parts.extend(map(_md_paragraph, s.paragraphs))
         for caption, df in s.tables:
-            parts.append(f"**{md_escape(caption)}**\n\n{_md_table(df, out_dir)}")
+            parts.append(f"**{md_escape(caption)}**\n\n{_md_table(df, out_dir)}" if len(df) else _md_paragraph(_none(caption)))
         parts.extend(f"<sub>{_md_paragraph(n)}</sub>" for n in s.small_print)
         for c in s.charts:
             rel = quote(c.paths["svg"].relative_to(out_dir).as_posix())
@@ -129,19 +144,36 @@ def to_markdown(report: Report, out_dir: Path) -> Path:
     return path
 
 
+def _none(caption: str) -> str:
+    """What an empty table says instead of printing its headers alone."""
+    return f"{caption}: none."
+
+
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1400px;margin:0 auto;padding:0 1em;
 color:#222;line-height:1.45}
-h1{border-bottom:2px solid #4c78a8;padding-bottom:.2em}h2{margin-top:2em;color:#2c4f7c}
-.wide{overflow-x:auto;max-width:100%}.grid td{white-space:normal;min-width:8em}
-table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:.88em}
-th,td{border:1px solid #ccd;padding:.25em .6em;text-align:right;white-space:nowrap}
-th{background:#eef2f8}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
+main{min-width:0}
+h1{border-bottom:2px solid #4c78a8;padding-bottom:.2em}h2{margin-top:2em;color:#2c4f7c;scroll-margin-top:.5em}
+nav.toc{font-size:.85em;background:#f6f8fb;border:1px solid #dde;padding:.5em .8em;margin:1em 0}
+nav.toc ol{margin:.2em 0;padding-left:1.4em}nav.toc a{color:#2c4f7c;text-decoration:none}
+nav.toc a:hover{text-decoration:underline}
+@media (min-width:1200px){body{display:grid;grid-template-columns:15em minmax(0,1fr);gap:1.5em}
+nav.toc{position:sticky;top:0;align-self:start;max-height:100vh;overflow-y:auto;margin-top:1em}}
+@media (max-width:1199px){nav.toc ol{columns:2}}
+.wide{max-width:100%;overflow-x:auto}
+table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:.85em;width:100%;table-layout:auto}
+th,td{border:1px solid #ccd;padding:.25em .45em;text-align:right;overflow-wrap:break-word;vertical-align:top}
+th{background:#eef2f8;font-weight:600}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
+table.grid{table-layout:fixed}table.grid th:first-child{width:11em}
+table.grid td,table.grid th{text-align:center}table.grid td:first-child,table.grid th:first-child{text-align:left}
+.rate{display:block;font-size:1.2em;font-weight:600}
+.detail{display:block;font-size:.78em;color:#444}
 figure{margin:1em 0 2em}figure svg{max-width:100%;height:auto}figcaption{font-size:.85em;color:#444}
-code{background:#f3f3f3;padding:.1em .3em;border-radius:3px;font-size:.9em}
+code{background:#f3f3f3;padding:.1em .3em;border-radius:3px;font-size:.9em;overflow-wrap:anywhere}
 .note{font-size:.82em;color:#555;margin-top:-.8em}
-pre{background:#f3f3f3;padding:.5em;overflow-x:auto;white-space:pre-wrap}
+pre{background:#f3f3f3;padding:.5em;white-space:pre-wrap;overflow-wrap:anywhere}
 """
 
 
@@ -149,8 +181,9 @@ _COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
 
 
 def _html_table(caption: str, df: pd.DataFrame, out_dir: Path, colours: pd.DataFrame | None = None) -> str:
-    """A table in a box that scrolls sideways when it is wider than the window (nothing is cut off)."""
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    """A table that wraps its cells to the page's width (long names break anywhere); the box around it scrolls
+    sideways only as a last resort, so nothing is ever cut off."""
+    head = "".join(f"<th>{_breakable(str(c))}</th>" for c in df.columns)
 
     def cell(i: int, j: int, v: object) -> str:
         hue = "" if colours is None else str(colours.iat[i, j])
@@ -158,13 +191,26 @@ def _html_table(caption: str, df: pd.DataFrame, out_dir: Path, colours: pd.DataF
         if isinstance(v, Links):
             return f"<td{style}>" + ", ".join(f"<a href='{html.escape(_href(p, out_dir))}'>{html.escape(t)}</a>"
                                               for t, p in v.items) + "</td>"
-        return f"<td{style}>{html.escape(str(v))}</td>"
+        if isinstance(v, Cell):
+            return (f"<td{style} title='{html.escape(v.text)}'><span class='rate'>{html.escape(v.main)}</span>"
+                    f"<span class='detail'>{html.escape(v.detail)}</span></td>")
+        return f"<td{style}>{_breakable(str(v))}</td>"
 
     body = "".join("<tr>" + "".join(cell(i, j, v) for j, v in enumerate(row)) + "</tr>"
                    for i, row in enumerate(df.itertuples(index=False)))
     kind = " class='grid'" if colours is not None else ""
     return (f"<div class='wide'><table{kind}><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table></div>")
+
+
+_BREAK_AFTER = re.compile(r"([,:=/\[_])")
+
+
+def _breakable(text: str) -> str:
+    """``text`` escaped for HTML, with a line break allowed after each separator of a strategy's or variant's
+    specification (``heuristic:preset=balanced,allow_dig=False``), so a narrow column wraps a long name
+    there instead of widening the table or breaking a word."""
+    return _BREAK_AFTER.sub(r"\1<wbr>", html.escape(text))
 
 
 def _inline_svg(path: Path) -> str:
@@ -181,21 +227,46 @@ def _para_html(text: str, kind: str = "") -> str:
     return (f"<p class='{kind}'>" if kind else "<p>") + "".join(out) + "</p>"
 
 
-def to_html(report: Report, out_dir: Path) -> Path:
-    """Write ``report.html``: one file, charts inlined, opens with no server and no network."""
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(report.title)}</title>",
-             f"<style>{_CSS}</style></head><body><h1>{html.escape(report.title)}</h1>"]
-    parts.extend(_para_html(p) for p in report.intro)
+def section_ids(report: Report) -> list[str]:
+    """An HTML id for each section, from its heading: letters, digits and '-', unique in the page."""
+    ids: list[str] = []
     for s in report.sections:
-        parts.append(f"<h2>{html.escape(s.heading)}</h2>")
+        base = re.sub(r"[^a-z0-9]+", "-", s.heading.lower()).strip("-") or "section"
+        name, n = base, 2
+        while name in ids:
+            name, n = f"{base}-{n}", n + 1
+        ids.append(name)
+    return ids
+
+
+def _toc(report: Report, ids: list[str]) -> str:
+    """The table of contents: a link to every section (a sticky side bar on a wide window)."""
+    items = "".join(f"<li><a href='#{i}'>{html.escape(s.heading)}</a></li>" for s, i in zip(report.sections, ids,
+                                                                                           strict=True))
+    return f"<nav class='toc' aria-label='Contents'><strong>Contents</strong><ol>{items}</ol></nav>"
+
+
+def to_html(report: Report, out_dir: Path) -> Path:
+    """Write ``report.html``: one file, charts inlined, opens with no server and no network; a table of
+    contents links every section."""
+    ids = section_ids(report)
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+             f"<title>{html.escape(report.title)}</title><style>{_CSS}</style></head><body>", _toc(report, ids),
+             f"<main><h1>{html.escape(report.title)}</h1>"]
+    parts.extend(_para_html(p) for p in report.intro)
+    for s, anchor in zip(report.sections, ids, strict=True):
+        hint = f" title='{html.escape(s.tooltip)}'" if s.tooltip else ""
+        parts.append(f"<h2 id='{anchor}'{hint}>{html.escape(s.heading)}</h2>")
         parts.extend(_para_html(p) for p in s.paragraphs)
-        parts.extend(_html_table(caption, df, out_dir, s.colours.get(caption)) for caption, df in s.tables)
+        parts.extend(_html_table(caption, df, out_dir, s.colours.get(caption)) if len(df) else _para_html(_none(caption))
+                     for caption, df in s.tables)
         parts.extend(_para_html(n, "note") for n in s.small_print)
         for c in s.charts:
             commands = html.escape("\n".join(c.reproduce))
             parts.append(f"<figure>{_inline_svg(c.paths['svg'])}<figcaption>{html.escape(c.facts)} Reproduce:"
                          f"<pre><code>{commands}</code></pre></figcaption></figure>")
-    parts.append("</body></html>")
+    parts.append("</main></body></html>")
     path = contained(out_dir, out_dir / "report.html")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path

@@ -139,6 +139,8 @@ class Tournament:
     cochran_df: int
     cochran_p: float
     disagreements: pd.DataFrame
+    """The deals that disagree most with the ranking: deal, upsets, won_by, lost_by, and top_loser (the
+    highest-ranked strategy that lost it, the one whose game shows the upset)."""
     deals: int
 
 
@@ -176,5 +178,6 @@ def tournament(rows: pd.DataFrame, keys: list[str], top: int = 10) -> Tournament
     pick = pick[against[pick] > 0]
     dis = pd.DataFrame({"deal": deals[pick], "upsets": against[pick],
                         "won_by": [", ".join(n for n, w in zip(names, wins[k], strict=True) if w) for k in pick],
-                        "lost_by": [", ".join(n for n, w in zip(names, wins[k], strict=True) if not w) for k in pick]})
+                        "lost_by": [", ".join(n for n, w in zip(names, wins[k], strict=True) if not w) for k in pick],
+                        "top_loser": [next(n for n, w in zip(names, wins[k], strict=True) if not w) for k in pick]})
     return Tournament(ranking, pairwise, over, padj, q, df, p, dis, len(deals))

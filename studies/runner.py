@@ -76,6 +76,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -677,9 +678,21 @@ idle since then would time out sooner than the stamp says); a hand-out stamps it
 for a run that then played nothing ages like any other."""
 
 
+LOKY_RETIRED = "A worker stopped while some jobs were given to the executor"
+"""How loky's warning begins when it replaces a worker it retired: one that grew over 300 MB past its size
+after its first task (loky reads that as a leak) or timed out idle as work came. A worker of a study grows
+that much by design: it compiles, or loads from numba's cache, each strategy it plays after its first
+(the solver's tables alone are 128 MiB). loky then starts a fresh worker and loses nothing (a worker retires
+between tasks), so the warning tells a user nothing to act on; the runner silences exactly it."""
+
+
 def _executor(jobs: int) -> Any:
-    """A loky process pool of ``jobs`` workers: the one kept from the last clean run, or a new one."""
+    """A loky process pool of ``jobs`` workers: the one kept from the last clean run, or a new one; loky's
+    warning about a worker it retired (`LOKY_RETIRED`) is silenced."""
     from joblib.externals.loky import ProcessPoolExecutor
+
+    # loky's manager thread warns in this process; the filter matches that one message of loky's module only
+    warnings.filterwarnings("ignore", message=LOKY_RETIRED, category=UserWarning, module=r"joblib\.externals\.loky\.")
 
     stale = time.monotonic() - _POOL_IDLE_SINCE.get(jobs, math.inf) > LOKY_IDLE_SECONDS / 2
     for n in [n for n in _POOL if n != jobs or stale]:

@@ -237,7 +237,7 @@ def test_names_in_the_report_keep_their_text_escaped(tmp_path):
     run(RunSpec(Rules(face_down=2).replace(name="x" * 64), "greedy", 30), st, jobs=1)
     html_path, md_path, _ = build(st, tmp_path / "out")
     page = html_path.read_text("utf-8")
-    assert html.escape(name) in page and "<script" not in page
+    assert html.escape(name) in page.replace("<wbr>", "") and "<script" not in page  # <wbr>: a line may break there
     md = md_path.read_text("utf-8")
     assert md_escape(name) in md and not re.search(r"(?<!\\)<script", md)
     for svg in (tmp_path / "out" / "charts").glob("*.svg"):
@@ -257,7 +257,7 @@ def test_a_variant_file_with_a_hostile_name_through_the_cli(tmp_path):
             assert len(r.output.strip().splitlines()) == 1 and r.output.startswith("bakers-dozen: error:")
             continue
         assert r.exit_code == 0, r.output
-    r = CliRunner().invoke(main, ["report", str(tmp_path / "store"), "--out", str(out)])
+    r = CliRunner().invoke(main, ["report", str(tmp_path / "store"), "--out", str(out), "--force"])  # compare's folder
     assert r.exit_code == 0, r.output
     assert list(victim.iterdir()) == []
     assert all(out in p.parents for p in out.rglob("*"))
