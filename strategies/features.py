@@ -44,7 +44,8 @@ VISITED_OFFSET = SCRATCH_OWN + 2
 VISITED_SLOTS = 512
 """Slots of the per-game table of positions seen (`remember`, `visited`). It takes at most three
 quarters of them, `VISITED_LIMIT` positions; a strategy that has seen that many in one game resigns
-(`heuristic`, `lookahead`: a limit of their play, in their texts). No game of theirs comes near it: the
+(`heuristic`, `lookahead`: a limit of their play, in their texts). `heuristic`'s cycle guard keeps moves
+taken (`move_key`) there instead, and empties the table at each progress (`forget`). No game of theirs comes near it: the
 longest of deals 1-1,000 (1-300 for `lookahead`) of five presets lasted 140 moves, and
 tests/test_features.py checks that their games stay under half the limit."""
 VISITED_LIMIT = VISITED_SLOTS * 3 // 4
