@@ -44,7 +44,8 @@ VISITED_OFFSET = SCRATCH_OWN + 2
 VISITED_SLOTS = 512
 """Slots of the per-game table of positions seen (`remember`, `visited`). It takes at most three
 quarters of them, `VISITED_LIMIT` positions; a strategy that has seen that many in one game resigns
-(`heuristic`, `lookahead`: a limit of their play, in their texts). No game of theirs comes near it: the
+(`heuristic`, `lookahead`: a limit of their play, in their texts). `heuristic`'s cycle guard keeps moves
+taken (`move_key`) there instead, and empties the table at each progress (`forget`). No game of theirs comes near it: the
 longest of deals 1-1,000 (1-300 for `lookahead`) of five presets lasted 140 moves, and
 tests/test_features.py checks that their games stay under half the limit."""
 VISITED_LIMIT = VISITED_SLOTS * 3 // 4
@@ -54,7 +55,8 @@ NEEDS_STAMP = DECK_SIZE
 """Slot of the table of needs (after its 52 needs) that names the foundation it was filled for."""
 SCRATCH_MOVED = NEEDS_OFFSET + NEEDS_STAMP + 1
 PILES_OFFSET = SCRATCH_MOVED + 1
-SCRATCH_WITH_VISITED = PILES_OFFSET + DECK_SIZE
+SCRATCH_PROGRESS = PILES_OFFSET + DECK_SIZE
+SCRATCH_WITH_VISITED = SCRATCH_PROGRESS + 1
 """Scratch layout of strategies that remember positions: the engine's slots
 (`sim.engine.SCRATCH_NODES`, `SCRATCH_MICROS`), then ``SCRATCH_STORED`` counts
 stored hashes and ``SCRATCH_LAST`` holds the hash of the position the
@@ -63,7 +65,12 @@ strategy's last move led to, then the hash table (``VISITED_SLOTS`` from
 ``NEEDS_OFFSET``) that `heuristic` and `lookahead` fill at each decision, then
 ``SCRATCH_MOVED`` (the move the strategy's last decision chose) and the per-pile
 cache of `heuristic` (`pile_entry`, one slot per pile from ``PILES_OFFSET``; a game
-has at most `DECK_SIZE` piles)."""
+has at most `DECK_SIZE` piles), then ``SCRATCH_PROGRESS``, where `heuristic`'s cycle
+guard keeps the progress the table of moves taken was started at (`PROGRESS_BIAS`
+plus `sim.engine.progress_mark`; 0 before its first decision)."""
+PROGRESS_BIAS = 1 << 16
+"""Added to a progress mark in ``SCRATCH_PROGRESS``, so that a stored mark is never 0 (a mark is
+at least minus the cards of a deal)."""
 
 
 @nb.njit(cache=True, inline="always")
@@ -307,6 +314,51 @@ def position_hash(st: np.ndarray, prm: np.ndarray) -> np.uint64:
 
 
 @nb.njit(cache=True, inline="always")
+def placed_key(c: np.int64, p: np.int64, i: np.int64) -> np.uint64:
+    """Hash contribution of card c at height i of pile p (`placed_hash`)."""
+    return nb_mix64(np.uint64(((c + 2) * 64 + p) * 128 + i + 300_000))
+
+
+@nb.njit(cache=True, inline="always")
+def placed_down_key(p: np.int64, d: np.int64) -> np.uint64:
+    return nb_mix64(np.uint64(p * 128 + d + 100_000_000))
+
+
+@nb.njit(cache=True, inline="always")
+def placed_hash(st: np.ndarray, prm: np.ndarray) -> np.uint64:
+    """A 64-bit hash of the position that tells its piles apart: unlike `position_hash`, whose sum of
+    (card, height) keys is the same when a card moves to another pile at its own height (a move the
+    position guard then took for a return to the position it left), two positions of one game hash
+    alike only when they are the same (piles keep their places in a game)."""
+    P = prm[P_PILES]
+    h = np.uint64(0)
+    for p in range(P):
+        base = pile_base(prm, p)
+        for i in range(np.int64(st[p])):
+            h += placed_key(np.int64(st[base + i]), p, i)
+        h += placed_down_key(p, np.int64(st[down_at(P, p)]))
+    for f in range(4):
+        for i in range(np.int64(st[fheight_at(P, f)])):
+            h += home_key(np.int64(st[found_at(P, f) + i]))
+    return h
+
+
+@nb.njit(cache=True, inline="always")
+def placed_moved_hash(h: np.uint64, c: np.int64, src: np.int64, hs: np.int64, d: np.int64, dst: np.int64,
+                      hd: np.int64) -> np.uint64:
+    """The `placed_hash` after card c leaves pile ``src`` of ``hs`` cards, ``d`` of them face down, for
+    pile ``dst`` of ``hd`` cards or (``dst`` >= `FOUNDATION`) a foundation."""
+    h -= placed_key(c, src, hs - 1)
+    if hs - 1 > 0 and d == hs - 1:
+        h += placed_down_key(src, d - 1) - placed_down_key(src, d)
+    if dst >= FOUNDATION:
+        h += home_key(c)
+    else:
+        h += placed_key(c, dst, hd)
+    return h
+
+
+@nb.njit(cache=True, inline="always")
 def child_hash(st: np.ndarray, prm: np.ndarray, h: np.uint64, m: np.int64) -> np.uint64:
     """The hash after move m from a position with hash h (without playing it)."""
     P = prm[P_PILES]
@@ -358,6 +410,21 @@ def visited(scratch: np.ndarray, h: np.uint64) -> bool:
         v = scratch[VISITED_OFFSET + slot]
         tries += 1
     return v == key
+
+
+@nb.njit(cache=True, inline="always")
+def move_key(here: np.uint64, child: np.uint64) -> np.uint64:
+    """Hash of the move from the position hashed ``here`` to the one hashed ``child``: what the cycle
+    guard of `heuristic` records in the table of `visited` (moves taken, not positions)."""
+    return nb_mix64(here ^ nb_mix64(child + np.uint64(0x9E3779B97F4A7C15)))
+
+
+@nb.njit(cache=True, inline="always")
+def forget(scratch: np.ndarray) -> None:
+    """Empty the table of `visited` hashes (for a fresh stretch of play: see `heuristic`'s cycle guard)."""
+    for slot in range(VISITED_SLOTS):
+        scratch[VISITED_OFFSET + slot] = 0
+    scratch[SCRATCH_STORED] = 0
 
 
 @nb.njit(cache=True, inline="always")

@@ -13,6 +13,16 @@ The rule, in order, taking the first legal move in the engine's order that fits:
 Each tableau move of rule 2 puts one more card on a base and rule 3 is always
 followed by a move home, so greedy never loops. It never moves cards back from
 the foundations and never reads face-down cards.
+
+It is a one-step baseline, and it wins less than random play: on Baker's Dozen
+deals 1-20,000 it wins 0.40% (81 deals) against 0.92% (185) for
+``random:home_first=true``. It resigns as soon as no rule fits (18,679 of those
+games, after 18 moves on average): it never moves a card that already rests on
+a card it builds on unless that frees a card for home, yet digging out a buried
+low card takes exactly such moves, and with building regardless of suit most
+cards are soon well placed. Random play makes them by chance, wandering 928 moves
+a game on average until the engine's no-progress guard ends it. `heuristic` is
+the player that digs on purpose.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ WIN = 1 << 40
 
 LP_DEPTH, LP_REVEAL_BONUS, LP_INVERSION_PENALTY, LP_ROLLOUT, LP_SIZE = range(5)
 """Slots of the policy's own parameter array (the first of its `pparams`; the second is the
-heuristic's, for rollouts)."""
+heuristic's, for rollouts, with its ``position`` guard: a rollout hands it the game's memory of positions)."""
 
 
 @nb.njit(cache=True)
@@ -258,7 +258,7 @@ class LookaheadStrategy(PolicyStrategy):
         lp[LP_REVEAL_BONUS] = self.params["reveal_bonus"]
         lp[LP_INVERSION_PENALTY] = self.params["inversion_penalty"]
         lp[LP_ROLLOUT] = int(self.params["mode"] == "rollout")
-        self._pparams = (lp, HeuristicStrategy()._pparams)
+        self._pparams = (lp, HeuristicStrategy(guard="position")._pparams)
 
     def compiled(self, rules: Rules) -> CompiledPolicy:
         return CompiledPolicy(lookahead_policy, self._pparams, SCRATCH_WITH_VISITED)

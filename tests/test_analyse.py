@@ -26,7 +26,7 @@ def record_of(tmp_path, *args: str) -> tuple[dict, str]:
 
 
 def test_a_heuristic_loss_of_a_winnable_deal_names_the_losing_move_and_a_winning_alternative(tmp_path):
-    record, path = record_of(tmp_path, "-d", "3", "-s", "heuristic")
+    record, path = record_of(tmp_path, "-d", "1", "-s", "heuristic")
     assert record["outcome"] == "lost"
     r = CliRunner().invoke(main, ["analyse", path, "--json", *BUDGET])
     assert r.exit_code == 0, r.output
@@ -36,7 +36,7 @@ def test_a_heuristic_loss_of_a_winnable_deal_names_the_losing_move_and_a_winning
     assert k is not None and verdicts[k] == "won" and verdicts[k + 1] == "lost"
     assert verdicts == ["won"] * (k + 1) + ["lost"] * (len(moves) - k)
     assert out["alternative"] != moves[k] and out["alternative_line"][0] == out["alternative"]
-    start = Game.from_deal(Rules(), 3).start
+    start = Game.from_deal(Rules(), 1).start
     verdict = replay(Rules(), start, moves[:k] + out["alternative_line"])
     assert verdict.legal and verdict.won  # the referee: the line from the alternative wins
     assert out["solves"] < len(moves) // 2  # bisection, not a search per position

@@ -17,10 +17,10 @@ CHROMIUM = shutil.which("chromium")
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    """A heuristic's lost game of deal 3: its record, its analysis and its replay page with the analysis."""
+    """A heuristic's lost game of deal 1 (won from its start): its record, its analysis and its replay page with the analysis."""
     tmp = tmp_path_factory.mktemp("replay")
     run = CliRunner().invoke
-    played = run(main, ["play", "--json", "-d", "3", "-s", "heuristic"])
+    played = run(main, ["play", "--json", "-d", "1", "-s", "heuristic"])
     assert played.exit_code == 0, played.output
     record = tmp / "game.json"
     record.write_text(played.output, encoding="utf-8")

@@ -331,16 +331,25 @@ def test_rule_order_changes_play():
 
 
 PINNED_PLAY = {
-    # (rule set, spec, deals 1..n): (wins, moves, cards home), recorded before the heuristic's
-    # features were read lazily. Speed work must leave them as they are; a change meant to alter
-    # play bumps the strategy's version and these figures together.
-    ("bakers-dozen", "heuristic", 2000): (203, 75632, 37983),
-    ("bakers-dozen", "heuristic:preset=balanced", 2000): (88, 59793, 29378),
-    ("bakers-dozen", "heuristic:preset=builder", 2000): (49, 60777, 25086),
-    ("bakers-dozen", "heuristic:allow_dig=false", 2000): (58, 56844, 28367),
-    ("bakers-dozen", "heuristic:order=dig/no_bury/home/cover/misplaced/keep_piles", 2000): (146, 72562, 28509),
-    ("dick-1883", "heuristic", 2000): (53, 64965, 23235),
-    ("alt-foundations", "heuristic:preset=builder", 2000): (56, 48635, 27025),
+    # (rule set, spec, deals 1..n): (wins, moves, cards home). Speed work must leave them as they
+    # are; a change meant to alter play bumps the strategy's version and these figures together.
+    # Version 2's cycle guard (the default), measured when it came in:
+    ("bakers-dozen", "heuristic", 2000): (610, 96963, 55046),
+    ("bakers-dozen", "heuristic:preset=balanced", 2000): (227, 68816, 36861),
+    ("bakers-dozen", "heuristic:preset=builder", 2000): (168, 72783, 32768),
+    ("bakers-dozen", "heuristic:allow_dig=false", 2000): (259, 72362, 40495),
+    ("bakers-dozen", "heuristic:order=dig/no_bury/home/cover/misplaced/keep_piles", 2000): (258, 82900, 33324),
+    ("dick-1883", "heuristic", 2000): (63, 66937, 24010),
+    ("alt-foundations", "heuristic:preset=builder", 2000): (114, 57820, 33262),
+    # guard=position plays version 1 move for move: its figures, recorded before the heuristic's
+    # features were read lazily (and what `lookahead`'s rollouts play)
+    ("bakers-dozen", "heuristic:guard=position", 2000): (203, 75632, 37983),
+    ("bakers-dozen", "heuristic:preset=balanced,guard=position", 2000): (88, 59793, 29378),
+    ("bakers-dozen", "heuristic:preset=builder,guard=position", 2000): (49, 60777, 25086),
+    ("bakers-dozen", "heuristic:allow_dig=false,guard=position", 2000): (58, 56844, 28367),
+    ("bakers-dozen", "heuristic:order=dig/no_bury/home/cover/misplaced/keep_piles,guard=position", 2000): (146, 72562, 28509),
+    ("dick-1883", "heuristic:guard=position", 2000): (53, 64965, 23235),
+    ("alt-foundations", "heuristic:preset=builder,guard=position", 2000): (56, 48635, 27025),
     ("bakers-dozen", "lookahead:mode=search,depth=2", 500): (56, 18338, 9014),
     ("bakers-dozen", "lookahead", 100): (67, 8086, 4263),
 }
@@ -363,7 +372,7 @@ def test_strategies_rank_as_expected_on_bakers_dozen():
         return (play_batch(rules, load_strategy(spec), numbers[:n]).outcome == 1).mean()
 
     greedy, heuristic, lookahead = rate("greedy"), rate("heuristic"), rate("lookahead", 200)
-    assert greedy < 0.02 < 0.06 < heuristic < 0.2 < 0.4 < lookahead
+    assert greedy < 0.02 < 0.2 < heuristic < 0.4 < lookahead
 
 
 def test_no_strategy_reads_hidden_cards():

@@ -51,11 +51,11 @@ def test_declared_choices_and_ranges_are_searched():
 
 
 def test_spec_parameters_are_held_and_param_narrows_or_fixes():
-    space = search_space("heuristic:allow_dig=false", ["preset=builder,cautious"])
-    assert space.fixed == {"allow_dig": False}
+    space = search_space("heuristic:allow_dig=false,guard=cycle", ["preset=builder,cautious"])
+    assert space.fixed == {"allow_dig": False, "guard": "cycle"}
     (dim,) = space.dimensions
     assert dim.name == "preset" and dim.choices == ("builder", "cautious")
-    assert space.spec({"preset": "builder"}) == "heuristic:allow_dig=false,preset=builder"
+    assert space.spec({"preset": "builder"}) == "heuristic:allow_dig=false,guard=cycle,preset=builder"
     load_strategy(space.spec({"preset": "builder"}))  # what simulate -s accepts
     narrowed = search_space("lookahead", ["depth=2..3", "mode=search"])
     assert {d.name: (d.low, d.high) for d in narrowed.dimensions}["depth"] == (2, 3)
@@ -123,7 +123,7 @@ def test_the_first_trial_is_the_strategys_own_setting():
     result = tune("heuristic:preset=builder", "--param", "allow_dig=false,true", "--trials", "1", "--json", *SMALL)
     assert result.exit_code == 0, result.output
     (trial,) = trials_in(last_json(result.output)["study"])
-    assert trial.user_attrs["spec"] == "heuristic:allow_dig=true,preset=builder"
+    assert trial.user_attrs["spec"] == "heuristic:allow_dig=true,guard=cycle,preset=builder"
 
 
 def test_trials_that_fall_behind_are_pruned():
