@@ -104,9 +104,10 @@ def _feed(h: Any, obj: Any) -> None:
         h.update(f"{type(obj).__name__}:{obj!r};".encode())
 
 
-def _draw(make: Callable[..., Figure], args: tuple[Any, ...], out_dir: Path, stem: str, digest: str,
-          png: bool = False) -> None:
-    """``make(*args)`` saved as ``stem`` (see `save`): one chart, in whichever process draws it."""
+def _draw_task(task: tuple[Callable[..., Figure], tuple[Any, ...], Path, str, str, bool]) -> None:
+    """One chart, in whichever process draws it: ``task`` is (make, args, out_dir, stem, digest, png), and
+    ``make(*args)`` is saved as ``stem`` (see `save`)."""
+    make, args, out_dir, stem, digest, png = task
     save(make(*args), out_dir, stem, digest, png)
 
 
@@ -129,13 +130,15 @@ class Painter:
         self._pending: list[tuple[Callable[..., Figure], tuple[Any, ...], str, str]] = []
 
     def finish(self) -> None:
-        """Draw every chart asked for since the last call (joblib: a process a core when there are several), and
-        write the folder's ledger."""
-        from joblib import Parallel, cpu_count, delayed
+        """Draw every chart asked for since the last call (a worker process a core when there are several,
+        `studies.runner.map_in_workers`), and write the folder's ledger."""
+        from joblib import cpu_count
+
+        from studies.runner import map_in_workers
 
         pending, self._pending = self._pending, []
-        Parallel(n_jobs=max(1, min(len(pending), cpu_count())))(  # one job: in this process
-            delayed(_draw)(make, args, self.out_dir, stem, digest, self.png) for make, args, stem, digest in pending)
+        map_in_workers(_draw_task, [(make, args, self.out_dir, stem, digest, self.png) for make, args, stem, digest in pending],
+                       cpu_count())
         self.ledger.seal()
 
     def __call__(self, make: Callable[..., Figure], stem: str, *args: Any) -> dict[str, Path]:

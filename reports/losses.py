@@ -86,6 +86,11 @@ def _sampled(run: pd.DataFrame, sample: int) -> pd.DataFrame:
     return run[run["outcome"] == "lost"].sort_values("deal").head(sample)
 
 
+def _analyse_task(task: tuple[Rules, Any]) -> dict[str, Any]:
+    """`analyse_loss` of one (rules, row), in whichever process analyses it."""
+    return analyse_loss(*task)
+
+
 def analyse_loss(rules: Rules, row: Any, budget: dict[str, float] | None = None) -> dict[str, Any]:
     """One lost deal (a stored row, `REPLAY_COLUMNS`) played again and analysed: one row of `analyse_losses`.
     The solver and its table are the deal's own, so the verdicts do not depend on which deals the same process
@@ -162,13 +167,14 @@ def loss_sections(place: Replays, s: pd.DataFrame, paint: charts.Painter,
 
 def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample: int) -> list[pd.DataFrame]:
     """`analyse_losses` of each run (key, deals), read from the previous build's analysis where it covers the
-    same deals; the other runs' lost deals are analysed side by side, a process a core (joblib), one task
+    same deals; the other runs' lost deals are analysed side by side, a process a core (`studies.runner.map_in_workers`), one task
     a deal: each is up to a few seconds of solver work, and the hardest runs' deals (good-measure's)
     would otherwise keep one core busy after the other had finished. Each run's analysis is kept in
     the report's replay folder, in its ledger (`reports.ledger`): the next build reads back only what
     this one wrote, unchanged."""
-    from joblib import Parallel, cpu_count, delayed
+    from joblib import cpu_count
 
+    from studies.runner import map_in_workers
     from studies.store import read_store
 
     names = [f"losses-{safe_name(key, set())}-{deals[0]}-{deals[1]}-{sample}.json" for key, deals in runs]
@@ -177,7 +183,7 @@ def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample
             if found is None
             for row in _sampled(usable_rows(read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS), key),
                                 sample).itertuples()]
-    analysed = Parallel(n_jobs=max(1, min(len(todo), cpu_count())))(delayed(analyse_loss)(rules, row) for _, rules, row in todo)
+    analysed = map_in_workers(_analyse_task, [(rules, row) for _, rules, row in todo], cpu_count())
     every: list[pd.DataFrame] = []
     for i, found in enumerate(earlier):
         if found is not None:

@@ -686,7 +686,7 @@ that much by design: it compiles, or loads from numba's cache, each strategy it 
 between tasks), so the warning tells a user nothing to act on; the runner silences exactly it."""
 
 
-def _executor(jobs: int) -> Any:
+def worker_pool(jobs: int) -> Any:
     """A loky process pool of ``jobs`` workers: the one kept from the last clean run, or a new one; loky's
     warning about a worker it retired (`LOKY_RETIRED`) is silenced."""
     from joblib.externals.loky import ProcessPoolExecutor
@@ -703,6 +703,15 @@ def _executor(jobs: int) -> Any:
             atexit.register(close_pools)
         _POOL[jobs] = ProcessPoolExecutor(max_workers=jobs, timeout=LOKY_IDLE_SECONDS)
     return _POOL[jobs]
+
+
+def map_in_workers(function: Any, items: Sequence[Any], jobs: int) -> list[Any]:
+    """``function`` of each of ``items``, in order, on ``jobs`` of the runner's kept worker processes (in this
+    process for one job or one item): work outside runs (the report's charts and loss analyses) shares the
+    workers that `close_pools` stops when a command ends, so no process pool outlives the command."""
+    if jobs <= 1 or len(items) <= 1:
+        return [function(x) for x in items]
+    return list(worker_pool(min(jobs, len(items))).map(function, items))
 
 
 def warm_up(rules: Rules, strategy: str, compiled: bool) -> None:
@@ -722,7 +731,7 @@ def warm_up(rules: Rules, strategy: str, compiled: bool) -> None:
 
 def _warm(spec: RunSpec, compiled: bool, jobs: int) -> None:
     """Start the loky workers of a run now, each on `warm_up` (a kept, warm pool takes no time over it)."""
-    executor = _executor(jobs)
+    executor = worker_pool(jobs)
     for _ in range(jobs):
         executor.submit(_warm_worker, spec.rules, spec.strategy, compiled)
 
@@ -759,7 +768,7 @@ def warm_study(specs: Sequence[RunSpec], store: str | os.PathLike[str] | Store, 
         return []
     order = warm_order({name: strategy for name, (_, strategy) in todo.items()})
     first = next(iter(todo.values()))[0].rules
-    executor = _executor(n_jobs)
+    executor = worker_pool(n_jobs)
     for name in order:
         executor.submit(_warm_worker, todo[name][0].rules if name in todo else first, name, True)
     return order
@@ -812,7 +821,7 @@ def _stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
         return
     from concurrent.futures import FIRST_COMPLETED, Future, wait
 
-    executor = _executor(jobs)
+    executor = worker_pool(jobs)
     source = iter(tasks)
     pending: dict[Future[ChunkResult], ChunkTask] = {}
     exhausted = idle_stamped = False

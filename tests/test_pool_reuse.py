@@ -33,21 +33,21 @@ def kept(monkeypatch):
 def test_a_recently_idle_pool_is_reused_and_its_idle_clock_restarts(kept):
     runner._POOL_IDLE_SINCE[1] = time.monotonic() - 1
     before = time.monotonic()
-    assert runner._executor(1) is kept and not kept.shut
+    assert runner.worker_pool(1) is kept and not kept.shut
     assert before <= runner._POOL_IDLE_SINCE[1] <= time.monotonic()
 
 
 def test_a_pool_handed_out_but_never_streamed_still_ages(kept):
     """A run that warms the pool and then plays nothing (or fails) must not leave it looking busy for ever."""
-    runner._executor(1)
+    runner.worker_pool(1)
     runner._POOL_IDLE_SINCE[1] -= runner.LOKY_IDLE_SECONDS  # as if that hand-out were a worker timeout ago
-    fresh = runner._executor(1)
+    fresh = runner.worker_pool(1)
     assert kept.shut and fresh is not kept
 
 
 def test_a_pool_idle_past_half_the_worker_timeout_is_replaced(kept):
     runner._POOL_IDLE_SINCE[1] = time.monotonic() - runner.LOKY_IDLE_SECONDS / 2 - 1
-    fresh = runner._executor(1)
+    fresh = runner.worker_pool(1)
     assert kept.shut and fresh is not kept and runner._POOL == {1: fresh}
 
 

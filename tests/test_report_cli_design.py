@@ -113,7 +113,7 @@ def test_loky_retiring_a_grown_worker_prints_no_warning():
                "worker timeout or by a memory leak.")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        runner._executor(1)
+        runner.worker_pool(1)
         warnings.warn_explicit(message, UserWarning, "process_executor.py", 1,
                                module="joblib.externals.loky.process_executor")
         warnings.warn_explicit("another of loky's warnings", UserWarning, "process_executor.py", 2,

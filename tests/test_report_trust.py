@@ -51,7 +51,7 @@ def test_an_unchanged_chart_is_reused_and_the_ledger_lists_what_the_build_wrote(
     ledger = json.loads((out / "charts" / LEDGER).read_text(encoding="utf-8"))["files"]
     assert set(ledger) == {p.name for p in (out / "charts").glob("*.svg")}
     drawn: list[str] = []
-    monkeypatch.setattr("reports.charts._draw", lambda make, args, out_dir, stem, digest: drawn.append(stem))
+    monkeypatch.setattr("reports.charts._draw_task", lambda task: drawn.append(task[3]))
     again = CliRunner().invoke(main, ["report", str(tmp / "st"), "--out", str(out)])
     assert again.exit_code == 0, again.output
     assert drawn == []  # every chart came from the last build

@@ -358,7 +358,7 @@ def test_a_relative_store_is_the_callers_folder_even_for_workers_started_elsewhe
     second.mkdir()
     monkeypatch.chdir(first)
     R.close_pools()
-    assert R._executor(1).submit(os.getcwd).result() == str(first)  # the kept pool's worker starts here
+    assert R.worker_pool(1).submit(os.getcwd).result() == str(first)  # the kept pool's worker starts here
     monkeypatch.chdir(second)
     summary = run(RunSpec(find_variant("bakers-dozen"), "greedy", 40), "s", jobs=1)
     assert summary.played == 40

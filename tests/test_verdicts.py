@@ -90,7 +90,9 @@ def test_solves_stored_verdict_is_solve_positions(tmp_path_factory, rules, deal,
     verdict, used, line, _ = SolverStrategy(**params).solve_position(rules, make_deal(rules, deal).position)
     rows, _ = solve_deals(rules, params, deal, deal, store=tmp_path_factory.mktemp("s"), jobs=1)
     (row,) = rows
-    assert (row["verdict"], row["nodes"]) == (verdict, used)
+    assert row["verdict"] == verdict
+    if Game.from_deal(rules, deal).legal_moves():  # with no move at the start the engine ends the game unsearched
+        assert row["nodes"] == used
     if verdict == "won":
         assert (row["moves"], row["verified"]) == (len(line), True)
 
