@@ -83,9 +83,22 @@ def parse_rung(text: str) -> Rung:
     return Rung(params)
 
 
+BUDGET_PARAMETERS = ("nodes", "seconds", "capacity_states", "prover_mb", "prover_seconds")
+"""The solver parameters that bound a deal's work, named in a summary's budgets even where a rung keeps the default."""
+
+
 def budgets(rungs: tuple[Rung, ...], base: dict[str, Any]) -> str:
-    """Every rung's whole parameters (the command's own with the rung's laid over), as one line for a summary."""
-    return "; ".join(f"{i}: {Rung({**base, **r.params}).budget}" for i, r in enumerate(rungs))
+    """Every rung's budget (the solver's defaults, the command's own parameters and the rung's laid over in turn),
+    as one line for a summary: the bounding parameters always, any other parameter where it was set."""
+    from strategies.solver.strategy import SolverStrategy
+
+    lines = []
+    for i, r in enumerate(rungs):
+        params = SolverStrategy(**{**base, **r.params}).params
+        named = [k for k in BUDGET_PARAMETERS if params.get("prover_seconds") or not k.startswith("prover")]
+        named += [k for k in {**base, **r.params} if k not in named]
+        lines.append(f"{i}: " + ", ".join(f"{k}={params[k]}" for k in named))
+    return "; ".join(lines)
 
 
 @dataclass

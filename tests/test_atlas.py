@@ -40,7 +40,9 @@ def test_the_summary_counts_the_deal_files_and_names_the_rung_that_decided_each_
     assert (bd["first"], bd["last"], bd["deals"], bd["won"] + bd["lost"] + bd["unknown"]) == (28, 35, 8, 8)
     assert (rows["dick-1883"]["first"], rows["dick-1883"]["last"]) == (1, 4)
     assert rows["dick-1883"]["clairvoyant"] == "True" and bd["clairvoyant"] == "False"
-    assert bd["budgets"] == "0: nodes=2000; 1: nodes=200000" and bd["solver_version"] == "11"
+    assert bd["budgets"] == ("0: nodes=2000, seconds=600.0, capacity_states=5000000; "
+                             "1: nodes=200000, seconds=600.0, capacity_states=5000000")
+    assert bd["solver_version"] == "11"
     assert bd["command"].startswith("bakers-dozen atlas --variant bakers-dozen --deals 28-35 --source default --seed 0")
     assert (bd["ci_low"], bd["ci_high"]) == interval(bd["won"], bd["unknown"], bd["deals"])
     table = pq.read_table(out / "bakers-dozen.parquet")
