@@ -22,7 +22,7 @@ from bakers_dozen.simulate import run_exits
 from bakers_dozen.solve import parse_deals
 from sim.deals import MAX_SEED
 from sim.errors import UserError, quoted
-from sim.rules import Rules, resolve_variant, variant_names
+from sim.rules import Rules, preset_named, resolve_variant, variant_names
 from studies.runner import BACKENDS, DEFAULT_STORE, MAX_CHUNK, RunnerError, max_jobs
 
 DEFAULT_OUT = Path("data") / "atlas"
@@ -33,12 +33,15 @@ class AtlasInputError(UserError):
 
 
 def deal_ranges(texts: tuple[str, ...], names: list[str]) -> dict[str, tuple[int, int]]:
-    """Each variant's deal range from ``--deals`` values: ``A-B`` for every variant, ``VARIANT=A-B`` for one."""
+    """Each variant's deal range from ``--deals`` values: ``A-B`` for every variant, ``VARIANT=A-B`` for one (a
+    preset named by its name or an alias)."""
     common: tuple[int, int] | None = None
     own: dict[str, tuple[int, int]] = {}
     for text in texts:
         name, sep, deals = text.rpartition("=")
         if sep:
+            preset = preset_named(name)
+            name = preset.name if preset is not None and name not in names else name
             if name not in names:
                 raise AtlasInputError(f"--deals {quoted(text)}: {quoted(name)} is not one of the variants run "
                                       f"({', '.join(names)})")

@@ -32,7 +32,7 @@ def _atlas(tmp_path: Path, *args: str, out: str = "out", store: str = "store") -
 
 
 def test_the_summary_counts_the_deal_files_and_names_the_rung_that_decided_each_deal(tmp_path):
-    out = _atlas(tmp_path, "-v", "bakers-dozen", "-v", "dick-1883", "--deals", "28-35", "--deals", "dick-1883=1-4")
+    out = _atlas(tmp_path, "-v", "bakers-dozen", "-v", "dick-1883", "--deals", "28-35", "--deals", "Dick 1883=1-4")
     assert check_atlas(out) == []
     rows = {r["variant"]: r for r in read_summary(out / "summary.csv")}
     assert list(rows) == ["bakers-dozen", "dick-1883"]
