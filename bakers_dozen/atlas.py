@@ -22,7 +22,7 @@ from bakers_dozen.simulate import run_exits
 from bakers_dozen.solve import parse_deals
 from sim.deals import MAX_SEED
 from sim.errors import UserError, quoted
-from sim.rules import Rules, preset_named, resolve_variant, variant_names
+from sim.rules import Rules, find_variant, is_variant_file, preset_named, variant_names
 from studies.runner import BACKENDS, DEFAULT_STORE, MAX_CHUNK, RunnerError, max_jobs
 
 DEFAULT_OUT = Path("data") / "atlas"
@@ -77,8 +77,8 @@ def pysol_deals(rules: Rules) -> bool:
 
 @click.command()
 @click.option("--variant", "-v", "variants", multiple=True,
-              help="A preset name or alias, or a .toml variant file (repeatable) [default: every preset; with "
-                   "--source pysol, every preset PySolFC's numbering deals].")
+              help="A preset name or alias (repeatable) [default: every preset; with --source pysol, every preset "
+                   "PySolFC's numbering deals]. The atlas holds presets only: its files are named after them.")
 @click.option("--deals", "-d", "deal_texts", multiple=True, default=("1-1000",), show_default=True,
               help="Deal numbers A-B for every variant, or VARIANT=A-B for one (repeatable).")
 @click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
@@ -125,7 +125,11 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
     if backend == "loky" and scheduler:
         raise RunnerError("--scheduler is for --backend dask; add --backend dask or drop --scheduler")
     check_out(out)
-    chosen = [resolve_variant(v) for v in variants] or [resolve_variant(n) for n in variant_names()]
+    files = [v for v in variants if is_variant_file(v)]
+    if files:
+        raise AtlasInputError(f"--variant {quoted(files[0])}: the atlas holds presets only (see `bakers-dozen "
+                              "variants`); solve a variant file with `bakers-dozen solve --escalate`")
+    chosen = [find_variant(v) for v in variants] or [find_variant(n) for n in variant_names()]
     if source == "pysol":
         refused = [r.name for r in chosen if not pysol_deals(r)]
         if variants and refused:
