@@ -343,8 +343,9 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         if verify else "referee: not run (--no-verify)",
         f"time per deal: mean {s['mean_seconds'] * 1000:.1f} ms, median {s['median_seconds'] * 1000:.1f} ms, "
         f"max {s['max_seconds']:.2f} s; {s['mean_nodes']:,.0f} nodes per deal, {s['nodes_per_second']:,.0f} nodes/s; "
-        f"wall {result.seconds:.1f} s with {result.jobs} job(s)",
-        f"store: {result.store} (key {result.key}); solved now {result.played:,}, reused {result.reused:,}",
+        f"wall {result.seconds:.1f} s with {result.jobs} job(s)" + (" in rung 0" if escalate_flag else ""),
+        f"store: {result.store} (key {result.key}" + (" of rung 0; each rung has its own" if escalate_flag else "")
+        + f"); solved now {result.played:,}, reused {result.reused:,}",
     ]
     if retry:
         lines.append(f"retried: the {retried:,} deal(s) the default budget left unknown, with {strategy.label_for(rules)}")
