@@ -45,6 +45,7 @@ VERBS = {
     "report": "bakers_dozen.report:report",
     "demo": "bakers_dozen.report:demo",
     "solve": "bakers_dozen.solve:solve",
+    "atlas": "bakers_dozen.atlas:atlas",
     "check-strategy": "bakers_dozen.check:check_strategy",
     "analyse": "bakers_dozen.analyse:analyse",
     "replay": "bakers_dozen.replay:replay",

@@ -26,6 +26,7 @@ from typing import Any
 import click
 import numpy as np
 
+from bakers_dozen.escalate import LADDER, escalate, ladder_help, parse_rung, rung_strategies
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from bakers_dozen.simulate import run_exits
 from sim.deals import MAX_SEED, check_deal_range
@@ -90,7 +91,7 @@ def solver_spec(params: dict[str, Any]) -> str:
 
 def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default", *,
                 store: str | Path = DEFAULT_STORE, jobs: int | None = None, chunk: int | None = None, verify: bool = True,
-                force: bool = False,
+                force: bool = False, backend: str = "loky", scheduler: str | None = None,
                 progress: Progress | None = None, command: list[str] | None = None) -> tuple[list[dict[str, Any]], RunSummary]:
     """Solve deals first..last through the runner and its store; the rows (sorted by deal) and the run's summary.
 
@@ -100,7 +101,8 @@ def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, see
     not verify are replayed here, so every win in the rows has been checked when ``verify``.
     """
     spec = RunSpec(rules, solver_spec(params), last - first + 1, first, seed, source)
-    result = run(spec, store, jobs=jobs, chunk=chunk, force=force, progress=progress, command=command, verify=verify)
+    result = run(spec, store, jobs=jobs, chunk=chunk, backend=backend, scheduler=scheduler, force=force,
+                 progress=progress, command=command, verify=verify)
     return store_rows(rules, result, verify), result
 
 
@@ -189,7 +191,7 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
 
     from reports.output import write_file_atomically
 
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(COLUMNS) + (["rung"] if rows and "rung" in rows[0] else []))
     if path.suffix == ".parquet":
         write_file_atomically(path, lambda tmp: frame.to_parquet(tmp, index=False))
     else:
@@ -222,6 +224,12 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
 @click.option("--force", is_flag=True, help="Solve again the deals the store already holds for these settings.")
 @click.option("--retry-unknown", "retry", is_flag=True,
               help="Solve first with the default budget, then only the deals it leaves unknown with --nodes/--seconds.")
+@click.option("--escalate", "escalate_flag", is_flag=True,
+              help="Solve with the command's budget, then each deal still unknown (or stopped by the seconds cap) with "
+                   f"the next rung of the ladder; the rows say which rung decided each deal. Rungs: {ladder_help()}.")
+@click.option("--rung", "rung_texts", multiple=True, metavar="KEY=VALUE[,KEY=VALUE...]",
+              help="With --escalate, a rung of your own instead of rungs 1 and up (repeatable, in order), e.g. "
+                   "--rung nodes=30000000.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), default=None,
               help="Write the rows to FILE.csv or FILE.parquet.")
@@ -230,7 +238,8 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
               help="Which deals to print: all, or the undecided, lost and slowest (auto: all up to 100 deals).")
 def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, source: str, nodes: int | None,
           seconds: float | None, tt_mb: float | None, extra: tuple[str, ...], jobs: int | None, store_dir: str,
-          chunk: int | None, force: bool, retry: bool, quiet: bool, out: Path | None, verify: bool, show_rows: str) -> None:
+          chunk: int | None, force: bool, retry: bool, escalate_flag: bool, rung_texts: tuple[str, ...], quiet: bool,
+          out: Path | None, verify: bool, show_rows: str) -> None:
     """Decide deals with the solver (won / lost / unknown) and check every win with the referee.
 
     Every deal is stored as it is decided (--store); running the same command again
@@ -284,10 +293,21 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
     base = {k: v for k, v in params.items() if k not in ("nodes", "seconds")} if retry else params
     if retry and base == params:
         raise SolveInputError("--retry-unknown needs --nodes or --seconds: the bigger budget for the unknown deals")
+    if rung_texts and not escalate_flag:
+        raise SolveInputError("--rung is a rung of the --escalate ladder: add --escalate")
+    if retry and escalate_flag:
+        raise SolveInputError("--retry-unknown and --escalate both retry the unknown deals: use one")
+    rungs = (LADDER[0], *map(parse_rung, rung_texts)) if rung_texts else LADDER
+    if escalate_flag:
+        for rung_strategy in rung_strategies(rules, params, rungs):
+            check_memory(rung_strategy, rules, jobs or cpu_count())
     with run_exits():
         options = {"store": store_dir, "jobs": jobs, "chunk": chunk, "verify": verify, "force": force,
                    "progress": make_progress(quiet), "command": sys.argv}
-        rows, result = solve_deals(rules, base, first, last, seed, source, **options)
+        if escalate_flag:
+            rows, reports, result = escalate(rules, params, first, last, seed, source, rungs, **options)
+        else:
+            rows, result = solve_deals(rules, base, first, last, seed, source, **options)
         if retry:
             rows, retried = retry_unknown(rules, rows, params, seed, source, **options)
     s = summary(rows)
@@ -302,11 +322,13 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         shown = [r for r in rows if r["deal"] in keep]
         title += f" (undecided, lost and 10 slowest of {len(rows):,})"
     table = Table(title=title)
-    for col in ("deal", "verdict", "nodes", "seconds", "moves", "referee"):  # fold, never cut, on 80 columns
+    for col in ("deal", "verdict", "nodes", "seconds", "moves", "referee") + (("rung",) if escalate_flag else ()):
+        # fold, never cut, on 80 columns
         table.add_column(col, justify="left" if col in ("verdict", "referee") else "right", overflow="fold")
     for r in shown:
         check = "-" if r["verified"] is None else ("ok" if r["verified"] else "FAILED")
-        table.add_row(str(r["deal"]), r["verdict"], f"{r['nodes']:,}", f"{r['seconds']:.3f}", str(r["moves"]), check)
+        table.add_row(str(r["deal"]), r["verdict"], f"{r['nodes']:,}", f"{r['seconds']:.3f}", str(r["moves"]), check,
+                      *((str(r["rung"]),) if escalate_flag else ()))
     screen = console()
     screen.print(table)
     lines = [
@@ -321,11 +343,14 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         if verify else "referee: not run (--no-verify)",
         f"time per deal: mean {s['mean_seconds'] * 1000:.1f} ms, median {s['median_seconds'] * 1000:.1f} ms, "
         f"max {s['max_seconds']:.2f} s; {s['mean_nodes']:,.0f} nodes per deal, {s['nodes_per_second']:,.0f} nodes/s; "
-        f"wall {result.seconds:.1f} s with {result.jobs} job(s)",
-        f"store: {result.store} (key {result.key}); solved now {result.played:,}, reused {result.reused:,}",
+        f"wall {result.seconds:.1f} s with {result.jobs} job(s)" + (" in rung 0" if escalate_flag else ""),
+        f"store: {result.store} (key {result.key}" + (" of rung 0; each rung has its own" if escalate_flag else "")
+        + f"); solved now {result.played:,}, reused {result.reused:,}",
     ]
     if retry:
         lines.append(f"retried: the {retried:,} deal(s) the default budget left unknown, with {strategy.label_for(rules)}")
+    if escalate_flag:
+        lines.extend(report.line() for report in reports)
     if rules.face_down:
         lines.append("clairvoyant: the solver sees face-down cards; its win rate is an upper bound for honest play")
     for line in lines:

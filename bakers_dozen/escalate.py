@@ -1,0 +1,165 @@
+"""The escalation ladder behind `solve --escalate` and `atlas`: the default budget first, then bigger ones on only the
+deals still undecided.
+
+Each rung is a solver with its own parameters, so its own run in the store (its own key: `solve.solve_deals`): the
+store stays keyed by strategy identity, a killed escalation run again reuses every rung's finished deals, and a
+rung reads the deals the rung below left unknown (at its node budget, or stopped by its seconds cap: ``timeout``)
+from that rung's rows. A deal's verdict is the highest rung's that solved it, and its row names that rung
+(``rung``: 0 for the command's own budget).
+
+The default rungs' budgets come from the deals the default budget leaves open (docs/performance.md, "The solver"):
+30,000,000 nodes win good-measure 507 and 859 (5.2 and 20.3 million nodes) and bakers-dozen 5133 (29.9 million);
+the free-parking relaxation with 20,000,000 states proves PySol's Baker's Dozen 417 lost (19.2 million states);
+the layered prover proves good-measure deals lost that no search decides (1175 in 9.9 million positions). Their
+seconds are safety caps far above what the budgets take on a quiet machine; a deal a cap stops is a ``timeout``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.errors import UserError, quoted
+from sim.rules import Rules
+
+
+def _relaxation_applies(rules: Rules) -> bool:
+    """Whether the free-parking relaxation applies to ``rules`` (in-suit foundations without worrying back, any-suit
+    building, spaces never refilled)."""
+    from sim.engine import rule_params
+    from strategies.solver.capacity import applies_to
+
+    return bool(applies_to(rule_params(rules)))
+
+
+def _prover_applies(rules: Rules) -> bool:
+    """Whether the layered prover applies to ``rules`` (in-suit foundations without worrying back)."""
+    return rules.foundation == "suit" and not rules.worrying_back
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One rung: solver parameters laid over the command's own, and the rules it applies to (a rung whose stage
+    does not apply is skipped: it could only repeat the rung below)."""
+
+    params: dict[str, Any]
+    applies: Callable[[Rules], bool] | None = field(default=None, compare=False)
+    what: str = ""
+
+    @property
+    def budget(self) -> str:
+        """The rung's parameters as ``key=value,...`` (the solver's defaults where empty)."""
+        return ", ".join(f"{k}={v}" for k, v in self.params.items()) or "the solver's defaults"
+
+
+LADDER = (
+    Rung({}),
+    Rung({"nodes": 30_000_000, "seconds": 3600.0}, what="a bigger search"),
+    Rung({"nodes": 1, "capacity_states": 20_000_000, "seconds": 3600.0}, _relaxation_applies,
+         "the free-parking relaxation alone"),
+    Rung({"nodes": 1, "capacity_states": 0, "prover_mb": 2048, "prover_seconds": 600.0}, _prover_applies,
+         "the layered prover alone"),
+)
+"""The default ladder. Rung 0 is the command's own budget (the solver's defaults unless --nodes and the like say
+otherwise); rung 1 searches with 30,000,000 nodes; rung 2 runs only the free-parking relaxation, with 20,000,000
+states (one node of search first); rung 3 only the layered prover, within 2,048 MiB of positions (600 s cap)."""
+
+
+def ladder_help() -> str:
+    """The default ladder's rungs and budgets, for ``--help``."""
+    return "; ".join(f"{i}: " + (f"{r.budget} ({r.what})" if r.params else "the command's own budget")
+                     for i, r in enumerate(LADDER))
+
+
+def parse_rung(text: str) -> Rung:
+    """A rung from ``key=value,key=value`` (solver parameters; values as `--param` takes them)."""
+    params: dict[str, Any] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--rung {quoted(text)}: expected KEY=VALUE[,KEY=VALUE...] of solver parameters")
+        params[key.strip()] = value.strip()
+    return Rung(params)
+
+
+BUDGET_PARAMETERS = ("nodes", "seconds", "capacity_states", "prover_mb", "prover_seconds")
+"""The solver parameters that bound a deal's work, named in a summary's budgets even where a rung keeps the default."""
+
+
+def budgets(rungs: tuple[Rung, ...], base: dict[str, Any]) -> str:
+    """Every rung's budget (the solver's defaults, the command's own parameters and the rung's laid over in turn),
+    as one line for a summary: the bounding parameters always, any other parameter where it was set."""
+    from strategies.solver.strategy import SolverStrategy
+
+    lines = []
+    for i, r in enumerate(rungs):
+        params = SolverStrategy(**{**base, **r.params}).params
+        named = [k for k in BUDGET_PARAMETERS if params.get("prover_seconds") or not k.startswith("prover")]
+        named += [k for k in {**base, **r.params} if k not in named]
+        lines.append(f"{i}: " + ", ".join(f"{k}={params[k]}" for k in named))
+    return "; ".join(lines)
+
+
+@dataclass
+class RungReport:
+    """What one rung did: the deals it tried and what it decided (``skipped`` where its stage does not apply)."""
+
+    rung: int
+    budget: str
+    tried: int = 0
+    won: int = 0
+    lost: int = 0
+    left: int = 0
+    skipped: bool = False
+
+    def line(self) -> str:
+        """One line for the summary."""
+        if self.skipped:
+            return f"rung {self.rung} ({self.budget}): skipped, its stage does not apply to these rules"
+        return (f"rung {self.rung} ({self.budget}): {self.tried:,} deal(s), won {self.won:,}, lost {self.lost:,}, "
+                f"left unknown {self.left:,}")
+
+
+def rung_strategies(rules: Rules, base: dict[str, Any], rungs: tuple[Rung, ...]) -> list[Any]:
+    """The solver of each rung (checked: a bad parameter is one line), rung 0 first."""
+    from strategies.base import StrategyError
+    from strategies.solver.strategy import SolverStrategy
+
+    try:
+        return [SolverStrategy(**{**base, **r.params}) for r in rungs]
+    except StrategyError as exc:
+        raise UserError(str(exc)) from None
+
+
+def escalate(rules: Rules, base: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
+             rungs: tuple[Rung, ...] = LADDER, **options: Any) -> tuple[list[dict[str, Any]], list[RungReport], Any]:
+    """Solve deals first..last with rung 0 (``base`` with its parameters), then each later rung on the deals the
+    rung below left unknown; the rows (sorted by deal, each with the ``rung`` that gave its verdict), what each
+    rung did, and rung 0's run summary. ``options`` go to `solve.solve_deals` (store, jobs, verify, ...)."""
+    from bakers_dozen.solve import retry_unknown, solve_deals
+
+    rows, result = solve_deals(rules, {**base, **rungs[0].params}, first, last, seed, source, **options)
+    for r in rows:
+        r["rung"] = 0
+    reports = [_report(0, rungs[0], base, rows)]
+    for i, rung in enumerate(rungs[1:], start=1):
+        if rung.applies is not None and not rung.applies(rules):
+            reports.append(RungReport(i, Rung({**base, **rung.params}).budget, skipped=True))
+            continue
+        unknown = {r["deal"] for r in rows if r["verdict"] == "unknown"}
+        if not unknown:
+            reports.append(RungReport(i, Rung({**base, **rung.params}).budget))
+            continue
+        rows, _ = retry_unknown(rules, rows, {**base, **rung.params}, seed, source, **options)
+        for r in rows:
+            if r["deal"] in unknown:
+                r["rung"] = i
+        reports.append(_report(i, rung, base, [r for r in rows if r["deal"] in unknown]))
+    return rows, reports, result
+
+
+def _report(i: int, rung: Rung, base: dict[str, Any], rows: list[dict[str, Any]]) -> RungReport:
+    verdicts = [r["verdict"] for r in rows]
+    return RungReport(i, Rung({**base, **rung.params}).budget, len(rows), verdicts.count("won"), verdicts.count("lost"),
+                      verdicts.count("unknown"))
