@@ -19,7 +19,7 @@ import click
 from bakers_dozen.escalate import LADDER, Rung, budgets, escalate, ladder_help, parse_rung, rung_strategies
 from bakers_dozen.limits import Bounded
 from bakers_dozen.simulate import run_exits
-from bakers_dozen.solve import parse_deals
+from bakers_dozen.solve import parse_deals, parse_params
 from sim.deals import MAX_SEED
 from sim.errors import UserError, quoted
 from sim.rules import Rules, find_variant, is_variant_file, preset_named, variant_names
@@ -136,12 +136,7 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
             raise AtlasInputError(f"the pysol numbering deals 13 piles of 4 with no card home; not {', '.join(refused)}")
         chosen = [r for r in chosen if r.name not in refused]
     ranges = deal_ranges(deal_texts, [r.name for r in chosen])
-    base: dict[str, Any] = {}
-    for item in extra:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise AtlasInputError(f"--param {quoted(item)} is not KEY=VALUE")
-        base[key.strip()] = value.strip()
+    base: dict[str, Any] = dict(parse_params(extra))
     rungs: tuple[Rung, ...] = (LADDER[0], *map(parse_rung, rung_texts)) if rung_texts else LADDER
     for rules in chosen:
         for strategy in rung_strategies(rules, base, rungs):

@@ -20,6 +20,7 @@ import json
 import statistics
 import sys
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,17 @@ class SolveInputError(UserError):
 
 COLUMNS = ("variant", "source", "seed", "deal", "verdict", "nodes", "seconds", "moves", "verified", "rules_fingerprint",
            "strategy")
+
+
+def parse_params(items: Sequence[str]) -> dict[str, str]:
+    """The solver parameters of ``--param KEY=VALUE`` options, as texts (the strategy checks the values)."""
+    params: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SolveInputError(f"--param {quoted(item)} is not KEY=VALUE")
+        params[key.strip()] = value.strip()
+    return params
 
 
 def parse_deals(text: str) -> tuple[int, int]:
@@ -275,12 +287,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         from sim.deals import pysol_order
 
         pysol_order(first, rules)  # refuses layouts PySol does not deal, with a clear message
-    params: dict[str, Any] = {}
-    for item in extra:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SolveInputError(f"--param {quoted(item)} is not KEY=VALUE")
-        params[key.strip()] = value.strip()
+    params: dict[str, Any] = dict(parse_params(extra))
     for key, value in (("nodes", nodes), ("seconds", seconds), ("tt_mb", tt_mb)):
         if value is not None:
             params[key] = value
