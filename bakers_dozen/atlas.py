@@ -16,10 +16,10 @@ from typing import Any
 
 import click
 
-from bakers_dozen.escalate import LADDER, Rung, budgets, escalate, ladder_help, parse_rung, rung_strategies
+from bakers_dozen.escalate import LADDER, Rung, budgets, ladder_help, parse_rung, rung_strategies
 from bakers_dozen.limits import Bounded
 from bakers_dozen.simulate import run_exits
-from bakers_dozen.solve import parse_deals, parse_params
+from bakers_dozen.solve import escalate, parse_deals, parse_params
 from sim.deals import MAX_SEED
 from sim.errors import UserError, quoted
 from sim.rules import Rules, find_variant, is_variant_file, preset_named, variant_names

@@ -132,34 +132,8 @@ def rung_strategies(rules: Rules, base: dict[str, Any], rungs: tuple[Rung, ...])
         raise UserError(str(exc)) from None
 
 
-def escalate(rules: Rules, base: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
-             rungs: tuple[Rung, ...] = LADDER, **options: Any) -> tuple[list[dict[str, Any]], list[RungReport], Any]:
-    """Solve deals first..last with rung 0 (``base`` with its parameters), then each later rung on the deals the
-    rung below left unknown; the rows (sorted by deal, each with the ``rung`` that gave its verdict), what each
-    rung did, and rung 0's run summary. ``options`` go to `solve.solve_deals` (store, jobs, verify, ...)."""
-    from bakers_dozen.solve import retry_unknown, solve_deals
-
-    rows, result = solve_deals(rules, {**base, **rungs[0].params}, first, last, seed, source, **options)
-    for r in rows:
-        r["rung"] = 0
-    reports = [_report(0, rungs[0], base, rows)]
-    for i, rung in enumerate(rungs[1:], start=1):
-        if rung.applies is not None and not rung.applies(rules):
-            reports.append(RungReport(i, Rung({**base, **rung.params}).budget, skipped=True))
-            continue
-        unknown = {r["deal"] for r in rows if r["verdict"] == "unknown"}
-        if not unknown:
-            reports.append(RungReport(i, Rung({**base, **rung.params}).budget))
-            continue
-        rows, _ = retry_unknown(rules, rows, {**base, **rung.params}, seed, source, **options)
-        for r in rows:
-            if r["deal"] in unknown:
-                r["rung"] = i
-        reports.append(_report(i, rung, base, [r for r in rows if r["deal"] in unknown]))
-    return rows, reports, result
-
-
-def _report(i: int, rung: Rung, base: dict[str, Any], rows: list[dict[str, Any]]) -> RungReport:
+def rung_report(i: int, rung: Rung, base: dict[str, Any], rows: list[dict[str, Any]]) -> RungReport:
+    """What rung ``i`` did on ``rows``, the deals it was given: how many it won, lost and left unknown."""
     verdicts = [r["verdict"] for r in rows]
     return RungReport(i, Rung({**base, **rung.params}).budget, len(rows), verdicts.count("won"), verdicts.count("lost"),
                       verdicts.count("unknown"))

@@ -27,7 +27,7 @@ from typing import Any
 import click
 import numpy as np
 
-from bakers_dozen.escalate import LADDER, escalate, ladder_help, parse_rung, rung_strategies
+from bakers_dozen.escalate import LADDER, Rung, RungReport, ladder_help, parse_rung, rung_report, rung_strategies
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from bakers_dozen.simulate import run_exits
 from sim.deals import MAX_SEED, check_deal_range
@@ -367,3 +367,28 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         screen.print(f"wrote {len(rows):,} rows to {out}", highlight=False)
     if s["verify_failed"]:
         sys.exit(1)
+
+
+def escalate(rules: Rules, base: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
+             rungs: tuple[Rung, ...] = LADDER, **options: Any) -> tuple[list[dict[str, Any]], list[RungReport], Any]:
+    """Solve deals first..last with rung 0 (``base`` with its parameters), then each later rung on the deals the
+    rung below left unknown; the rows (sorted by deal, each with the ``rung`` that gave its verdict), what each
+    rung did, and rung 0's run summary. ``options`` go to `solve_deals` (store, jobs, verify, ...)."""
+    rows, result = solve_deals(rules, {**base, **rungs[0].params}, first, last, seed, source, **options)
+    for r in rows:
+        r["rung"] = 0
+    reports = [rung_report(0, rungs[0], base, rows)]
+    for i, rung in enumerate(rungs[1:], start=1):
+        if rung.applies is not None and not rung.applies(rules):
+            reports.append(RungReport(i, Rung({**base, **rung.params}).budget, skipped=True))
+            continue
+        unknown = {r["deal"] for r in rows if r["verdict"] == "unknown"}
+        if not unknown:
+            reports.append(RungReport(i, Rung({**base, **rung.params}).budget))
+            continue
+        rows, _ = retry_unknown(rules, rows, {**base, **rung.params}, seed, source, **options)
+        for r in rows:
+            if r["deal"] in unknown:
+                r["rung"] = i
+        reports.append(rung_report(i, rung, base, [r for r in rows if r["deal"] in unknown]))
+    return rows, reports, result

@@ -8,7 +8,8 @@ import csv
 from click.testing import CliRunner
 
 from bakers_dozen.cli import main
-from bakers_dozen.escalate import LADDER, Rung, escalate
+from bakers_dozen.escalate import LADDER, Rung
+from bakers_dozen.solve import escalate
 from sim.rules import find_variant
 from studies.store import Store
 

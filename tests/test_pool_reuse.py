@@ -64,7 +64,7 @@ def test_a_pool_is_stamped_idle_when_its_first_worker_runs_out_of_chunks(monkeyp
     from concurrent.futures import ThreadPoolExecutor
 
     threads = ThreadPoolExecutor(max_workers=2)
-    monkeypatch.setattr(runner, "_executor", lambda jobs: threads)
+    monkeypatch.setattr(runner, "worker_pool", lambda jobs: threads)
     monkeypatch.setattr(runner, "_POOL_IDLE_SINCE", {})
     monkeypatch.setattr(runner, "play_chunk", lambda seconds: time.sleep(seconds) or seconds)
     start = time.monotonic()

@@ -41,7 +41,8 @@ def built(tmp_path_factory) -> tuple[Path, Path, Report]:
         for rules in (find_variant("bakers-dozen"), FACE_DOWN):
             for spec in ("random:home_first=true", "peek_plug:Peek"):
                 run(RunSpec(rules, spec, DEALS), store, jobs=1)
-        run(RunSpec(find_variant("bakers-dozen"), "heuristic", DEALS), store, jobs=1)
+        # heuristic version 1's guard: on these deals it loses some that a weaker player wins (the upsets inspected)
+        run(RunSpec(find_variant("bakers-dozen"), "heuristic:guard=position", DEALS), store, jobs=1)
         html, _, report = build(store, root / "report")
     return root / "report", html, report
 

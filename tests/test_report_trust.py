@@ -37,7 +37,7 @@ def test_a_chart_edited_since_the_last_build_is_drawn_again_not_inlined(report):
     clean = {p.name: p.read_bytes() for p in charts}
     charts[0].write_bytes(clean[charts[0].name].replace(b"</svg>", EVIL + b"</svg>"))  # its digest tag intact
     charts[1].write_bytes(b'<svg xmlns="http://www.w3.org/2000/svg">' + EVIL + b"</svg>")  # replaced whole
-    again = CliRunner().invoke(main, ["report", str(tmp / "st"), "--out", str(out)])
+    again = CliRunner().invoke(main, ["report", str(tmp / "st"), "--out", str(out), "--force"])
     assert again.exit_code == 0, again.output
     html = (out / "report.html").read_bytes()
     assert EVIL not in html and b"<script" not in html
@@ -47,12 +47,12 @@ def test_a_chart_edited_since_the_last_build_is_drawn_again_not_inlined(report):
 
 def test_an_unchanged_chart_is_reused_and_the_ledger_lists_what_the_build_wrote(report, monkeypatch):
     tmp, out = report
-    CliRunner().invoke(main, ["report", str(tmp / "st"), "--out", str(out)])
+    CliRunner().invoke(main, ["report", str(tmp / "st"), "--out", str(out), "--force"])
     ledger = json.loads((out / "charts" / LEDGER).read_text(encoding="utf-8"))["files"]
     assert set(ledger) == {p.name for p in (out / "charts").glob("*.svg")}
     drawn: list[str] = []
     monkeypatch.setattr("reports.charts._draw_task", lambda task: drawn.append(task[3]))
-    again = CliRunner().invoke(main, ["report", str(tmp / "st"), "--out", str(out)])
+    again = CliRunner().invoke(main, ["report", str(tmp / "st"), "--out", str(out), "--force"])
     assert again.exit_code == 0, again.output
     assert drawn == []  # every chart came from the last build
 
@@ -88,14 +88,15 @@ def test_an_unreadable_ledger_trusts_nothing(tmp_path, ledger):
 
 @pytest.mark.slow
 def test_a_replay_page_edited_or_replaced_since_the_last_build_is_made_again(tmp_path):
-    out = _build(tmp_path, "tournament", "--strategies", "greedy,heuristic", "-n", "200", "-j", "1", "-q")
+    # heuristic version 1's guard: it loses deals greedy wins, whose replay pages are tampered with here
+    out = _build(tmp_path, "tournament", "--strategies", "greedy;heuristic:guard=position", "-n", "200", "-j", "1", "-q")
     pages = sorted((out / "replays").glob("*.html"))
     assert pages, "no replay pages to tamper with"
     clean = {p.name: p.read_bytes() for p in pages}
     pages[0].write_bytes(clean[pages[0].name].replace(b"</body>", EVIL + b"</body>"))
     if len(pages) > 1:
         pages[1].write_bytes(b"<html>" + EVIL + b"</html>")
-    again = CliRunner().invoke(main, ["report", str(tmp_path / "st"), "--out", str(out)])
+    again = CliRunner().invoke(main, ["report", str(tmp_path / "st"), "--out", str(out), "--force"])
     assert again.exit_code == 0, again.output
     for p in pages[:2]:
         assert p.read_bytes() == clean[p.name]

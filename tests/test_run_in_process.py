@@ -62,7 +62,7 @@ def test_a_run_with_one_worker_starts_no_pool_and_stores_its_rows(tmp_path, monk
     def no_pool(jobs):
         raise AssertionError("a worker pool was started")
 
-    monkeypatch.setattr(R, "_executor", no_pool)
+    monkeypatch.setattr(R, "worker_pool", no_pool)
     s = R.run(R.RunSpec(Rules(), "greedy", 1000), tmp_path, jobs=1, chunk=300)
     assert s.played == 1000 and s.chunks_played == 4
     assert read_store(tmp_path)["deal"].tolist() == list(range(1, 1001))
