@@ -63,13 +63,13 @@ clairvoyance is delayed to the next reveal (extended PIMC), and the decisions
 inside a plan cost no solver work. On development deals (dick-1883
 2001-2300) plans with version 4's default budget (8 samples) won 106 deals at
 379,000 nodes a deal against its 108 at 888,000; version 5's default drew 10
-samples of 1,500 nodes (115 won at 441,000 nodes, within issue 11's second a
-deal: benchmarks/README.md); version 8's draws 30 of 200 (below).
+samples of 1,500 nodes (115 won at 441,000 nodes, within a second a
+deal: CHANGELOG.md, sampling version 5); version 8's draws 30 of 200 (below).
 
 It never reads a face-down card: it reads only the face-up part of each pile
 and the foundations, and overwrites the hidden slots with its own draws (new or
 kept). Keeping the completions (version 3) made it stronger at the same
-settings (benchmarks/README.md), perhaps because a kept line is a plan it goes
+settings (CHANGELOG.md, sampling version 3), perhaps because a kept line is a plan it goes
 on with, where fresh solves at every decision may drift between plans.
 
 Once no card is face down (at once on face-up variants) the position is fully
@@ -78,20 +78,19 @@ known, and it plays as the `solver` does (its searches with ``nodes`` /
 an undecided search hands over to `greedy` rather than ending undecided.
 
 Named settings (``preset``: `PRESETS`) trade strength for time; see
-benchmarks/README.md for the measured curve (`benchmarks/honest.py`). Up to
+docs/performance.md for the measured curve (`benchmarks/honest.py`). Up to
 version 7, ``plans=false,samples=8,sample_nodes=2000`` played as version 4's
 default (and version 3's) did, move for move, and
 ``plans=false,samples=4,sample_nodes=500,candidates=2,shift=true`` as version
 4's and 5's ``fast`` preset; version 8 no longer shortens the lines and
 restarts its solves in other units, so no setting of it replays them. Version 6's ``fast`` (5 samples of 600 nodes, 3
 candidates, plans) won 21.7% of dick-1883 deals 1-1,000 against that 18.1%, at
-0.15 s a deal against 0.11 (benchmarks/README.md).
+0.15 s a deal against 0.11 (CHANGELOG.md, sampling version 6).
 
 Version 7 solves each completion in a window of the transposition table
 sized from ``sample_nodes`` (`sample_work`) instead of the whole table: the
 same play (the same wins and nodes as version 6 on dick-1883 deals 1-1,000
-with ``fast`` and 1-100 with the default), 5-7% sooner (benchmarks/README.md,
-"Version 7").
+with ``fast`` and 1-100 with the default), 5-7% sooner (CHANGELOG.md, sampling version 7).
 
 Version 8 no longer shortens the completions' winning lines
 (`strategies.sampling_solve`), which took about a seventh of ``fast``'s time
@@ -103,7 +102,7 @@ deals 1-1,000 ``fast`` won 27.4% (24.7-30.3%) at 0.147 s a deal, where
 version 7's won 21.7% at 0.153-0.158 s measured in the same spell, and the
 default **44.6% (41.5-47.7%) at 0.89 s** a deal, where version 7's (10
 samples of 1,500 nodes, every candidate) won 37.7%, unshortened at 0.78 s
-(benchmarks/README.md, "Version 8").
+(CHANGELOG.md, sampling version 8).
 
 Version 9 plays version 8's settings on the solver's version 3, whose restarts
 keep the positions earlier searches proved lost (`strategies.solver.table`):
@@ -112,8 +111,7 @@ The play changes a little and its strength and time do not measurably:
 ``fast`` on dick-1883 deals 1-300 won 79 deals at 0.148 s a deal where
 version 8 won 78 at 0.147 s, side by side; the default on deals 2001-2150
 won 74 at 0.946 CPU s a deal where version 8 won 76 at 0.919 s, side by side,
-and 43.8% of deals 1-1,000 (benchmarks/README.md, "Restarts that keep their
-proofs").
+and 43.8% of deals 1-1,000 (CHANGELOG.md, sampling version 9).
 
 Version 10 plays version 9's settings on the solver's version 7: when the
 table's generations run out (every 32,767 searches, a few games' worth here),

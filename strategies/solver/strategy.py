@@ -26,7 +26,7 @@ cut at a node budget that follows the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1,
   26 deals the restarts alone left unknown within the same 4,000,000 nodes:
   469, 675, 679 and 801 lost (each in 0.35-1.2 million nodes, about what the
   layered prover needs), 22, 65, 108, 306, 507 and 993 won
-  (benchmarks/README.md, "Restarts that keep their proofs").
+  (CHANGELOG.md, solver version 3).
 
 From ``relax_after`` nodes of a deal on (100,000 by default), the searches
 also cut every position whose configuration the same relaxation loses within
@@ -35,9 +35,8 @@ relaxed losses kept from one configuration to the next
 (`strategies.solver.relax_cut`). Random walks of the hardest deals meet such
 configurations far sooner than dead positions; the cut decides good-measure
 806 and 937, which no search or prover here had decided, and bakers-dozen 2083
-and good-measure 65 and 507 within the default budget (benchmarks/README.md,
-"The relaxation inside the search"). Before ``relax_after`` it would only cost
-time: most deals are decided in a few thousand nodes.
+and good-measure 65 and 507 within the default budget (CHANGELOG.md, solver
+version 6). Before ``relax_after`` it would only cost time: most deals are decided in a few thousand nodes.
 
 A deal the searches have not decided within ``capacity_after`` nodes
 (250,000 by default, about half a second) goes to the free-parking relaxation
@@ -49,7 +48,7 @@ good-measure deals among 1-1,000 that the searches left unknown (71, 141,
 183, 398, 449, 651, 677, 733, 815) and 2 of the 5 bakers-dozen deals among
 1-10,000 (2647, 3253), and PySol's Baker's Dozen deal 417, which no search
 has finished, in 19,184,531 states with ``capacity_states=20000000``
-(benchmarks/README.md, "Cards move only when exposed"). Run at the start of
+(CHANGELOG.md, solver version 4). Run at the start of
 every deal it would only cost time, as the searches decide most deals in a
 few thousand nodes; run only after them, each deal it proves lost would cost
 the searches' whole budget first. A deal still unknown after the searches
@@ -62,8 +61,7 @@ deals the searches leave unknown fill their first layer with more than 10^7
 positions, minutes to hours of the prover each, while 4 s of it decide 3 of
 the 26 good-measure deals among 1-1,000 that the searches leave unknown (469,
 675 and 801, lost) and none of bakers-dozen's five among 1-10,000, at 4 s
-more on every deal still unknown (benchmarks/README.md, "A proof spread over
-runs, and the prover on the unknowns").
+more on every deal still unknown (docs/performance.md, "The solver").
 
 WON comes with the moves; LOST means a search (or the prover) ran out of
 positions; UNKNOWN means the node budget for the whole deal ran out (``nodes``,
@@ -118,8 +116,7 @@ share, decides the other deals sooner: good-measure 1-1,000 take 106.6 ms a
 deal instead of 120.5 with 3 deals unknown instead of 5 (507, which version 8
 won at 2.4 million nodes, among them), 1,001-2,000, which played no part in
 the choice, 125.9 instead of 133.1 with the same 4 unknown, bakers-dozen
-1-10,000 8.1 instead of 8.8 with the same one (benchmarks/README.md,
-"Restarts that take turns").
+1-10,000 8.1 instead of 8.8 with the same one (CHANGELOG.md, solver version 9).
 Version 8: in the free-parking relaxation (the stage and the cut) a base
 top goes home, as well as parked, only when it can be bare, and is parked
 only onto a holder that is free before the card under it becomes one
@@ -127,7 +124,7 @@ only onto a holder that is free before the card under it becomes one
 at the default settings, in 2,255,359 nodes and states (6.8 s), which no
 search of 900 million positions had decided; bakers-dozen's deals 1-10,000
 leave one deal unknown instead of two, good-measure's 1-1,000 the same five
-(benchmarks/README.md, "A card goes home bare").
+(CHANGELOG.md, solver version 8).
 Version 7: a deal is decided the same whatever the same solver decided
 before it. Before, the table's generations ran out every 32,767 searches and
 the whole table was cleared, with the kept proofs of a deal whose restarts
@@ -147,7 +144,7 @@ default budget, good-measure's deals 1-1,000 take 188.9 CPU s instead of
 231.6 (the wins 89.5 s instead of 142.5) and bakers-dozen's 1-3,000 39.4
 instead of 57.2, the same deals lost and as many or fewer unknown; at the
 default study's 200,000 nodes good-measure's unknowns fall from 70 to 50
-(benchmarks/README.md, "Short restarts"). Version 4: the free-parking
+(CHANGELOG.md, solver version 5). Version 4: the free-parking
 relaxation parks a card only when it can be bare, takes its safe steps home
 alone, runs after ``capacity_after`` nodes of search instead of after all of
 them, and has 5,000,000 states instead of 2,000,000 (version 3: restarts keep
