@@ -1131,7 +1131,9 @@ def _load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> 
     fh = None
     try:
         fh = nofollow.open_read(_store_of(chunk), chunk.path)
-        pf = pq.ParquetFile(fh, page_checksum_verification=True)
+        # read whole (a chunk is a few megabytes at most) and parsed from memory: pyarrow then holds no Python
+        # file object, which its C++ side would release as the interpreter shuts down
+        pf = pq.ParquetFile(pa.BufferReader(fh.read()), page_checksum_verification=True)
         raw = (pf.schema_arrow.metadata or {}).get(META_KEY)
         if raw is None:
             raise CorruptChunkError(chunk.path, "it carries no bakers-dozen metadata (not written by this toolkit)")
@@ -1440,9 +1442,11 @@ def _write_parquet(table: pa.Table, path: Path, root: Path) -> None:
     are delta-encoded and only low-cardinality columns get Parquet dictionaries,
     which makes the file small and the write cheap next to the play.
     """
+    sink = pa.BufferOutputStream()  # written in memory, then to the file opened without following links
+    pq.write_table(table, sink, compression=COMPRESSION, write_page_checksum=True,
+                   use_dictionary=_DICTIONARY_COLUMNS, column_encoding={"deal": "DELTA_BINARY_PACKED"})
     with nofollow.create(root, path) as fh:
-        pq.write_table(table, fh, compression=COMPRESSION, write_page_checksum=True,
-                       use_dictionary=_DICTIONARY_COLUMNS, column_encoding={"deal": "DELTA_BINARY_PACKED"})
+        fh.write(sink.getvalue())
         fh.flush()
         os.fsync(fh.fileno())
 
