@@ -1131,9 +1131,12 @@ def _load_chunk_file(chunk: ChunkFile, columns: Sequence[str] | None = None) -> 
     fh = None
     try:
         fh = nofollow.open_read(_store_of(chunk), chunk.path)
-        # read whole (a chunk is a few megabytes at most) and parsed from memory: pyarrow then holds no Python
-        # file object, which its C++ side would release as the interpreter shuts down
-        pf = pq.ParquetFile(pa.BufferReader(fh.read()), page_checksum_verification=True)
+        # read whole (a chunk is a few megabytes at most) into memory of pyarrow's own and parsed from there:
+        # the tables read then hold no Python object (a file, or bytes) that pyarrow's C++ side would release
+        # as the interpreter shuts down
+        owned = pa.BufferOutputStream()
+        owned.write(fh.read())
+        pf = pq.ParquetFile(pa.BufferReader(owned.getvalue()), page_checksum_verification=True)
         raw = (pf.schema_arrow.metadata or {}).get(META_KEY)
         if raw is None:
             raise CorruptChunkError(chunk.path, "it carries no bakers-dozen metadata (not written by this toolkit)")
