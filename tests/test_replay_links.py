@@ -14,7 +14,8 @@ from bakers_dozen.cli import main
 @pytest.mark.slow
 def test_a_tournament_report_links_its_upsets_to_replays_of_the_stored_games(tmp_path: Path) -> None:
     store, out = tmp_path / "store", tmp_path / "rep"
-    r = CliRunner().invoke(main, ["tournament", "--strategies", "greedy,heuristic", "-n", "200", "-j", "1", "-q",
+    # heuristic version 1's guard: it loses deals greedy wins, the upsets whose replays are linked
+    r = CliRunner().invoke(main, ["tournament", "--strategies", "greedy;heuristic:guard=position", "-n", "200", "-j", "1", "-q",
                                   "--store", str(store), "--out", str(out)])
     assert r.exit_code == 0, r.output
     md = (out / "report.md").read_text(encoding="utf-8")
@@ -29,7 +30,7 @@ def test_a_tournament_report_links_its_upsets_to_replays_of_the_stored_games(tmp
     lost = [p for p in (out / "replays").glob("*.html") if "(lost" in p.read_text(encoding="utf-8")]
     assert lost and all('"verdicts":["' in p.read_text(encoding="utf-8") for p in lost)  # analysed losses carry verdicts
 
-    again = CliRunner().invoke(main, ["report", str(store), "--out", str(out)])  # a rebuild reuses the pages
+    again = CliRunner().invoke(main, ["report", str(store), "--out", str(out), "--force"])  # a rebuild reuses the pages
     assert again.exit_code == 0, again.output
     md2 = (out / "report.md").read_text(encoding="utf-8")
     assert re.findall(r"\]\((replays/[^)]+\.html)\)", md2[md2.index("Deals that disagree most"):].split("\n\n", 2)[1]) == links
