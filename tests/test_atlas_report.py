@@ -16,33 +16,12 @@ from bakers_dozen.cli import main
 from reports.atlas import COLUMN, DEFAULT_FOLDER, AtlasWarning, atlas_folder, cell, grid_column, perfect_play
 from reports.render import Cell
 from sim.rules import VARIANTS, Rules, find_variant
-from studies.atlas import deal_table, read_summary, summary_row, write_deals, write_summary
+from studies.atlas import read_summary
 from studies.runner import RunSpec, run
+from tests.atlas_helpers import BAKERS, make_atlas, verdicts
 
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "atlas"
-BAKERS = find_variant("bakers-dozen").fingerprint
 SPANISH = find_variant("spanish-patience").fingerprint
-
-
-def _verdicts(won: int, lost: int, unknown: int = 0, timeout: int = 0) -> list[dict]:
-    """Solve rows of deals 1.. with these verdicts; the first ``timeout`` unknown deals stopped by the seconds cap."""
-    kinds = ["won"] * won + ["lost"] * lost + ["undecided"] * (unknown - timeout) + ["timeout"] * timeout
-    return [{"deal": d, "verdict": "unknown" if k in ("undecided", "timeout") else k, "nodes": 1, "rung": 0,
-             "termination": k} for d, k in enumerate(kinds, start=1)]
-
-
-def make_atlas(folder: Path, rows: list[tuple[str, str, str, list[dict]]]) -> Path:
-    """An atlas of (variant name, fingerprint, source, solve rows) rows, written as `bakers-dozen atlas` writes it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    summary = []
-    for name, fingerprint, source, deals in rows:
-        table = deal_table(deals)
-        write_deals(table, folder / (f"pysol-{name}.parquet" if source == "pysol" else f"{name}.parquet"))
-        summary.append(summary_row(table, variant=name, fingerprint=fingerprint, source=source, seed=0, solver_version="11",
-                                   budgets="0: nodes=1", clairvoyant=False,
-                                   command=f"bakers-dozen atlas --variant {name} --deals 1-{len(deals)}"))
-    write_summary(summary, folder / "summary.csv")
-    return folder
 
 
 def _figures(folder: Path | None, fingerprints) -> tuple[dict, list[str]]:
@@ -54,10 +33,10 @@ def _figures(folder: Path | None, fingerprints) -> tuple[dict, list[str]]:
 
 def test_rows_match_by_rules_fingerprint_in_the_toolkit_numbering_the_row_with_most_deals_first(tmp_path):
     atlas = make_atlas(tmp_path / "atlas", [
-        ("renamed", BAKERS, "default", _verdicts(18, 2)),  # a name that is no preset's: the fingerprint decides
-        ("bakers-dozen", BAKERS, "default", _verdicts(9, 1)),
-        ("bakers-dozen", BAKERS, "pysol", _verdicts(30, 0)),  # PySolFC's numbering is not the report's
-        ("spanish-patience", "0123456789ab", "default", _verdicts(5, 0)),  # a preset's name on other rules
+        ("renamed", BAKERS, "default", verdicts(18, 2)),  # a name that is no preset's: the fingerprint decides
+        ("bakers-dozen", BAKERS, "default", verdicts(9, 1)),
+        ("bakers-dozen", BAKERS, "pysol", verdicts(30, 0)),  # PySolFC's numbering is not the report's
+        ("spanish-patience", "0123456789ab", "default", verdicts(5, 0)),  # a preset's name on other rules
     ])
     figures, said = _figures(atlas, [BAKERS, SPANISH])
     assert said == []
@@ -71,7 +50,7 @@ def test_rows_match_by_rules_fingerprint_in_the_toolkit_numbering_the_row_with_m
 
 
 def test_unknown_and_clock_stopped_deals_make_the_cell_a_range(tmp_path):
-    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", _verdicts(7, 1, unknown=2, timeout=1))])
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(7, 1, unknown=2, timeout=1))])
     (f,) = _figures(atlas, [BAKERS])[0].values()
     assert (f.unknown, f.timeout) == (2, 1)
     c = cell(f)
@@ -80,7 +59,7 @@ def test_unknown_and_clock_stopped_deals_make_the_cell_a_range(tmp_path):
 
 
 def test_files_from_before_the_timeout_column_are_shown(tmp_path):
-    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", _verdicts(9, 0, unknown=1))])
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 0, unknown=1))])
     table = pd.read_parquet(atlas / "bakers-dozen.parquet").drop(columns="timeout")
     table.to_parquet(atlas / "bakers-dozen.parquet")
     rows = list(csv.DictReader((atlas / "summary.csv").open()))
@@ -111,7 +90,7 @@ def _damage(atlas: Path, change) -> None:
     (lambda r: r.update(first="5"), "10 deals do not fit in deals 5-10"),
 ])
 def test_a_row_that_does_not_add_up_is_not_shown_and_said_in_one_warning(tmp_path, change, said):
-    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", _verdicts(9, 1))])
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
     _damage(atlas, change)
     figures, warned = _figures(atlas, [BAKERS])
     assert figures == {}
@@ -119,8 +98,8 @@ def test_a_row_that_does_not_add_up_is_not_shown_and_said_in_one_warning(tmp_pat
 
 
 def test_a_row_its_deal_file_does_not_count_is_not_shown(tmp_path):
-    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", _verdicts(9, 1))])
-    other = make_atlas(tmp_path / "other", [("bakers-dozen", BAKERS, "default", _verdicts(8, 2))])
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
+    other = make_atlas(tmp_path / "other", [("bakers-dozen", BAKERS, "default", verdicts(8, 2))])
     (atlas / "bakers-dozen.parquet").write_bytes((other / "bakers-dozen.parquet").read_bytes())
     figures, warned = _figures(atlas, [BAKERS])
     assert figures == {} and len(warned) == 1 and "its deal file counts won 8, not 9, lost 2, not 1" in warned[0]
@@ -135,7 +114,7 @@ def test_a_row_its_deal_file_does_not_count_is_not_shown(tmp_path):
     (lambda a: pd.DataFrame({"deal": [1]}).to_parquet(a / "bakers-dozen.parquet"), "bakers-dozen.parquet cannot be read"),
 ])
 def test_a_missing_or_damaged_file_is_one_warning(tmp_path, damage, said):
-    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", _verdicts(9, 1))])
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
     damage(atlas)
     figures, warned = _figures(atlas, [BAKERS])
     assert figures == {} and len(warned) == 1 and said in warned[0], warned
@@ -146,12 +125,12 @@ def test_the_atlas_is_the_one_given_else_data_atlas_here_when_it_holds_a_summary
     assert atlas_folder(tmp_path / "elsewhere") == tmp_path / "elsewhere"
     (DEFAULT_FOLDER).mkdir(parents=True)
     assert atlas_folder(None) is None  # the folder without a summary is no atlas
-    make_atlas(DEFAULT_FOLDER, [("bakers-dozen", BAKERS, "default", _verdicts(9, 1))])
+    make_atlas(DEFAULT_FOLDER, [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
     assert atlas_folder(None) == DEFAULT_FOLDER
 
 
 def test_the_atlas_column_stands_after_the_live_perfect_play_and_only_where_the_rules_match(tmp_path):
-    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", _verdicts(9, 1))])
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
     figures, _ = _figures(atlas, [BAKERS])
     text = pd.DataFrame({"variant": ["bakers-dozen", "mine"], "greedy": ["1%", "2%"],
                          "perfect play (solver)": ["99%", "98%"], "other": ["x", "y"]})
@@ -178,7 +157,7 @@ def store(tmp_path_factory) -> Path:
 
 
 def test_the_report_shows_the_atlas_figure_for_the_rules_it_holds_and_the_live_ones_elsewhere(store, tmp_path):
-    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", _verdicts(9, 1))])
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
     done = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "rep"), "--atlas", str(atlas)])
     assert done.exit_code == 0, done.output
     md = (tmp_path / "rep" / "report.md").read_text()
@@ -193,7 +172,7 @@ def test_the_report_shows_the_atlas_figure_for_the_rules_it_holds_and_the_live_o
 
 
 def test_a_damaged_atlas_is_one_warning_line_and_the_report_is_written(store, tmp_path):
-    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", _verdicts(9, 1))])
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
     (atlas / "summary.csv").write_bytes(b"\x00\xff garbage")
     done = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "rep"), "--atlas", str(atlas)])
     assert done.exit_code == 0, done.output
@@ -206,7 +185,7 @@ def test_a_damaged_atlas_is_one_warning_line_and_the_report_is_written(store, tm
 def test_without_atlas_the_report_reads_data_atlas_in_the_current_folder(store, tmp_path):
     done = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "rep")])
     assert done.exit_code == 0 and COLUMN not in (tmp_path / "rep" / "report.md").read_text()
-    make_atlas(DEFAULT_FOLDER, [("bakers-dozen", BAKERS, "default", _verdicts(9, 1))])
+    make_atlas(DEFAULT_FOLDER, [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
     done = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "rep"), "--force"])
     assert done.exit_code == 0, done.output
     assert COLUMN in (tmp_path / "rep" / "report.md").read_text()
