@@ -133,14 +133,17 @@ def _figure(folder: Path, row: dict[str, Any]) -> Figure | None:
         _warn(f"{name}: a count or rate is not a number", row=True)
         return None
     problem = _adds_up(numbers, stopped)
+    variant = str(row["variant"])
+    if not problem and Path(variant).name != variant:
+        problem = "its variant is not a name its deal file can have"
     if problem:
         _warn(f"{name}: {problem}", row=True)
         return None
-    problem = _agrees(folder / deals_file(str(row["variant"]), "default"), numbers, stopped)
+    problem = _agrees(folder / deals_file(variant, "default"), numbers, stopped)
     if problem:
         _warn(f"{name}: {problem}", row=True)
         return None
-    return Figure(variant=str(row["variant"]), fingerprint=str(row["fingerprint"]), seed=numbers["seed"],
+    return Figure(variant=variant, fingerprint=str(row["fingerprint"]), seed=numbers["seed"],
                   first=numbers["first"], last=numbers["last"], deals=numbers["deals"], won=numbers["won"],
                   lost=numbers["lost"], unknown=numbers["unknown"], timeout=stopped, win_rate=numbers["win_rate"],
                   ci_low=numbers["ci_low"], ci_high=numbers["ci_high"], clairvoyant=row["clairvoyant"] == "True",

@@ -88,13 +88,14 @@ def _damage(atlas: Path, change) -> None:
     (lambda r: r.update(deals="x"), "a count or rate is not a number"),
     (lambda r: r.update(timeout="3"), "timeout 3 is not among its 0 unknown deals"),
     (lambda r: r.update(first="5"), "10 deals do not fit in deals 5-10"),
+    (lambda r: r.update(variant="../bakers-dozen"), "its variant is not a name its deal file can have"),
 ])
 def test_a_row_that_does_not_add_up_is_not_shown_and_said_in_one_warning(tmp_path, change, said):
     atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
     _damage(atlas, change)
     figures, warned = _figures(atlas, [BAKERS])
     assert figures == {}
-    assert len(warned) == 1 and said in warned[0] and "row bakers-dozen" in warned[0], warned
+    assert len(warned) == 1 and said in warned[0] and "bakers-dozen" in warned[0], warned
 
 
 def test_a_row_its_deal_file_does_not_count_is_not_shown(tmp_path):
