@@ -201,3 +201,14 @@ def test_the_report_shows_every_shipped_row_of_the_toolkit_numbering():
         f = figures[r["fingerprint"]]
         if f.variant == r["variant"]:
             assert (f.deals, f.won, f.lost, f.unknown) == (r["deals"], r["won"], r["lost"], r["unknown"])
+
+
+def test_compare_shows_the_atlas_it_is_given(tmp_path):
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
+    done = CliRunner().invoke(main, ["compare", "--variants", "bakers-dozen,spanish-patience", "--strategy", "random",
+                                     "--deals", "10", "--jobs", "1", "--quiet", "--store", str(tmp_path / "store"),
+                                     "--out", str(tmp_path / "rep"), "--atlas", str(atlas)])
+    assert done.exit_code == 0, done.output
+    lines = (tmp_path / "rep" / "report.md").read_text().splitlines()
+    assert "of 10 deals (1–10)" in next(line for line in lines if line.startswith("| bakers-dozen |"))
+    assert next(line for line in lines if line.startswith("| spanish-patience |")).rstrip(" |").endswith("–")
