@@ -196,5 +196,6 @@ def write_variant(out: Path, rules: Rules, source: str, seed: int, rows: list[di
     merged = files.merge_summary(files.read_summary(out / files.SUMMARY), row)
     write_file_atomically(out / files.SUMMARY, lambda tmp: files.write_summary(merged, tmp))
     return (f"{rules.name}: deals {row['first']:,}-{row['last']:,}: won {row['won']:,}, lost {row['lost']:,}, "
-            f"unknown {row['unknown']:,}; win rate {row['win_rate']:.3%} (95% {row['ci_low']:.3%} - "
-            f"{row['ci_high']:.3%})" + (", clairvoyant" if rules.face_down else "") + f"; wrote {out}")
+            f"unknown {row['unknown']:,} ({row['timeout']:,} stopped by the seconds cap); win rate "
+            f"{row['win_rate']:.3%} (95% {row['ci_low']:.3%} - {row['ci_high']:.3%})"
+            + (", clairvoyant" if rules.face_down else "") + f"; wrote {out}")

@@ -55,7 +55,16 @@ def _force(f: Callable[..., Any]) -> Callable[..., Any]:
                         help="Replace the report in --out even when another command wrote it.")(f)
 
 
+ATLAS_HELP = ("The winnability atlas whose perfect-play figures the report shows beside its own, for the same rules "
+              "[default: data/atlas under the current folder, when it holds summary.csv; none otherwise].")
+
+
+def _atlas(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--atlas", "atlas_dir", type=click.Path(path_type=Path), default=None, help=ATLAS_HELP)(f)
+
+
 def _study_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = _atlas(f)
     f = _force(f)
     f = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")(f)
     f = click.option("--store", "store_dir", default=DEFAULT_STORE, show_default=True, help="Results directory.")(f)
@@ -91,20 +100,24 @@ def check_study(runs: Sequence[RunSpec], out_dir: str, maker: str = "", force: b
 
 @contextlib.contextmanager
 def _damage_on_stderr() -> Iterator[None]:
-    """Show each damaged store file met inside (a `studies.store.DamagedFileWarning`) as one
-    ``bakers-dozen: warning:`` line on standard error, once, even when the command then fails."""
+    """Show each damaged store file met inside (a `studies.store.DamagedFileWarning`), and each atlas file or row
+    the report cannot use (a `reports.atlas.AtlasWarning`), as one ``bakers-dozen: warning:`` line on standard
+    error, once, even when the command then fails."""
+    from reports.atlas import AtlasWarning
     from studies.store import DamagedFileWarning
 
+    said = (DamagedFileWarning, AtlasWarning)
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", DamagedFileWarning)
+            for category in said:
+                warnings.simplefilter("always", category)
             yield
     finally:
-        for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)):
+        for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, said)):
             click.echo("bakers-dozen: warning: " + one_line(message), err=True)
         for w in caught:
-            if not issubclass(w.category, DamagedFileWarning):
+            if not issubclass(w.category, said):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
@@ -174,9 +187,10 @@ def _cell(column: object, value: object) -> str:
 
 
 def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_dir: str, quiet: bool, title: str,
-                     headings: Sequence[str], maker: str, force: bool) -> list[RunSummary]:
+                     headings: Sequence[str], maker: str, force: bool, atlas_dir: Path | None) -> list[RunSummary]:
     import pandas as pd
 
+    from reports.atlas import atlas_folder
     from reports.build import COLUMNS, build
     from studies.progress import make_progress
     from studies.reuse import ACCEPT_COLUMNS
@@ -200,7 +214,8 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
                      for s, r in zip(summaries, runs, strict=True)]
             study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
             html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
-                                     command=shlex.join(["bakers-dozen", *sys.argv[1:]]), maker=maker, force=force)
+                                     command=shlex.join(["bakers-dozen", *sys.argv[1:]]), maker=maker, force=force,
+                                     atlas=atlas_folder(atlas_dir))
     _print(report, headings)
     _wrote(maker, html, md)
     return summaries
@@ -235,12 +250,12 @@ def _json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 @_common(COMPARE_OUT)
 @_json_option
 def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
-            store_dir: str, out_dir: str, quiet: bool, force: bool, as_json: bool) -> None:
+            store_dir: str, out_dir: str, quiet: bool, force: bool, atlas_dir: Path | None, as_json: bool) -> None:
     """Play one strategy under several variants on the same deals and compare them."""
     rules = _variants(variants)
     runs = [RunSpec(r, strategy_spec, deals, first, seed, source) for r in rules]
     summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Variant comparison: {strategy_spec}, {deals:,} deals",
-                                 ["Variants compared"], "compare", force)
+                                 ["Variants compared"], "compare", force, atlas_dir)
     if as_json:  # the variants, best first, for the one strategy
         best = sorted(summaries, key=lambda s: -s.wins)
         click.echo(json.dumps({"deals_played": deals, "strategy": strategy_spec, "ranking": [s.variant for s in best],
@@ -265,8 +280,8 @@ def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int
               help="With --sequential: the smallest difference in win rate worth detecting, in percentage points.")
 @_json_option
 def tournament(variant: str, strategies: str, deals: int, first: int, seed: int, source: str, jobs: int | None,
-               store_dir: str, out_dir: str, quiet: bool, force: bool, sequential: bool, round_deals: int, alpha: float,
-               beta: float, delta: float, as_json: bool) -> None:
+               store_dir: str, out_dir: str, quiet: bool, force: bool, atlas_dir: Path | None, sequential: bool,
+               round_deals: int, alpha: float, beta: float, delta: float, as_json: bool) -> None:
     """Every strategy plays the same deals; rank them with paired tests."""
     from sim.rules import resolve_variant
 
@@ -286,7 +301,7 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
         deals = rounds.deals_played
     runs = [RunSpec(rules, s, deals, first, seed, source) for s in specs]
     summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
-                                 ["Ranking", "Pairwise comparisons"], "tournament", force)
+                                 ["Ranking", "Pairwise comparisons"], "tournament", force, atlas_dir)
     if rounds is not None:
         from bakers_dozen.sequential import show_sequential
 
@@ -329,13 +344,15 @@ def _split_strategies(text: str) -> list[str]:
               help="Only runs of this strategy: a label (heuristic:preset=builder) or a name (heuristic); repeat for several.")
 @click.option("--png", is_flag=True, help="Write each chart as PNG too, beside its SVG (for slides and papers).")
 @_force
+@_atlas
 def report(store_dir: str, out_dir: str | None, allow_mixed: bool, run_keys: str, variants: tuple[str, ...],
-           strategies: tuple[str, ...], png: bool, force: bool) -> None:
+           strategies: tuple[str, ...], png: bool, force: bool, atlas_dir: Path | None) -> None:
     """Write the HTML and Markdown report of a results store: every run, or those --runs, --variant and
     --strategy choose (the report names the runs it left out).
 
     Rules are told apart by fingerprint: runs of different rules under one name are
     shown as different variants, each label naming its rules' fingerprint."""
+    from reports.atlas import atlas_folder
     from reports.build import build
     from reports.select import Selection
     from reports.tables import ReportError
@@ -350,7 +367,8 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool, run_keys: str
         out_dir = (Path(store_dir).resolve().name or "store") + "-report"
     with _damage_on_stderr():
         select = Selection(tuple(k.strip() for k in run_keys.split(",") if k.strip()), variants, strategies)
-        html, md, rep = build(store_dir, out_dir, maker="report", force=force, select=select, png=png)
+        html, md, rep = build(store_dir, out_dir, maker="report", force=force, select=select, png=png,
+                              atlas=atlas_folder(atlas_dir))
     _print(rep, ["Win rates"])
     _wrote("report", html, md)
 
@@ -365,8 +383,10 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool, run_keys: str
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Folder for the report.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @_force
-def demo(deals: int, slow_deals: int, jobs: int | None, store_dir: str, out_dir: str, quiet: bool, force: bool) -> None:
+@_atlas
+def demo(deals: int, slow_deals: int, jobs: int | None, store_dir: str, out_dir: str, quiet: bool, force: bool,
+         atlas_dir: Path | None) -> None:
     """The default study: every preset variant under the built-in strategies, reported with charts."""
     runs = default_study(deals, slow_deals)
     _play_and_report(runs, jobs, store_dir, out_dir, quiet, "Baker's Dozen and its family: the default study",
-                     ["Win rates", "Tournament on bakers-dozen*"], "demo", force)
+                     ["Win rates", "Tournament on bakers-dozen*"], "demo", force, atlas_dir)

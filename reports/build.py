@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reports import atlas as atlas_files
 from reports import charts, front, grid
 from reports.formats import (
     count,
@@ -216,7 +217,7 @@ def _variant_order(s: pd.DataFrame) -> list[str]:
 
 def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | None = None, title: str = "",
           command: str = "", maker: str = "", force: bool = False, select: Selection | None = None,
-          png: bool = False) -> tuple[Path, Path, Report]:
+          png: bool = False, atlas: Path | None = None) -> tuple[Path, Path, Report]:
     """Write ``report.html``, ``report.md`` and ``charts/`` into ``out_dir``; return both paths and the report.
 
     ``rows`` are the store's rows to report on (default: all of them; given, they are one
@@ -230,7 +231,9 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     complete, so a failure leaves an earlier report in ``out_dir`` as it was. ``maker`` (the command
     writing the report) is noted there; a folder with another command's report is refused unless ``force``.
     ``select`` keeps some of the store's runs (`reports.select.Selection`; the report says which it left out);
-    ``png`` writes each chart as PNG too, beside its SVG.
+    ``png`` writes each chart as PNG too, beside its SVG. ``atlas``: the winnability atlas's folder, whose
+    figures for the report's rules are shown beside the live perfect play (`reports.atlas`); what of it cannot
+    be used is said in the report and as an `reports.atlas.AtlasWarning` each.
     """
     from studies.store import DamagedFileWarning, read_store
 
@@ -256,7 +259,7 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     with staged_report(out_dir, maker, force) as work:
         earlier = shown / "charts"  # the previous report's charts: those with the same inputs are reused
         report = _write(rows, store_path, work, shown, title, command, every, damaged, whole_store,
-                        earlier if earlier.is_dir() else None, png)
+                        earlier if earlier.is_dir() else None, png, atlas)
         if left_out:
             said = f"Left out at your request ({select.options()}): {len(left_out)} run(s): {'; '.join(left_out)}."
             report.intro.insert(1, said)
@@ -271,9 +274,9 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
 
 def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str,
            every: dict[str, list[dict[str, Any]]], damaged: list[str], whole_store: bool,
-           earlier: Path | None, png: bool = False) -> Report:
+           earlier: Path | None, png: bool = False, atlas: Path | None = None) -> Report:
     """The report's sections, with their charts and variant files written into ``work``; ``damaged``
-    names the store's damaged files that reading met, each with what was done about it."""
+    names the store's damaged files that reading met, each with what was done about it; ``atlas`` (see `build`)."""
     paint = charts.Painter(work / "charts", earlier, png)
     manifests = {k: m[-1] if m else {} for k, m in every.items()}
     s = summary(rows)
@@ -314,7 +317,9 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     if damaged:
         intro.append(f"The store has {len(damaged)} damaged file(s); the figures use what could be read, as follows.")
         intro.extend(damaged)
-    first, left = front.answer(s, ranges, paint, commands)
+    figures, unusable = _atlas_figures(atlas, list(map(str, s["rules_fingerprint"])))
+    intro.extend(unusable)
+    first, left = front.answer(s, ranges, paint, commands, (atlas, figures) if atlas is not None else None)
     sections = [first]
     compared: list[tuple[pd.DataFrame, np.ndarray]] = []
     later = _comparisons(by_run, s, [g for g in groups if g.kind == "comparison"], paint, commands, compared)
@@ -337,6 +342,17 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
 
 
 NOT_USED = "What the report could not use"
+
+
+def _atlas_figures(folder: Path | None, fingerprints: list[str]) -> tuple[dict[str, atlas_files.Figure], list[str]]:
+    """The atlas's figures for ``fingerprints`` (`reports.atlas.perfect_play`), and what of the atlas could not be
+    used, each line also passed on as its warning."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", atlas_files.AtlasWarning)
+        figures = atlas_files.perfect_play(folder, fingerprints)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return figures, [str(w.message) for w in caught if issubclass(w.category, atlas_files.AtlasWarning)]
 
 
 def _unique_headings(sections: list[Section]) -> None:

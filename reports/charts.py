@@ -328,3 +328,32 @@ def sweep(table: pd.DataFrame, parameter: str, title: str) -> Figure:
     ax.legend(fontsize=8)
     ax.set_title(label(title, MAX_TITLE_CHARS), fontsize=10)
     return fig
+
+
+def winnability(table: pd.DataFrame, title: str) -> Figure:
+    """The share of deals winnable with perfect play, one line per atlas row: the share proven won as a dot, the 95%
+    interval (lower Wilson bound of the won deals to upper bound of the won and unknown ones) as its whisker;
+    ``table`` has label, win_rate, ci_low, ci_high, deals, clairvoyant. A hollow dot is a clairvoyant figure (the
+    solver saw face-down cards). The axis starts just under the lowest interval, so that rates near 100% part."""
+    n = len(table)
+    fig, ax = pyplot().subplots(figsize=(8.5, 0.42 * n + 1.8), layout="constrained")
+    y = np.arange(n)[::-1]
+    rate = table["win_rate"].to_numpy(dtype=float)
+    low, high = table["ci_low"].to_numpy(dtype=float), table["ci_high"].to_numpy(dtype=float)
+    seen = table["clairvoyant"].to_numpy(dtype=bool)
+    ax.errorbar(rate, y, xerr=np.clip(np.vstack([rate - low, high - rate]), 0, None), fmt="none", ecolor="black",
+                elinewidth=1.2, capsize=3)
+    ax.plot(rate[~seen], y[~seen], ls="none", marker="o", color="#4c78a8", label="share proven won")
+    ax.plot(rate[seen], y[seen], ls="none", marker="o", markerfacecolor="white", color="#4c78a8",
+            label="share proven won, clairvoyant (the solver saw the face-down cards)")
+    for yi, r in zip(y, rate, strict=True):
+        ax.annotate(f"{r:.2%}", (r, yi), xytext=(0, 5), textcoords="offset points", ha="center", fontsize=7)
+    ax.set_yticks(y, [f"{label(lab)}  (n={d:,})" for lab, d in zip(table["label"], table["deals"], strict=True)])
+    span = 1.0 - float(low.min())
+    ax.set_xlim(max(0.0, float(low.min()) - 0.08 * span), 1.0 + 0.02 * span)
+    ax.set_ylim(-0.7, n - 0.3)
+    _percent(ax)
+    ax.set_xlabel("deals winnable with perfect play (whiskers: 95% interval, unknown deals counted as either)")
+    fig.legend(fontsize=8, loc="outside lower center", ncols=2)
+    ax.set_title(label(title, MAX_TITLE_CHARS), fontsize=10)
+    return fig

@@ -10,11 +10,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from reports import charts, grid
+from reports.atlas import Figure, grid_column
+from reports.atlas import paragraph as atlas_paragraph
 from reports.formats import count, deal_ranges, interval, p_value, pct, signed_interval, verified, verified_sentence
 from reports.render import Chart, Section
 from studies.stats import holm
@@ -45,12 +48,22 @@ def _one_name_per_player(s: pd.DataFrame) -> pd.DataFrame:
     return s.assign(strategy=s["strategy"].map(grid.one_name))
 
 
-def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, commands: Commands) -> tuple[Section, list[str]]:
-    """The first section (grid, then grouped chart) and a line for each run the grid leaves to the appendix."""
+def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, commands: Commands,
+           atlas: tuple[Path, dict[str, Figure]] | None = None) -> tuple[Section, list[str]]:
+    """The first section (grid, then grouped chart) and a line for each run the grid leaves to the appendix;
+    ``atlas``: the atlas's folder and its figures by rules fingerprint (`reports.atlas.perfect_play`), shown in a
+    column of their own beside the live perfect play."""
     s = _one_name_per_player(s)
     shown, left = grid.cells(s)
     names = grid.player_names(list(s["strategy"]))
     text, colours = grid.table(shown, names)
+    note = ""
+    if atlas is not None:
+        folder, figures = atlas
+        fingerprints = dict(zip(map(str, shown["variant"]), map(str, shown["rules_fingerprint"]), strict=True))
+        live = any(str(c).startswith("perfect play") for c in text.columns)
+        text, colours, used = grid_column(text, colours, fingerprints, figures)
+        note = atlas_paragraph(folder, used, live) if used else ""
     where = _deals_by_player(shown, ranges, names)
     checked = verified_sentence(int(shown["verified_wins"].sum()), int(shown["wins"].sum()))
     ladder = [names[p] for p in grid.player_order(list(shown["strategy"]))]
@@ -64,6 +77,8 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
         f"Deals: {where}.",
         f"{checked} (Per run: the appendix.)",
     ]
+    if note:
+        paragraphs.insert(1, note)
     if left:
         paragraphs.append("Runs not in the grid (another seed, source or deal set of a cell): " + "; ".join(left) + ".")
     sec = Section(ANSWER, paragraphs=paragraphs, tables=[(GRID_CAPTION, text)], colours={GRID_CAPTION: colours})

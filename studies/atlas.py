@@ -1,14 +1,17 @@
 """The winnability atlas's files: one row a variant in ``summary.csv``, one row a deal in ``<variant>.parquet``.
 
 A variant's deal file holds ``deal`` (sorted), ``verdict`` (``won`` / ``lost`` / ``unknown``, dictionary-encoded),
-``nodes`` (what the deciding rung spent) and ``rung`` (the rung of the escalation ladder that gave the verdict),
-compressed with zstd: a million deals take a few MB. Deals in PySolFC's numbering go to ``pysol-<variant>.parquet``,
-with ``pysol-<variant>-not-winnable.csv`` listing the deals not proven winnable (lost, and unknown), which a PySolFC
-user can load to skip them.
+``nodes`` (what the deciding rung spent), ``rung`` (the rung of the escalation ladder that gave the verdict) and
+``timeout`` (true where the solver's seconds cap, not its node budget, stopped the deal: an ``unknown`` that depends
+on the machine's speed), compressed with zstd: a million deals take a few MB. Deals in PySolFC's numbering go to
+``pysol-<variant>.parquet``, with ``pysol-<variant>-not-winnable.csv`` listing the deals not proven winnable (lost,
+and unknown), which a PySolFC user can load to skip them.
 
 The summary row counts the deal file's rows and gives the win rate's interval the way Solvitaire reports it: from
 the lower Wilson bound of the won deals to the upper Wilson bound of the won and unknown deals, so the unknowns
-widen the interval instead of being dropped. `check_atlas` recounts every row from its deal file.
+widen the interval instead of being dropped; its ``timeout`` counts the unknown deals the seconds cap stopped.
+Files written before the ``timeout`` column existed read with that count as None (not recorded), never as 0.
+`check_atlas` recounts every row from its deal file.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ from studies.stats import win_rate_interval
 
 SUMMARY = "summary.csv"
 SUMMARY_COLUMNS = ("variant", "fingerprint", "source", "seed", "first", "last", "deals", "won", "lost", "unknown",
-                   "win_rate", "ci_low", "ci_high", "solver_version", "budgets", "clairvoyant", "command")
+                   "timeout", "win_rate", "ci_low", "ci_high", "solver_version", "budgets", "clairvoyant", "command")
 VERDICTS = ("won", "lost", "unknown")
 INTEGER_COLUMNS = ("seed", "first", "last", "deals", "won", "lost", "unknown")
 FLOAT_COLUMNS = ("win_rate", "ci_low", "ci_high")
+TIMEOUT = "timeout"
+"""The column (summary and deal file) of the deals the seconds cap stopped; a termination of that name in a solve
+row marks one."""
 
 
 def deals_file(variant: str, source: str) -> str:
@@ -42,7 +48,8 @@ def not_winnable_file(variant: str) -> str:
 
 
 def deal_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
-    """The deal file's table from solve rows (``deal``, ``verdict``, ``nodes``, ``rung``), sorted by deal.
+    """The deal file's table from solve rows (``deal``, ``verdict``, ``nodes``, ``rung``, ``termination``), sorted
+    by deal; ``timeout`` is true where the termination is the seconds cap's.
 
     A verdict outside `VERDICTS` (an error, a win the referee rejected) is a ValueError: the atlas holds only
     verdicts that are true."""
@@ -58,6 +65,7 @@ def deal_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
         "verdict": verdict,
         "nodes": pa.array([r["nodes"] for r in ordered], pa.int64()),
         "rung": pa.array([r["rung"] for r in ordered], pa.int8()),
+        TIMEOUT: pa.array([r["termination"] == TIMEOUT for r in ordered], pa.bool_()),
     })
 
 
@@ -66,12 +74,17 @@ def interval(won: int, unknown: int, deals: int) -> tuple[float, float]:
     return win_rate_interval(won, deals)[0], win_rate_interval(won + unknown, deals)[1]
 
 
-def counts(table: pa.Table) -> dict[str, int]:
-    """first, last, deals and the count of each verdict of a deal table."""
-    verdicts = table.column("verdict").to_pylist()
-    deals = table.column("deal").to_pylist()
-    return {"first": min(deals), "last": max(deals), "deals": len(deals),
-            **{v: verdicts.count(v) for v in VERDICTS}}
+def counts(table: pa.Table) -> dict[str, int | None]:
+    """first, last, deals, the count of each verdict and the deals the seconds cap stopped (None when the table has
+    no ``timeout`` column) of a deal table; counted in Arrow, so a million deals take milliseconds."""
+    import pyarrow.compute as pc
+
+    deals = table.column("deal")
+    found = pc.value_counts(table.column("verdict").cast(pa.string())).to_pylist()
+    tally = {str(x["values"]): int(x["counts"]) for x in found}
+    stopped = int(pc.sum(table.column(TIMEOUT)).as_py() or 0) if TIMEOUT in table.column_names else None
+    return {"first": pc.min(deals).as_py(), "last": pc.max(deals).as_py(), "deals": len(deals),
+            **{v: tally.get(v, 0) for v in VERDICTS}, TIMEOUT: stopped}
 
 
 def summary_row(table: pa.Table, **labels: Any) -> dict[str, Any]:
@@ -89,7 +102,8 @@ def merge_summary(rows: list[dict[str, Any]], new: dict[str, Any]) -> list[dict[
 
 
 def read_summary(path: Path) -> list[dict[str, Any]]:
-    """The rows of a summary CSV (none when there is no file), numbers as numbers."""
+    """The rows of a summary CSV (none when there is no file), numbers as numbers; ``timeout`` is None where the
+    file has no such column or the row leaves it empty (not recorded)."""
     if not path.exists():
         return []
     with path.open(newline="", encoding="utf-8") as f:
@@ -99,6 +113,7 @@ def read_summary(path: Path) -> list[dict[str, Any]]:
             r[key] = int(r[key])
         for key in FLOAT_COLUMNS:
             r[key] = float(r[key])
+        r[TIMEOUT] = int(r[TIMEOUT]) if r.get(TIMEOUT) else None
     return rows
 
 
@@ -107,7 +122,7 @@ def write_summary(rows: list[dict[str, Any]], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(SUMMARY_COLUMNS), lineterminator="\n")
         writer.writeheader()
-        writer.writerows({k: r[k] for k in SUMMARY_COLUMNS} for r in rows)
+        writer.writerows({k: "" if r.get(k) is None else r[k] for k in SUMMARY_COLUMNS} for r in rows)
 
 
 def write_deals(table: pa.Table, path: Path) -> None:
@@ -143,9 +158,9 @@ def check_atlas(folder: Path) -> list[str]:
         if deals != sorted(set(deals)):
             problems.append(f"{name}: deals not sorted and unique")
         expected = summary_row(table)
-        for key in ("first", "last", "deals", *VERDICTS):
+        for key in ("first", "last", "deals", *VERDICTS, TIMEOUT):
             if row[key] != expected[key]:
-                problems.append(f"{name}: summary {key} {row[key]}, rows {expected[key]}")
+                problems.append(f"{name}: summary {key} {_recorded(row[key])}, rows {_recorded(expected[key])}")
         for key in FLOAT_COLUMNS:
             if not math.isclose(row[key], expected[key], rel_tol=1e-9, abs_tol=1e-12):
                 problems.append(f"{name}: summary {key} {row[key]}, rows {expected[key]}")
@@ -156,3 +171,8 @@ def check_atlas(folder: Path) -> list[str]:
             if lines != [(d, v) for d, v in zip(deals, table.column("verdict").to_pylist(), strict=True) if v != "won"]:
                 problems.append(f"{listed.name}: not the deals of {name} that are not won")
     return problems
+
+
+def _recorded(value: Any) -> str:
+    """A count as a problem line shows it: "not recorded" for None (a file older than the count)."""
+    return "not recorded" if value is None else str(value)

@@ -46,7 +46,7 @@ def test_the_summary_counts_the_deal_files_and_names_the_rung_that_decided_each_
     assert bd["command"].startswith("bakers-dozen atlas --variant bakers-dozen --deals 28-35 --source default --seed 0")
     assert (bd["ci_low"], bd["ci_high"]) == interval(bd["won"], bd["unknown"], bd["deals"])
     table = pq.read_table(out / "bakers-dozen.parquet")
-    assert table.column_names == ["deal", "verdict", "nodes", "rung"]
+    assert table.column_names == ["deal", "verdict", "nodes", "rung", "timeout"]
     assert str(table.schema.field("verdict").type) == "dictionary<values=string, indices=int8, ordered=0>"
     frame = table.to_pandas().set_index("deal")
     assert frame.loc[31, "verdict"] == "won" and frame.loc[31, "rung"] == 1 and frame.loc[30, "rung"] == 0

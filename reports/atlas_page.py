@@ -1,0 +1,120 @@
+"""The atlas's page of the guide made from the atlas itself: the table of ``docs/atlas.md`` and its chart.
+
+``make atlas-docs`` (``python -m reports.atlas_page``) checks the atlas (`studies.atlas.check_atlas`: every summary row
+against its deal file), then rewrites the block of the page between `START` and `END` with the summary as a table and
+draws the chart of winnability by variant (`reports.charts.winnability`) as a PNG, so the page shows whatever rows the
+atlas holds after a longer run, in one command. An atlas that does not agree with itself changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reports import charts
+from reports.formats import count, interval, pct
+from reports.output import write_file_atomically
+from sim.errors import UserError
+from studies.atlas import SUMMARY, TIMEOUT, check_atlas, read_summary
+
+START = "<!-- atlas-table: made by `make atlas-docs` from data/atlas/summary.csv; edits inside are replaced -->"
+END = "<!-- /atlas-table -->"
+PAGE = Path("docs") / "atlas.md"
+CHART = Path("docs") / "atlas-winnability.png"
+TITLE = "Deals winnable with perfect play, by variant (the winnability atlas, data/atlas/summary.csv)"
+
+
+class AtlasPageError(UserError):
+    """An atlas or a page the guide's atlas table cannot be made from."""
+
+
+def numbering(row: dict[str, Any]) -> str:
+    """Whose deal numbers a row is on: the toolkit's (with its seed) or PySolFC's."""
+    return "PySolFC" if row["source"] == "pysol" else f"toolkit (seed {row['seed']})"
+
+
+def table_markdown(rows: list[dict[str, Any]]) -> str:
+    """The summary rows as a Markdown table: deals and their range, the count of each verdict, the win rate (the
+    share proven won) and its interval, "clairvoyant" where the solver saw face-down cards. A column of the unknown
+    deals the seconds cap stopped appears when a row records that count ("–" where one does not)."""
+    clock = any(r.get(TIMEOUT) is not None for r in rows)
+    head = ["variant", "numbering", "deals", "range", "won", "lost", "unknown", *(["stopped by the clock"] if clock else []),
+            "win rate", "95% interval", ""]
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---:" if h in ("deals", "won", "lost", "unknown", "stopped by the clock", "win rate")
+                            else "---" for h in head) + "|"]
+    for r in rows:
+        cells = [f"`{r['variant']}`", numbering(r), count(r["deals"]), f"{count(r['first'])}-{count(r['last'])}",
+                 count(r["won"]), count(r["lost"]), count(r["unknown"])]
+        if clock:
+            cells.append("–" if r.get(TIMEOUT) is None else count(r[TIMEOUT]))
+        cells += [pct(r["win_rate"]), interval(r["ci_low"], r["ci_high"]).replace(" – ", " - "),
+                  "clairvoyant" if r["clairvoyant"] == "True" else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def chart_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The rows as `reports.charts.winnability` draws them, labelled by variant and numbering."""
+    return pd.DataFrame({
+        "label": [f"{r['variant']} ({'PySolFC' if r['source'] == 'pysol' else 'toolkit'} deals)" for r in rows],
+        "win_rate": [r["win_rate"] for r in rows], "ci_low": [r["ci_low"] for r in rows],
+        "ci_high": [r["ci_high"] for r in rows], "deals": [r["deals"] for r in rows],
+        "clairvoyant": [r["clairvoyant"] == "True" for r in rows]})
+
+
+def with_block(page: str, block: str) -> str:
+    """``page`` with the text between its `START` and `END` lines replaced by ``block``."""
+    start, end = page.find(START), page.find(END)
+    if start < 0 or end < start:
+        raise AtlasPageError(f"the page has no block from {START!r} to {END!r} to put the table in")
+    return page[: start + len(START)] + "\n\n" + block + "\n\n" + page[end:]
+
+
+def refresh(folder: Path, page: Path, chart: Path) -> int:
+    """Check the atlas at ``folder``, put its table into ``page`` and draw its chart to ``chart`` (PNG); the rows
+    shown."""
+    if not (folder / SUMMARY).is_file():
+        raise AtlasPageError(f"{folder / SUMMARY} does not exist; give the atlas folder with --atlas")
+    problems = check_atlas(folder)
+    if problems:
+        raise AtlasPageError(f"the atlas at {folder} does not agree with itself ({len(problems)} problem(s)), "
+                             f"e.g. {problems[0]}; nothing was changed")
+    rows = read_summary(folder / SUMMARY)
+    if not rows:
+        raise AtlasPageError(f"{folder / SUMMARY} holds no rows")
+    try:
+        text = page.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AtlasPageError(f"{page}: {exc.strerror or exc}") from None
+    new = with_block(text, table_markdown(rows))
+    fig = charts.winnability(chart_table(rows), TITLE)
+    write_file_atomically(chart, lambda tmp: fig.savefig(tmp, format="png", bbox_inches="tight", dpi=150,
+                                                         metadata={"Software": None}))
+    charts.pyplot().close(fig)
+    write_file_atomically(page, lambda tmp: tmp.write_text(new, encoding="utf-8"))
+    return len(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m reports.atlas_page``: refresh the guide's atlas table and chart; a problem is one line, exit 2."""
+    parser = argparse.ArgumentParser(prog="python -m reports.atlas_page", description=__doc__.splitlines()[0])
+    parser.add_argument("--atlas", type=Path, default=Path("data") / "atlas", help="the atlas folder [data/atlas]")
+    parser.add_argument("--page", type=Path, default=PAGE, help=f"the page holding the table [{PAGE}]")
+    parser.add_argument("--chart", type=Path, default=CHART, help=f"the chart to write [{CHART}]")
+    args = parser.parse_args(argv)
+    try:
+        shown = refresh(args.atlas, args.page, args.chart)
+    except UserError as exc:
+        print(f"atlas_page: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.page}: the table of {shown} atlas row(s); {args.chart}: their chart")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

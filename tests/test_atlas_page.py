@@ -1,0 +1,125 @@
+"""The guide's atlas page is made from the atlas: `make atlas-docs` rewrites its table and chart from whatever rows
+summary.csv holds (and refuses an atlas that disagrees with itself), the page shipped shows the summary shipped, and
+its pandas and DuckDB examples run on the shipped files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from reports import charts
+from reports.atlas_page import END, START, AtlasPageError, chart_table, main, refresh, table_markdown, with_block
+from studies.atlas import read_summary
+from tests.atlas_helpers import BAKERS, make_atlas, verdicts
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "data" / "atlas"
+PAGE = ROOT / "docs" / "atlas.md"
+
+
+def _page(tmp_path: Path) -> Path:
+    page = tmp_path / "atlas.md"
+    page.write_text(f"# Atlas\n\nBefore.\n\n{START}\n\nold table\n\n{END}\n\nAfter.\n")
+    return page
+
+
+def test_the_table_shows_every_row_with_its_deals_interval_and_clairvoyance(tmp_path):
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1)),
+                                            ("bakers-dozen", BAKERS, "pysol", verdicts(1998, 2, unknown=3, timeout=2))])
+    rows = read_summary(atlas / "summary.csv")
+    rows[1]["clairvoyant"] = "True"
+    text = table_markdown(rows).splitlines()
+    assert len(text) == 4
+    assert "stopped by the clock" in text[0]
+    assert text[2].startswith("| `bakers-dozen` | toolkit (seed 0) | 10 | 1-10 | 9 | 1 | 0 | 0 | 90.00% | ")
+    assert text[3].startswith("| `bakers-dozen` | PySolFC | 2,003 | 1-2,003 | 1,998 | 2 | 3 | 2 | 99.75% | ")
+    assert text[3].endswith("| clairvoyant |")
+    # rows from files without the clock count: no such column
+    assert "stopped by the clock" not in table_markdown([{**r, "timeout": None} for r in rows])
+    assert "| – |" in table_markdown([{**rows[0], "timeout": None}, rows[1]])
+
+
+def test_the_block_between_the_markers_is_replaced_and_nothing_else(tmp_path):
+    page = _page(tmp_path).read_text()
+    new = with_block(page, "| a |\n|---|")
+    assert new.startswith("# Atlas\n\nBefore.\n\n" + START) and new.endswith(END + "\n\nAfter.\n")
+    assert "old table" not in new and "| a |" in new
+    assert with_block(new, "| a |\n|---|") == new
+    with pytest.raises(AtlasPageError, match="no block"):
+        with_block("# no markers\n", "x")
+
+
+def test_refresh_writes_the_page_and_the_chart_from_the_atlas(tmp_path):
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1)),
+                                            ("other", "0123456789ab", "default", verdicts(5, 5))])
+    page, chart = _page(tmp_path), tmp_path / "chart.png"
+    assert main(["--atlas", str(atlas), "--page", str(page), "--chart", str(chart)]) == 0
+    text = page.read_text()
+    assert "| `bakers-dozen` |" in text and "| `other` |" in text and "old table" not in text
+    assert chart.read_bytes().startswith(b"\x89PNG")
+
+
+def test_an_atlas_that_disagrees_with_itself_changes_nothing(tmp_path, capsys):
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
+    (atlas / "summary.csv").write_text((atlas / "summary.csv").read_text().replace(",10,9,1,0,", ",10,8,2,0,"))
+    page, chart = _page(tmp_path), tmp_path / "chart.png"
+    before = page.read_text()
+    with pytest.raises(AtlasPageError, match="does not agree with itself"):
+        refresh(atlas, page, chart)
+    assert main(["--atlas", str(atlas), "--page", str(page), "--chart", str(chart)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "summary won 8, rows 9" in err
+    assert page.read_text() == before and not chart.exists()
+    assert main(["--atlas", str(tmp_path / "none"), "--page", str(page), "--chart", str(chart)]) == 2
+
+
+def test_the_chart_draws_one_line_per_row_with_its_interval(tmp_path):
+    rows = read_summary(SHIPPED / "summary.csv")
+    table = chart_table(rows)
+    fig = charts.winnability(table, "title")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == len(rows)
+    assert labels[0].startswith(f"{rows[0]['variant']} (") and f"n={rows[0]['deals']:,}" in labels[0]
+    low, high = ax.get_xlim()
+    assert low <= min(r["ci_low"] for r in rows) and high >= 1.0
+    charts.pyplot().close(fig)
+
+
+def test_the_shipped_page_shows_the_shipped_summary():
+    text = PAGE.read_text(encoding="utf-8")
+    block = text[text.index(START) + len(START): text.index(END)].strip()
+    assert block == table_markdown(read_summary(SHIPPED / "summary.csv")), (
+        "docs/atlas.md's table is not data/atlas/summary.csv's: run `make atlas-docs`")
+    assert (ROOT / "docs" / "atlas-winnability.png").is_file()
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
+
+
+def test_the_pandas_example_runs_on_the_shipped_files():
+    (code,) = _blocks("python")
+    names: dict = {}
+    exec(code.replace("data/atlas/", f"{SHIPPED.as_posix()}/"), names)  # noqa: S102 - the page's own example
+    summary = read_summary(SHIPPED / "summary.csv")
+    bakers = next(r for r in summary if r["variant"] == "bakers-dozen" and r["source"] == "default")
+    assert len(names["lost"]) == bakers["lost"] and int(names["counts"]["won"]) == bakers["won"]
+    assert len(names["rates"]) == len(summary)
+    assert names["skip"] == {int(line.split(",")[0]) for line in
+                             (SHIPPED / "pysol-bakers-dozen-not-winnable.csv").read_text().splitlines()[1:]}
+
+
+def test_the_duckdb_examples_run_on_the_shipped_files():
+    duckdb = pytest.importorskip("duckdb")
+    (sql,) = _blocks("sql")
+    statements = [s.strip() for s in sql.replace("data/atlas/", f"{SHIPPED.as_posix()}/").split(";") if s.strip()]
+    results = [duckdb.sql(s).fetchall() for s in statements]
+    summary = read_summary(SHIPPED / "summary.csv")
+    bakers = next(r for r in summary if r["variant"] == "bakers-dozen" and r["source"] == "default")
+    assert dict(results[0]) == {v: bakers[v] for v in ("won", "lost", "unknown") if bakers[v]}
+    assert len(results[1]) == len(summary)
+    assert len(results[2]) == next(r for r in summary if r["variant"] == "bakers-dozen" and r["source"] == "pysol")["lost"] \
+        + next(r for r in summary if r["variant"] == "bakers-dozen" and r["source"] == "pysol")["unknown"]
