@@ -118,7 +118,6 @@ DEFAULT_STORE = "bakers-dozen-store"
 INT64_MAX = 2**63 - 1
 MAX_CHUNK = 1_000_000
 """Largest --chunk: a chunk's per-deal arrays and Parquet rows are held in memory at once."""
-MAX_DEAL_TIMEOUT = 86_400.0
 JOBS_PER_CORE = 4
 """loky runs at most this many worker processes per core (more only adds memory and start-up)."""
 STALL_FACTOR, STALL_SLACK = 2.0, 10.0
@@ -149,12 +148,13 @@ def check_whole(name: str, value: Any, low: int, high: int) -> int:
 
 
 def check_deal_timeout(value: Any, name: str = "deal_timeout") -> float | None:
-    """A per-deal time limit in seconds: None, or a finite number above 0 and at most `MAX_DEAL_TIMEOUT`."""
+    """A per-deal time limit in seconds: None, or what `strategies.play.is_deal_timeout` allows."""
+    from strategies.play import DEAL_TIMEOUT_ALLOWED, is_deal_timeout
+
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) or not (
-            math.isfinite(value) and 0 < value <= MAX_DEAL_TIMEOUT):
-        raise RunnerError(f"{name} must be a number of seconds above 0 and at most {MAX_DEAL_TIMEOUT:g}; got {value!r}")
+    if not is_deal_timeout(value):
+        raise RunnerError(f"{name} must be {DEAL_TIMEOUT_ALLOWED}; got {value!r}")
     return float(value)
 
 

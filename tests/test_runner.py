@@ -161,11 +161,11 @@ def test_overlapping_chunk_files_count_once(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--deals", "0"], "--deals must be from 1 to 4,611,686,018,427,387,903; got 0"),
-        (["--deals", "-5"], "--deals must be from 1 to"),
-        (["--deals", "10", "--jobs", "0"], "--jobs must be from 1 to"),
-        (["--deals", "10", "--chunk", "0"], "--chunk must be from 1 to 1,000,000; got 0"),
-        (["--deals", "10", "--first", "0"], "--first must be from 1 to"),
+        (["--deals", "0"], "--deals 0 is out of range; allowed: 1..4611686018427387903"),
+        (["--deals", "-5"], "--deals -5 is out of range; allowed: 1.."),
+        (["--deals", "10", "--jobs", "0"], "--jobs 0 is out of range; allowed: 1.."),
+        (["--deals", "10", "--chunk", "0"], "--chunk 0 is out of range; allowed: 1..1000000"),
+        (["--deals", "10", "--first", "0"], "--first 0 is out of range; allowed: 1.."),
         (["--deals", "10", "--first", str((1 << 62) - 5)], "run past the last deal number"),
         (["--deals", "10", "--strategy", "nope"], "unknown strategy 'nope'"),
         (["--deals", "10", "--variant", "nope"], "unknown variant 'nope'"),
