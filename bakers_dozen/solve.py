@@ -26,6 +26,7 @@ from typing import Any
 
 import click
 import numpy as np
+import pyarrow as pa
 
 from bakers_dozen.escalate import LADDER, Rung, RungReport, ladder_help, parse_rung, rung_report, rung_strategies
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
@@ -102,52 +103,57 @@ def solver_spec(params: dict[str, Any]) -> str:
 
 
 def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default", *,
-                store: str | Path = DEFAULT_STORE, jobs: int | None = None, chunk: int | None = None, verify: bool = True,
-                force: bool = False, backend: str = "loky", scheduler: str | None = None,
-                progress: Progress | None = None, command: list[str] | None = None) -> tuple[list[dict[str, Any]], RunSummary]:
-    """Solve deals first..last through the runner and its store; the rows (sorted by deal) and the run's summary.
+                only: Sequence[int] | None = None, store: str | Path = DEFAULT_STORE, jobs: int | None = None,
+                chunk: int | None = None, verify: bool = True, force: bool = False, backend: str = "loky",
+                scheduler: str | None = None, progress: Progress | None = None, command: list[str] | None = None
+                ) -> tuple[list[dict[str, Any]], RunSummary]:
+    """Solve deals first..last (or, with ``only``, just those deal numbers, as one run on every worker) through
+    the runner and its store; the rows (sorted by deal) and the run's summary.
 
     The runner plays the deals the store does not hold yet (a killed run resumes; ``force``
     replays) and, with ``verify``, replays every win with the referee in the worker before
     storing it (a rejected win is stored as an error). Wins stored by an earlier run that did
     not verify are replayed here, so every win in the rows has been checked when ``verify``.
     """
-    spec = RunSpec(rules, solver_spec(params), last - first + 1, first, seed, source)
+    spec = (RunSpec.over(rules, solver_spec(params), only, seed=seed, source=source) if only is not None
+            else RunSpec(rules, solver_spec(params), last - first + 1, first, seed, source))
     result = run(spec, store, jobs=jobs, chunk=chunk, backend=backend, scheduler=scheduler, force=force,
                  progress=progress, command=command, verify=verify)
-    return store_rows(rules, result, verify), result
+    return store_rows(rules, result, verify, spec.spans), result
 
 
 def retry_unknown(rules: Rules, rows: list[dict[str, Any]], params: dict[str, Any], seed: int = 0,
                   source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], int]:
     """Solve again, with ``params`` (a bigger budget), only the deals ``rows`` leave unknown.
 
-    Each run of consecutive unknown deals is a run of its own under the bigger budget's run key
-    (`solve_deals` with ``options``: store, jobs, verify, ...), so it resumes like any solve;
-    the decided rows stay. Returns the rows with the retried ones in place, and how many were retried."""
+    They are one run under the bigger budget's run key (`solve_deals` with ``only`` and ``options``: store,
+    jobs, verify, ...), played on every worker however scattered they are, and resumed like any solve; the
+    decided rows stay. Returns the rows with the retried ones in place, and how many were retried."""
     unknown = [r["deal"] for r in rows if r["verdict"] == "unknown"]
-    retried: dict[int, dict[str, Any]] = {}
-    i = 0
-    while i < len(unknown):
-        j = i
-        while j + 1 < len(unknown) and unknown[j + 1] == unknown[j] + 1:
-            j += 1
-        again, _ = solve_deals(rules, params, unknown[i], unknown[j], seed, source, **options)
-        retried.update((r["deal"], r) for r in again)
-        i = j + 1
+    if not unknown:
+        return rows, 0
+    again, _ = solve_deals(rules, params, unknown[0], unknown[-1], seed, source, only=unknown, **options)
+    retried = {r["deal"]: r for r in again}
     return [retried.get(r["deal"], r) for r in rows], len(unknown)
 
 
-def store_rows(rules: Rules, result: RunSummary, verify: bool) -> list[dict[str, Any]]:
+def store_rows(rules: Rules, result: RunSummary, verify: bool,
+               spans: Sequence[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
     """The solve rows (`COLUMNS`, and the termination: ``timeout`` where the seconds cap, not the node
-    budget, left a deal unknown) of a finished run, read from its store (as Arrow rows: no pandas to import)."""
+    budget, left a deal unknown) of a finished run over ``spans`` (default: its deals from first on), read from
+    its store (as Arrow rows: no pandas to import)."""
     from studies.store import Store, read_table
 
-    last = result.first + result.deals - 1
+    spans = spans or ((result.first, result.first + result.deals - 1),)
     recheck = verify and not all(m.get("parameters", {}).get("verify") is True
                                  for m in Store.open(result.store, create=False).read_manifests(result.key)[0])
     columns = ["deal", "outcome", "termination", "nodes", "micros", "moves", "error"] + (["win_moves"] if recheck else [])
-    table = read_table(result.store, key=result.key, deals=(result.first, last), columns=columns)
+    table = read_table(result.store, key=result.key, deals=(spans[0][0], spans[-1][1]), columns=columns)
+    if len(spans) > 1:  # the key may hold other deals between the run's
+        import pyarrow.compute as pc
+
+        wanted = [d for a, b in spans for d in range(a, b + 1)]
+        table = table.filter(pc.is_in(table["deal"], value_set=pa.array(wanted, type=table.schema.field("deal").type)))
     rows = []
     for r in table.to_pylist():
         verified: bool | None = None

@@ -49,8 +49,8 @@ def sessions(manifests: dict[str, list[dict[str, Any]]]) -> dict[tuple[str, int,
     for key, found in manifests.items():
         for m in found:
             params, command = m.get("parameters"), m.get("command")
-            if not isinstance(params, dict) or not isinstance(command, list):
-                continue
+            if not isinstance(params, dict) or not isinstance(command, list) or "ranges" in params:
+                continue  # a run of scattered deals (an escalation rung's) is no tournament or comparison
             first, last = _whole(params.get("first")), _whole(params.get("last"))
             if first is None or last is None or first > last:
                 continue

@@ -286,27 +286,30 @@ def _foundation_refusal(rules: Rules, position: Position, f: int, card: int) -> 
 
 def _play(position: Position, move: Move) -> Position:
     """The position after the (legal, resolved) ``move``; turns up a face-down card
-    that becomes exposed."""
+    that becomes exposed. The piles and foundations the move does not touch are shared
+    with ``position`` (tuples: nothing can change them), so a move costs the two it does."""
     card, src, dst = move
-    piles = [list(p) for p in position.piles]
-    down = list(position.face_down)
-    home = [list(f) for f in position.foundations]
+    piles = list(position.piles)
+    down = position.face_down
+    home = list(position.foundations)
 
     if src >= FOUNDATION:
-        taken = home[src - FOUNDATION].pop()
+        stack = tuple(home[src - FOUNDATION])
+        home[src - FOUNDATION] = stack[:-1]
     else:
-        taken = piles[src].pop()
+        stack = tuple(piles[src])
+        rest = piles[src] = stack[:-1]
         # The new exposed card, if it was face down, turns face up: a pile of h
         # cards with h face down has its top card face down.
-        if piles[src] and down[src] >= len(piles[src]):
-            down[src] = len(piles[src]) - 1
-    assert taken == card, "the referee played a move it had not checked"
+        if rest and down[src] >= len(rest):
+            down = (*down[:src], len(rest) - 1, *down[src + 1:])
+    assert stack[-1] == card, "the referee played a move it had not checked"
 
     if dst >= FOUNDATION:
-        home[dst - FOUNDATION].append(card)
+        home[dst - FOUNDATION] = (*home[dst - FOUNDATION], card)
     else:
-        piles[dst].append(card)
-    return Position(tuple(tuple(p) for p in piles), tuple(down), tuple(tuple(f) for f in home))
+        piles[dst] = (*piles[dst], card)
+    return Position(tuple(piles), tuple(down), tuple(home))
 
 
 def apply(rules: Rules, position: Position, move: Move) -> Position:

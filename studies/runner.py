@@ -182,7 +182,12 @@ class RunInterrupted(KeyboardInterrupt):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run: which rules, which strategy, which deals."""
+    """One run: which rules, which strategy, which deals.
+
+    The deals are ``first`` and the ``deals - 1`` after it, or, with ``ranges``, only the deals of those ranges
+    (sorted, apart, ``first`` the first deal of the first and ``deals`` their count): a run over the deals an
+    earlier run left undecided, scattered over a long range, plays them all on every worker at once
+    (`RunSpec.over`)."""
 
     rules: Rules
     strategy: str
@@ -192,10 +197,35 @@ class RunSpec:
     source: str = "default"
     strategy_seed: int = 0
     tier: str = "auto"
+    ranges: tuple[tuple[int, int], ...] = ()
+
+    @classmethod
+    def over(cls, rules: Rules, strategy: str, deals: Iterable[int], **fields: Any) -> RunSpec:
+        """The run of the given deal numbers (any order; repeats count once), as ranges of consecutive deals."""
+        ranges = deal_ranges(deals)
+        if not ranges:
+            raise RunnerError("a run needs at least one deal")
+        return cls(rules, strategy, sum(b - a + 1 for a, b in ranges), ranges[0][0], ranges=tuple(ranges), **fields)
 
     @property
     def last(self) -> int:
-        return self.first + self.deals - 1
+        return self.ranges[-1][1] if self.ranges else self.first + self.deals - 1
+
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        """The run's deals as (first, last) ranges, in order."""
+        return self.ranges or ((self.first, self.last),)
+
+
+def deal_ranges(deals: Iterable[int]) -> list[tuple[int, int]]:
+    """Deal numbers as sorted (first, last) ranges of consecutive deals."""
+    ranges: list[tuple[int, int]] = []
+    for deal in sorted(set(deals)):
+        if ranges and deal == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], deal)
+        else:
+            ranges.append((deal, deal))
+    return ranges
 
 
 @dataclass(frozen=True)
@@ -759,7 +789,7 @@ def warm_study(specs: Sequence[RunSpec], store: str | os.PathLike[str] | Store, 
         if spec.strategy in todo:
             continue
         strategy = _check(spec, jobs, None, "loky")
-        if _stored(store, run_labels(spec, strategy).key.hash, spec.first, spec.last):
+        if _stored(store, run_labels(spec, strategy).key.hash, spec.spans):
             continue
         compiled = _plays_compiled(spec, strategy)
         if compiled and not plays_in_process(spec, strategy, compiled, jobs, None, "loky", None):
@@ -874,8 +904,8 @@ def plays_in_process(spec: RunSpec, strategy: Any, compiled: bool, jobs: int | N
 
 
 def _whole(spec: RunSpec, chunk: int | None) -> list[tuple[int, int]]:
-    """The deal ranges of ``spec`` as `run` plans them on an empty store (fixed chunks, or one adaptive range)."""
-    return plan_chunks(spec.first, spec.last, [], chunk) if chunk else [(spec.first, spec.last)]
+    """The deal ranges of ``spec`` as `run` plans them on an empty store (fixed chunks, or its ranges whole)."""
+    return [c for a, b in spec.spans for c in plan_chunks(a, b, [], chunk)] if chunk else list(spec.spans)
 
 
 def _stream_here(tasks: Iterable[ChunkTask]) -> Iterator[ChunkResult]:
@@ -1033,7 +1063,7 @@ def run(
     # loads no compiled code, which is most of the time of a fresh process that only reads its rows.
     compiled: bool | None = None
     here = False
-    if force or not _stored(store, key, spec.first, spec.last):
+    if force or not _stored(store, key, spec.spans):
         compiled, here = _ready(spec, strategy, jobs, chunk, backend, deal_timeout)
     elif spec.tier == "compiled":
         _plays_compiled(spec, strategy)  # refuses a strategy without a compiled tier, stored rows or not
@@ -1071,8 +1101,11 @@ def run(
                 seconds=0.0, store=str(st.path), key=key, backend=backend, damaged=damaged,
             )
             wants = Wants(spec.rules, deal_timeout, spec.tier, verify)
-            reused, covered = _reuse(st, key, spec.first, spec.last, force, summary, run_id, wants)
-            todo = plan_chunks(spec.first, spec.last, covered, chunk) if chunk else missing_ranges(spec.first, spec.last, covered)
+            reused, todo = _Tally(), []
+            for lo, hi in spec.spans:
+                tally, covered = _reuse(st, key, lo, hi, force, summary, run_id, wants)
+                reused.add(tally.outcomes, tally.home)
+                todo += plan_chunks(lo, hi, covered, chunk) if chunk else missing_ranges(lo, hi, covered)
             if todo and compiled is None:  # a stored file failed its checks: its deals play after all
                 compiled, here = _ready(spec, strategy, jobs, chunk, backend, deal_timeout)
             compiled = bool(compiled)
@@ -1118,7 +1151,7 @@ def run(
                           progress, retries, summary, watchdog)
             except StoreError as exc:
                 progress.stop()
-                saved = _saved(st, key, spec.first, spec.last)
+                saved = _saved_spans(st, key, spec.spans)
                 full = isinstance(exc, StoreFullError)
                 todo_text = "free some space" if full else "fix that"
                 kept = (f"the rows {st.path} held before this forced run are kept as they were; {todo_text} and run the "
@@ -1127,7 +1160,7 @@ def run(
                 raise (StoreFullError if full else StoreError)(f"{exc}; {kept}") from None
             except SchedulerLostError as exc:
                 progress.stop()
-                saved = _saved(st, key, spec.first, spec.last)
+                saved = _saved_spans(st, key, spec.spans)
                 kept = (f"the rows {st.path} held before this forced run are kept as they were; run the same command "
                         "again" if force else f"{saved:,} of {spec.deals:,} deals are saved in {st.path}; run the same "
                         "command again to resume")
@@ -1156,7 +1189,7 @@ def run(
         return summary
     except KeyboardInterrupt:  # in the play loop, or while connecting, cleaning up or writing the manifest
         progress.stop()
-        raise RunInterrupted(_saved(st, key, spec.first, spec.last), spec.deals, st.path) from None
+        raise RunInterrupted(_saved_spans(st, key, spec.spans), spec.deals, st.path) from None
     finally:
         if force:  # stopped before its swap: the stored rows stay as they were
             st.drop_swap(key, run_id)
@@ -1184,6 +1217,8 @@ def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> 
     from strategies.memory import check_memory
 
     check_whole("deals", spec.deals, 1, MAX_DEAL)
+    if spec.ranges:
+        _check_ranges(spec)
     if jobs is not None:
         check_whole(f"jobs ({JOBS_PER_CORE} per core here)" if backend == "loky" else "jobs", jobs, 1,
                     max_jobs() if backend == "loky" else INT64_MAX)
@@ -1205,6 +1240,18 @@ def _check(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> 
         raise RunnerError(str(exc)) from None
     check_memory(strategy, spec.rules, _most_workers(spec, jobs, chunk, backend))
     return strategy
+
+
+def _check_ranges(spec: RunSpec) -> None:
+    """Refuse ranges that are not sorted and apart, or that disagree with the spec's ``first`` and ``deals``."""
+    previous = spec.first - 1
+    for a, b in spec.ranges:
+        if not (isinstance(a, int) and isinstance(b, int) and previous < a <= b):
+            raise RunnerError(f"deal ranges must be sorted and apart, each first <= last; got {list(spec.ranges)[:5]}")
+        previous = b
+    if spec.ranges[0][0] != spec.first or sum(b - a + 1 for a, b in spec.ranges) != spec.deals:
+        raise RunnerError(f"deal ranges {list(spec.ranges)[:5]} do not start at deal {spec.first:,} and hold "
+                          f"{spec.deals:,} deals; build the run with RunSpec.over")
 
 
 def _most_workers(spec: RunSpec, jobs: int | None, chunk: int | None, backend: str) -> int:
@@ -1250,11 +1297,11 @@ def _ready(spec: RunSpec, strategy: Any, jobs: int | None, chunk: int | None, ba
     return compiled, here
 
 
-def _stored(store: str | os.PathLike[str] | Store, key: str, lo: int, hi: int) -> bool:
-    """Whether chunk files of ``key`` cover every deal of lo..hi, by their names (a look, no side effect)."""
+def _stored(store: str | os.PathLike[str] | Store, key: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether chunk files of ``key`` cover every deal of ``spans``, by their names (a look, no side effect)."""
     st = store if isinstance(store, Store) else Store(store)
     try:
-        return _saved(st, key, lo, hi) == hi - lo + 1
+        return all(_saved(st, key, lo, hi) == hi - lo + 1 for lo, hi in spans)
     except StoreError:  # a folder that cannot be listed: `run` opens the store and says what is wrong
         return False
 
@@ -1440,6 +1487,11 @@ def _play_all(chunker: Chunker, make_task: Any, st: Store, key: str, jobs: int, 
             finished(task.first, task.last, counts, home)
 
 
+def _saved_spans(st: Store, key: str, spans: Sequence[tuple[int, int]]) -> int:
+    """Deals of ``spans`` that chunk files of ``key`` hold (by their names)."""
+    return sum(_saved(st, key, lo, hi) for lo, hi in spans)
+
+
 def _saved(st: Store, key: str, lo: int, hi: int) -> int:
     """Deals of lo..hi that chunk files of ``key`` hold (by their names)."""
     cursor, saved = lo, 0
@@ -1500,6 +1552,7 @@ def _manifest(spec: RunSpec, labels: RunLabels, strategy: Any, started: float, r
             "first": spec.first,
             "deals": spec.deals,
             "last": spec.last,
+            **({"ranges": [list(r) for r in spec.ranges]} if spec.ranges else {}),
             **params,
         },
     }

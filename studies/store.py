@@ -731,9 +731,13 @@ class Store:
         stored = []
         for m in self.read_manifests(key)[0]:
             params = m.get("parameters")
-            first, last = (params.get("first"), params.get("last")) if isinstance(params, dict) else (None, None)
-            if "finished" in m and all(isinstance(x, int) and not isinstance(x, bool) for x in (first, last)):
-                stored.append((first if lo is None else max(first, lo), last if hi is None else min(last, hi)))
+            if not isinstance(params, dict) or "finished" not in m:
+                continue
+            spans = params.get("ranges") or [(params.get("first"), params.get("last"))]
+            for span in spans if isinstance(spans, list) else []:
+                first, last = span if isinstance(span, (list, tuple)) and len(span) == 2 else (None, None)
+                if all(isinstance(x, int) and not isinstance(x, bool) for x in (first, last)):
+                    stored.append((first if lo is None else max(first, lo), last if hi is None else min(last, hi)))
         covered = sorted((c.first, c.last) for c in chunks)
         lost: list[tuple[int, int]] = []
         for a, b in sorted(stored):
