@@ -14,7 +14,9 @@ from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
 from sim.text import one_line, printable
 from strategies.play import MAX_DEAL_TIMEOUT
 from studies.dask_backend import SchedulerLostError, quiet_logs
-from studies.runner import (
+from studies.files import StoreFullError
+from studies.runner import run
+from studies.spec import (
     BACKENDS,
     DEFAULT_STORE,
     INT64_MAX,
@@ -26,9 +28,7 @@ from studies.runner import (
     RunSpec,
     RunSummary,
     WorkersDiedError,
-    run,
 )
-from studies.store import StoreFullError
 
 EXIT_FAULT = 1
 EXIT_INTERRUPTED = 130

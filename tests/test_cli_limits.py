@@ -14,7 +14,7 @@ from bakers_dozen.cli import main
 from bakers_dozen.limits import MAX_RUN_DEALS, MAX_SOLVE_DEALS, Bounded, OptionRangeError
 from bakers_dozen.simulate import simulate
 from strategies.play import ArenaError, timeout_seconds
-from studies.runner import RunnerError, check_deal_timeout, max_jobs
+from studies.spec import RunnerError, check_deal_timeout, max_jobs
 
 
 @pytest.fixture(autouse=True)
