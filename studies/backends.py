@@ -53,13 +53,9 @@ def worker_lost_errors() -> tuple[type[BaseException], ...]:
 
 LOKY_IDLE_SECONDS = 300
 """Idle worker processes stay this long, warm (strategy loaded, numba compiled), for the next run."""
-
-
 _POOL: dict[int, Any] = {}
 """The runner's own loky executor by worker count (not loky's global one, which joblib.Parallel shares and
 decorates), kept after a clean run so that the next run of this process finds its workers warm."""
-
-
 _POOL_IDLE_SINCE: dict[int, float] = {}
 """When each kept pool was last handed out or its workers may first have had nothing to do
 (`time.monotonic`): a pool idle for over half `LOKY_IDLE_SECONDS` is replaced rather than reused, since its
@@ -68,8 +64,6 @@ memory leak": the same warning as for a worker grown by 300 MB, which `studies.c
 it when its first chunk finishes after the last was handed out (not when the last chunk finishes: a worker
 idle since then would time out sooner than the stamp says); a hand-out stamps it too, so that a pool warmed
 for a run that then played nothing ages like any other."""
-
-
 LOKY_RETIRED = "A worker stopped while some jobs were given to the executor"
 """How loky's warning begins when it replaces a worker it retired: one that grew over 300 MB past its size
 after its first task (loky reads that as a leak) or timed out idle as work came. A worker of a study grows

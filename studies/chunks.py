@@ -39,8 +39,6 @@ from studies.store import Store
 
 REJECTED = "the referee rejected the claimed win"
 """How the ``error`` text of a win the referee rejected (stored as outcome ``error``) begins."""
-
-
 REJECTED_GAME = "the referee rejected the recorded game"
 """How the ``error`` text of any other row the referee rejected (`verify_rows`) begins."""
 

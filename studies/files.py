@@ -23,8 +23,6 @@ from studies import nofollow
 
 MAX_JSON_BYTES = 16 * 2**20
 """A _key.json or manifest larger than this is not one this toolkit wrote (they are a few KiB); it is not parsed."""
-
-
 TMP_PREFIX = ".tmp-"
 
 

@@ -14,13 +14,9 @@ from collections.abc import Sequence
 TARGET_CHUNK_SECONDS = 3.0
 """Adaptive chunks aim at about this much work each: long enough that per-task
 overhead (a few milliseconds) vanishes, short enough that a kill loses little."""
-
-
 CHUNK_BOUNDS = {True: (100, 100_000), False: (5, 10_000)}
 """(smallest, largest) adaptive chunk for compiled (True) and Python-tier (False) play; fast
 strategies get thousands of deals a chunk from the time target, slow ones (searches) fewer."""
-
-
 FIRST_CHUNK = {True: 500, False: 20}
 
 

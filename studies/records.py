@@ -26,24 +26,12 @@ from studies.files import CorruptChunkError, DamagedFileWarning, KeyInfoError, U
 from studies.rows import ChunkFile, RunKey, RunLabels, load_chunk_file
 
 KEY_INFO = "_key.json"
-
-
 MANIFESTS = "_manifests"
-
-
 CORRUPT = "_corrupt"
-
-
 LEGACY_NAMES = {"key.json": KEY_INFO, "manifests": MANIFESTS, "corrupt": CORRUPT}
 """A run folder's metadata in stores of format 1 and 2 (which Parquet readers took for data), and its names now."""
-
-
 LEGACY = {new: old for old, new in LEGACY_NAMES.items()}
-
-
 _TYPES = {"str": str, "int": int, "bool": bool}
-
-
 _KEY_INFO_FIELDS: dict[str, type] = {"key": str, **{f.name: _TYPES[str(f.type)] for f in fields(RunKey)},
                                      **{f.name: _TYPES[str(f.type)] for f in fields(RunLabels) if f.name != "key"}}
 """The fields of a ``_key.json`` (`RunLabels.to_json`) and their types; each is also a column of every row."""

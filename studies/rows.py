@@ -85,17 +85,9 @@ from studies.files import CorruptChunkError, StoreError
 CHUNK_VERSION = 3
 """Chunk format: 3 has the ``deal_timeout`` and ``verified`` columns; 2 (read, no longer written) has neither;
 1 (read) has no ``termination`` either. `load_chunk_file` gives older chunks the missing columns (`ABSENT`)."""
-
-
 META_KEY = b"bakers_dozen"
-
-
 COMPRESSION = "zstd"
-
-
 _STR = pa.dictionary(pa.int8(), pa.string())
-
-
 SCHEMA = pa.schema(
     [
         ("deal", pa.int64()),
@@ -126,21 +118,13 @@ SCHEMA = pa.schema(
         ("toolkit_version", _STR),
     ]
 )
-
-
 COLUMNS = tuple(SCHEMA.names)
-
-
 ABSENT: dict[str, Any] = {"termination": None, "deal_timeout": None, "verified": False}
 """What a column that older chunk formats lack reads as in them: unknown termination, no limit recorded, not verified."""
-
-
 _CHUNK_SCHEMAS = {
     version: pa.schema([f for f in SCHEMA if f.name not in missing])
     for version, missing in {1: set(ABSENT), 2: {"deal_timeout", "verified"}, 3: set()}.items()
 }
-
-
 CHUNK_RE = re.compile(r"^([0-9a-f]{16})_(\d{19})_(\d{19})\.parquet$")
 
 

@@ -26,22 +26,12 @@ from studies.plan import planned, useful_jobs
 from studies.rows import RunKey, RunLabels
 
 BACKENDS = ("loky", "dask")
-
-
 TIERS = ("auto", "compiled", "python")
-
-
 DEFAULT_STORE = "bakers-dozen-store"
 """The results store every verb uses unless told otherwise (simulate, compare, tournament, demo), so they share deals."""
-
-
 INT64_MAX = 2**63 - 1
-
-
 MAX_CHUNK = 1_000_000
 """Largest --chunk: a chunk's per-deal arrays and Parquet rows are held in memory at once."""
-
-
 JOBS_PER_CORE = 4
 """loky runs at most this many worker processes per core (more only adds memory and start-up)."""
 

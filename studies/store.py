@@ -100,32 +100,16 @@ from studies.rows import CHUNK_RE, CHUNK_VERSION, META_KEY, ChunkFile, chunk_nam
 from studies.swap import STAGED, SWAP_PREFIX, SWAP_READY, Swaps
 
 FORMAT = "bakers-dozen-results"
-
-
 FORMAT_VERSION = 4
-
-
 READ_VERSIONS = (1, 2, 3, 4)
 """Store versions this toolkit reads; opening an older store to write upgrades it (its marker and, from
 version 2 to 3, the names of its metadata), so that older toolkits refuse the store instead of misreading it
 (version 4 stores hold chunks of format 3, which a version 3 toolkit would take for damaged and move aside)."""
-
-
 MARKER = "_bakers-dozen-store.json"
-
-
 RUN_LOCK = ".run.lock"
-
-
 COMMIT_LOCK = ".commit.lock"
-
-
 TASKS_DIR = ".tasks"
-
-
 LEGACY_MARKER = "bakers-dozen-store.json"
-
-
 KEY_RE = re.compile(r"^[0-9a-f]{16}$")
 
 

@@ -23,11 +23,7 @@ from studies.files import RunGone, atomic_write_bytes, failure, fsync_dir
 from studies.rows import chunk_name
 
 SWAP_PREFIX = ".swap-"
-
-
 STAGED = ".staged"
-
-
 SWAP_READY = "_ready.json"
 """In a forced run's staging folder (`Store.begin_swap`): its chunks (names ending in `STAGED`) and, once all are
 written, the note that commits their swap into place."""

@@ -29,8 +29,6 @@ from studies.chunks import ChunkTask
 STALL_FACTOR, STALL_SLACK = 2.0, 10.0
 """A chunk of n deals counts as stuck after n x deal_timeout x STALL_FACTOR + STALL_SLACK seconds of
 play (numba compiling excluded): far past what deals that honour the limit can take."""
-
-
 WATCH_INTERVAL = 0.25
 
 
