@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from bakers_dozen.cli import main
 from sim import engine as E
-from sim.cards import card
+from sim.cards import card, rank_of
 from sim.deals import make_deal
 from sim.game import Game
 from sim.position import parse_position
@@ -79,7 +79,7 @@ def dead_by_the_rules(st: np.ndarray, prm: np.ndarray) -> bool:
     possibly_home: set[int] = set()
 
     def lower_home(c: int) -> bool:
-        return E.rank_of(c) == 0 or c - 1 in home or c - 1 in possibly_home
+        return rank_of(c) == 0 or c - 1 in home or c - 1 in possibly_home
 
     changed = True
     while changed:
