@@ -27,7 +27,7 @@ from sim.game import Game
 from sim.position import Position
 from sim.rules import Rules, resolve_variant
 from strategies.analyse import Analysis, analyse_game
-from studies.store import read_store as _read_store
+from studies.reading import read_store as _read_store
 
 __all__ = ["SVG", "analyse", "deal", "draw", "play", "read_store", "replay", "simulate"]
 
@@ -54,13 +54,14 @@ def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", de
              jobs: int | None = None, **options: Any) -> pd.DataFrame:
     """Play deals ``first``..``first + deals - 1`` with ``strategy`` and return one row per deal.
 
-    The rows are the store's (`studies.store.read_store`: outcome, cards_home, moves, ...);
+    The rows are the store's (`studies.reading.read_store`: outcome, cards_home, moves, ...);
     ``rows.attrs["summary"]`` holds the run's summary (win rate, interval, speed). With
     ``store`` the rows stay there, and a later call reuses them; without it they are
     played into a temporary store that is removed afterwards. ``options`` go to
     `studies.runner.run` (``deal_timeout``, ``verify``, ``chunk``, ...).
     """
-    from studies.runner import RunSpec, run
+    from studies.runner import run
+    from studies.spec import RunSpec
 
     spec = RunSpec(_rules(variant), strategy, deals, first, seed, source, strategy_seed)
     with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
@@ -72,7 +73,7 @@ def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", de
 
 
 def read_store(path: str | Path, **filters: Any) -> pd.DataFrame:
-    """The rows of a store as a DataFrame; ``filters`` as `studies.store.read_store` (variant, strategy, deals, ...)."""
+    """The rows of a store as a DataFrame; ``filters`` as `studies.reading.read_store` (variant, strategy, deals, ...)."""
     return _read_store(path, **filters)
 
 

@@ -23,7 +23,7 @@ from bakers_dozen.solve import escalate, parse_deals, parse_params
 from sim.deals import MAX_SEED
 from sim.errors import UserError, quoted
 from sim.rules import Rules, find_variant, is_variant_file, preset_named, variant_names
-from studies.runner import BACKENDS, DEFAULT_STORE, MAX_CHUNK, RunnerError, max_jobs
+from studies.spec import BACKENDS, DEFAULT_STORE, MAX_CHUNK, RunnerError, max_jobs
 
 DEFAULT_OUT = Path("data") / "atlas"
 

@@ -131,9 +131,9 @@ def _end_process(done: SystemExit) -> None:
     and, when threads are left running that the interpreter would wait for (not daemon threads: a plug-in's,
     which may never end), end the process at once with `os._exit` after flushing the output, saying so in one
     line, rather than wait for them. Returns, for the usual exit, when no such thread is left."""
-    runner = sys.modules.get("studies.runner")
-    if runner is not None:
-        runner.close_pools()
+    backends = sys.modules.get("studies.backends")
+    if backends is not None:
+        backends.close_pools()
     left = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
     if not left:
         return

@@ -1,10 +1,12 @@
 """Numeric command-line options with an allowed range, refused in one line before any work.
 
-`Bounded` is a click parameter type: a value that is not a number, is NaN or
-infinite, or lies outside its range raises `OptionRangeError` (a `UserError`),
-which the command line prints as one line naming the option, the value and the
-allowed range, with exit code 2. The limits of the study and solve verbs are
-here, each with the reason for its bound.
+`Bounded` is the one click parameter type for numbers: a value that is not a
+number, is NaN or infinite, or lies outside its range raises `OptionRangeError`
+(a `UserError`), which the command line prints as one line naming the option,
+the value and the allowed range, with exit code 2. Every verb's numeric options
+use it. The limits of the study and solve verbs are here, each with the reason
+for its bound; a limit the library checks too (the per-deal time limit,
+`strategies.play.MAX_DEAL_TIMEOUT`) is defined there, once.
 """
 
 from __future__ import annotations
@@ -46,15 +48,16 @@ def _show(x: float) -> str:
 
 
 class Bounded(click.ParamType):
-    """A whole number (``kind=int``) or a finite number (``kind=float``) in ``low..high``.
+    """A whole number (``kind=int``) or a finite number (``kind=float``) in ``low..high``; with ``above``,
+    above ``low`` and at most ``high`` (a time limit of 0 seconds is no limit).
 
     Whole numbers may be written ``20000``, ``20_000`` or ``2e4`` (an exact whole
     value). ``high`` may be a function, evaluated when the option is read (for
     bounds that depend on the machine, such as its cores).
     """
 
-    def __init__(self, kind: type, low: float, high: float | Any) -> None:
-        self.kind, self.low, self._high = kind, low, high
+    def __init__(self, kind: type, low: float, high: float | Any, *, above: bool = False) -> None:
+        self.kind, self.low, self._high, self.above = kind, low, high, above
         self.name = "integer" if kind is int else "number"
 
     @property
@@ -63,7 +66,9 @@ class Bounded(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         option = param.opts[0] if param is not None and param.opts else "value"
-        allowed = f"allowed: {_show(self.low)}..{_show(self.high)}"
+        high = self.high
+        allowed = f"allowed: above {_show(self.low)}, at most {_show(high)}" if self.above \
+            else f"allowed: {_show(self.low)}..{_show(high)}"
         text = str(value).strip()
         shown = text if len(text) <= 40 else text[:37] + "..."
         if text.lstrip("+-").isdigit() and len(text) > 40:  # longer than any allowed value; not worth converting
@@ -72,7 +77,7 @@ class Bounded(click.ParamType):
         if number is None:
             what = "a whole number" if self.kind is int else "a finite number"
             raise OptionRangeError(f"{option} {shown!r} is not {what}; {allowed}")
-        if not self.low <= number <= self.high:
+        if not (self.low < number if self.above else self.low <= number) or number > high:
             raise OptionRangeError(f"{option} {shown} is out of range; {allowed}")
         return number
 

@@ -26,7 +26,7 @@ from bakers_dozen.options import console
 from sim.deals import MAX_SEED, PYSOL_MAX_DEAL, DealError
 from sim.errors import UserError
 from sim.text import one_line, printable
-from studies.runner import DEFAULT_STORE, RunSpec, RunSummary, max_jobs
+from studies.spec import DEFAULT_STORE, RunSpec, RunSummary, max_jobs
 from studies.study import FAST_DEALS, SLOW_DEALS, default_study, run_study
 
 DEFAULT_OUT = "bakers-dozen-report"
@@ -100,11 +100,11 @@ def check_study(runs: Sequence[RunSpec], out_dir: str, maker: str = "", force: b
 
 @contextlib.contextmanager
 def _damage_on_stderr() -> Iterator[None]:
-    """Show each damaged store file met inside (a `studies.store.DamagedFileWarning`), and each atlas file or row
+    """Show each damaged store file met inside (a `studies.files.DamagedFileWarning`), and each atlas file or row
     the report cannot use (a `reports.atlas.AtlasWarning`), as one ``bakers-dozen: warning:`` line on standard
     error, once, even when the command then fails."""
     from reports.atlas import AtlasWarning
-    from studies.store import DamagedFileWarning
+    from studies.files import DamagedFileWarning
 
     said = (DamagedFileWarning, AtlasWarning)
     caught: list[warnings.WarningMessage] = []
@@ -193,8 +193,9 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
     from reports.atlas import atlas_folder
     from reports.build import COLUMNS, build
     from studies.progress import make_progress
+    from studies.reading import read_store
     from studies.reuse import ACCEPT_COLUMNS
-    from studies.store import chunk_cache, read_store
+    from studies.rows import chunk_cache
 
     check_study(runs, out_dir, maker, force)
     with contextlib.ExitStack() as reading:

@@ -6,32 +6,29 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import click
 
+from bakers_dozen.limits import Bounded
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
-from sim.errors import quoted
 from sim.text import one_line, printable
+from strategies.play import MAX_DEAL_TIMEOUT
 from studies.dask_backend import SchedulerLostError, quiet_logs
-from studies.runner import (
+from studies.files import StoreFullError
+from studies.runner import run
+from studies.spec import (
     BACKENDS,
     DEFAULT_STORE,
     INT64_MAX,
     JOBS_PER_CORE,
     MAX_CHUNK,
-    MAX_DEAL_TIMEOUT,
     TIERS,
     RunInterrupted,
     RunnerError,
     RunSpec,
     RunSummary,
     WorkersDiedError,
-    check_deal_timeout,
-    check_whole,
-    run,
 )
-from studies.store import StoreFullError
 
 EXIT_FAULT = 1
 EXIT_INTERRUPTED = 130
@@ -53,63 +50,27 @@ def run_exits() -> Iterator[None]:
         sys.exit(EXIT_FAULT)
 
 
-class Whole(click.ParamType):
-    """A whole number in low..high; anything else is one line naming the option and the range (exit 2)."""
-
-    name = "integer"
-
-    def __init__(self, low: int, high: int) -> None:
-        self.low, self.high = low, high
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        option = f"--{param.name.replace('_', '-')}" if param is not None and param.name else "value"
-        if isinstance(value, str):
-            try:
-                value = int(value.strip().replace("_", ""), 10)
-            except ValueError:
-                raise RunnerError(f"{option} must be a whole number from {self.low:,} to {self.high:,}; "
-                                  f"got {quoted(value)}") from None
-        return check_whole(option, value, self.low, self.high)
-
-
-class Seconds(click.ParamType):
-    """A time limit in seconds: a finite number above 0 (one line naming the range otherwise, exit 2)."""
-
-    name = "seconds"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                raise RunnerError(f"--deal-timeout must be a number of seconds above 0 and at most "
-                                  f"{MAX_DEAL_TIMEOUT:g}; got {quoted(value)}") from None
-        timeout = check_deal_timeout(value, "--deal-timeout")
-        assert timeout is not None
-        return timeout
-
-
 @click.command()
 @click.option("--variant", "-v", default="bakers-dozen", show_default=True,
               help="A preset name or alias (see `bakers-dozen variants`) or a .toml variant file.")
 @click.option("--strategy", "-s", "strategy_spec", default="greedy", show_default=True,
               help="NAME, NAME:key=value,..., or package.module:ClassName[:key=value,...].")
-@click.option("--deals", "-n", type=Whole(1, MAX_DEAL), required=True, help="How many deals to play (1 or more).")
-@click.option("--first", "-k", type=Whole(1, min(max(MAX_DEAL, PYSOL_MAX_DEAL), INT64_MAX)), default=1,
+@click.option("--deals", "-n", type=Bounded(int, 1, MAX_DEAL), required=True, help="How many deals to play (1 or more).")
+@click.option("--first", "-k", type=Bounded(int, 1, min(max(MAX_DEAL, PYSOL_MAX_DEAL), INT64_MAX)), default=1,
               show_default=True, help="First deal number.")
-@click.option("--seed", type=Whole(0, MAX_SEED), default=0, show_default=True, help="Deal seed.")
+@click.option("--seed", type=Bounded(int, 0, MAX_SEED), default=0, show_default=True, help="Deal seed.")
 @click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
               help="Deal numbering: this toolkit's, or PySolFC's.")
-@click.option("--strategy-seed", type=Whole(0, INT64_MAX), default=0, show_default=True,
+@click.option("--strategy-seed", type=Bounded(int, 0, INT64_MAX), default=0, show_default=True,
               help="Seed of the strategy's random generator.")
 @click.option("--tier", type=click.Choice(TIERS), default="auto", show_default=True,
               help="Play compiled when the strategy has a compiled tier (auto), or force one tier.")
-@click.option("--jobs", "-j", type=Whole(1, INT64_MAX), default=None,
+@click.option("--jobs", "-j", type=Bounded(int, 1, INT64_MAX), default=None,
               help=f"Worker processes [default: every core; dask: every cluster thread]; at most {JOBS_PER_CORE} per "
                    "core (loky) or the cluster's threads (dask), and never more than there are chunks to play.")
-@click.option("--chunk", type=Whole(1, MAX_CHUNK), default=None,
+@click.option("--chunk", type=Bounded(int, 1, MAX_CHUNK), default=None,
               help="Deals per task [default: adaptive, about 3 s of work each, 100-100,000 (Python tier 5-10,000)].")
-@click.option("--deal-timeout", type=Seconds(), default=None,
+@click.option("--deal-timeout", type=Bounded(float, 0.0, MAX_DEAL_TIMEOUT, above=True), default=None,
               help=f"Seconds a deal may take (above 0, at most {MAX_DEAL_TIMEOUT:g}); one that runs past it is stored "
                    "as outcome unknown, termination timeout [default: no limit].")
 @click.option("--verify/--no-verify", default=None,

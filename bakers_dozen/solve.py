@@ -7,7 +7,7 @@ deal; writes the rows to a CSV or Parquet file.
 The deals run through the runner (`studies.runner.run`) like any strategy: the
 solver with the given parameters is the run's strategy (its parameters are in
 the run key), chunks go to worker processes (a solve of a few deals, or with
-``--jobs 1``, plays in this process: `studies.runner.plays_in_process`) and into
+``--jobs 1``, plays in this process: `studies.backends.plays_in_process`) and into
 the store as they finish, so a killed or interrupted solve loses only the chunks
 in flight and the same command resumes; the rows are then read back from the
 store. PySol's numbering
@@ -34,8 +34,10 @@ from bakers_dozen.simulate import run_exits
 from sim.deals import MAX_SEED, check_deal_range
 from sim.errors import UserError, quoted
 from sim.rules import LONG_NUMBER, MAX_NAME, PARAMETERS, Rules, resolve_variant
+from studies.chunks import REJECTED
 from studies.progress import Progress
-from studies.runner import DEFAULT_STORE, MAX_CHUNK, REJECTED, RunSpec, RunSummary, max_jobs, run
+from studies.runner import run
+from studies.spec import DEFAULT_STORE, MAX_CHUNK, RunSpec, RunSummary, max_jobs
 
 
 class SolveInputError(UserError):
@@ -142,7 +144,8 @@ def store_rows(rules: Rules, result: RunSummary, verify: bool,
     """The solve rows (`COLUMNS`, and the termination: ``timeout`` where the seconds cap, not the node
     budget, left a deal unknown) of a finished run over ``spans`` (default: its deals from first on), read from
     its store (as Arrow rows: no pandas to import)."""
-    from studies.store import Store, read_table
+    from studies.reading import read_table
+    from studies.store import Store
 
     spans = spans or ((result.first, result.first + result.deals - 1),)
     recheck = verify and not all(m.get("parameters", {}).get("verify") is True
@@ -172,7 +175,7 @@ def store_rows(rules: Rules, result: RunSummary, verify: bool,
 
 def _replayed(rules: Rules, result: RunSummary, deal: int, codes: Any) -> bool:
     """Whether the referee wins deal ``deal`` with the stored move ``codes``."""
-    from studies.store import check_win
+    from studies.reading import check_win
 
     v = check_win(rules, {"deal": deal, "seed": result.seed, "source": result.source, "win_moves": list(codes)})
     return bool(v.legal and v.won)

@@ -15,7 +15,7 @@ from bakers_dozen.options import console, table
 from bakers_dozen.report import JOBS, RUN_DEALS, check_study
 from bakers_dozen.simulate import run_exits
 from sim.deals import MAX_SEED, PYSOL_MAX_DEAL
-from studies.runner import DEFAULT_STORE, RunSpec
+from studies.spec import DEFAULT_STORE, RunSpec
 
 TUNE_OUT = "bakers-dozen-tuning"
 MAX_TRIALS = 100_000

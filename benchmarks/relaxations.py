@@ -49,7 +49,7 @@ import numba as nb  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bakers_dozen.solve import parse_deals  # noqa: E402
-from sim.cards import DECK_SIZE  # noqa: E402
+from sim.cards import DECK_SIZE, nb_card, nb_rank_of  # noqa: E402
 from sim.deals import make_deal  # noqa: E402
 from sim.engine import P_BUILD, P_PILES, fheight_at, pile_base  # noqa: E402
 from sim.errors import run_script  # noqa: E402
@@ -60,7 +60,6 @@ from sim.rules import Rules, find_variant  # noqa: E402
 from strategies.solver.capacity import CAPPED, LOST, WON, free_parking, free_parking_state, split  # noqa: E402
 from strategies.solver.strategy import SolverStrategy  # noqa: E402
 
-RANKS = 13
 MAX_DEPTH = 1 << 22
 """Longest path of the ``shape`` search (a deeper one answers capped)."""
 
@@ -101,15 +100,15 @@ def _shape_child(L, h, k, bases, pile_of, idx_of, j, nL, nh, nk) -> bool:  # noq
     nk[:] = k
     top = bases[p, L[p] - 1]
     if k[p] > 0:  # a parked card of rank r
-        r = top % RANKS - k[p]
+        r = nb_rank_of(top) - k[p]
         nk[p] -= 1
     else:  # the base top
-        r = top % RANKS
+        r = nb_rank_of(top)
         nL[p] -= 1
     if x < 4:
         if h[x] != r:
             return False
-        c = x * RANKS + r
+        c = nb_card(r, x)
         if k[p] > 0:  # any parked card of rank r whose suit is next: not in a base
             if pile_of[c] >= 0 and idx_of[c] < L[pile_of[c]]:
                 return False
@@ -118,7 +117,7 @@ def _shape_child(L, h, k, bases, pile_of, idx_of, j, nL, nh, nk) -> bool:  # noq
         nh[x] += 1
         return True
     q = x - 4
-    if q == p or L[q] == 0 or bases[q, L[q] - 1] % RANKS - k[q] - 1 != r:
+    if q == p or L[q] == 0 or nb_rank_of(bases[q, L[q] - 1]) - k[q] - 1 != r:
         return False
     nk[q] += 1
     return True
@@ -144,7 +143,7 @@ def _shape_search(bases, pile_of, idx_of, L0, h0, k0, cap, tab):  # noqa: ANN001
         FJ[d] += 1
         if not _shape_child(FL[d], FH[d], FK[d], bases, pile_of, idx_of, FJ[d] - 1, nL, nH, nK):
             continue
-        if nH.sum() == 4 * RANKS:
+        if nH.sum() == DECK_SIZE:
             return 1, n
         if not _insert(tab, _shape_key(nL, nH, nK)):
             continue

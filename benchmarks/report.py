@@ -1,6 +1,6 @@
 """How long a report takes to rebuild when every deal is reused (prints a table; not a test).
 
-Issue 16's goal: ``bakers-dozen demo`` run a second time (every deal reused from
+The goal: ``bakers-dozen demo`` run a second time (every deal reused from
 the store) and ``bakers-dozen report`` of the same store take under 10 s wall on the
 project's 2-core machine. Each command runs in a fresh process (``python -m
 bakers_dozen ...``, this checkout first on ``PYTHONPATH``), as a user runs it:

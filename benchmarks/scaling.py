@@ -64,7 +64,8 @@ def bare(deals: int, jobs: int, chunk: int) -> float:
 
 def end_to_end(deals: int, jobs: int, chunk: int, where: Path) -> float:
     """Deals/s of the runner writing a fresh store."""
-    from studies.runner import RunSpec, run
+    from studies.runner import run
+    from studies.spec import RunSpec
 
     shutil.rmtree(where, ignore_errors=True)
     start = time.perf_counter()
@@ -91,7 +92,8 @@ def warm(jobs: int, where: Path) -> None:
 BIG_SCRIPT = """
 import time
 start = time.perf_counter()
-from studies.runner import RunSpec, run
+from studies.runner import run
+from studies.spec import RunSpec
 from sim.rules import Rules
 s = run(RunSpec(Rules(), "greedy", {deals}), {store!r}, jobs={jobs})
 wall = time.perf_counter() - start

@@ -15,8 +15,8 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.cards import rank_of
-from sim.engine import FOUNDATION, POLICY_RESIGN, SCRATCH_OWN, move_from, move_to, nb_rank_of, top_card
+from sim.cards import nb_rank_of, rank_of
+from sim.engine import FOUNDATION, POLICY_RESIGN, SCRATCH_OWN, move_from, move_to, top_card
 from sim.game import View
 from sim.notation import Move
 from sim.rules import Rules

@@ -59,10 +59,11 @@ def run_manifests(store_path: Path, key: str) -> list[dict[str, Any]]:
     A store may come from someone else: a manifest that is not a JSON object, nests too
     deeply or is implausibly large is damaged (`studies.store.Store.read_manifests`); each
     damaged one, and a run with no readable manifest at all, is reported as a
-    `studies.store.DamagedFileWarning`, since the run's command then shows ``?`` where the
+    `studies.files.DamagedFileWarning`, since the run's command then shows ``?`` where the
     manifest would say and its rules are known only for a preset.
     """
-    from studies.store import DamagedFileWarning, Store
+    from studies.files import DamagedFileWarning
+    from studies.store import Store
 
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", key):  # a key from a store's rows names its own folder only
         return []
@@ -105,10 +106,10 @@ def run_rules(manifest: dict[str, Any], fingerprint: str) -> Rules | None:
 
 
 def _check_manifest_rules(rows: pd.DataFrame, manifests: dict[str, dict[str, Any]]) -> None:
-    """Warn (`studies.store.DamagedFileWarning`) for each run with a manifest whose rules cannot be used (not
+    """Warn (`studies.files.DamagedFileWarning`) for each run with a manifest whose rules cannot be used (not
     valid rules, or not those of the run's rows) and that is no preset: the report then writes no variant
     file and no sweep point for it."""
-    from studies.store import DamagedFileWarning
+    from studies.files import DamagedFileWarning
 
     fingerprints = {str(k): f for k, f in rows.groupby("key", observed=True)["rules_fingerprint"].first().items()}
     for k, m in manifests.items():
@@ -235,7 +236,8 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     figures for the report's rules are shown beside the live perfect play (`reports.atlas`); what of it cannot
     be used is said in the report and as an `reports.atlas.AtlasWarning` each.
     """
-    from studies.store import DamagedFileWarning, read_store
+    from studies.files import DamagedFileWarning
+    from studies.reading import read_store
 
     check_report_dir(out_dir, maker, force)
     store_path, shown = Path(store_path), Path(out_dir)

@@ -131,10 +131,10 @@ class Painter:
 
     def finish(self) -> None:
         """Draw every chart asked for since the last call (a worker process a core when there are several,
-        `studies.runner.map_in_workers`), and write the folder's ledger."""
+        `studies.backends.map_in_workers`), and write the folder's ledger."""
         from joblib import cpu_count
 
-        from studies.runner import map_in_workers
+        from studies.backends import map_in_workers
 
         pending, self._pending = self._pending, []
         map_in_workers(_draw_task, [(make, args, self.out_dir, stem, digest, self.png) for make, args, stem, digest in pending],

@@ -167,15 +167,15 @@ def loss_sections(place: Replays, s: pd.DataFrame, paint: charts.Painter,
 
 def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample: int) -> list[pd.DataFrame]:
     """`analyse_losses` of each run (key, deals), read from the previous build's analysis where it covers the
-    same deals; the other runs' lost deals are analysed side by side, a process a core (`studies.runner.map_in_workers`), one task
+    same deals; the other runs' lost deals are analysed side by side, a process a core (`studies.backends.map_in_workers`), one task
     a deal: each is up to a few seconds of solver work, and the hardest runs' deals (good-measure's)
     would otherwise keep one core busy after the other had finished. Each run's analysis is kept in
     the report's replay folder, in its ledger (`reports.ledger`): the next build reads back only what
     this one wrote, unchanged."""
     from joblib import cpu_count
 
-    from studies.runner import map_in_workers
-    from studies.store import read_store
+    from studies.backends import map_in_workers
+    from studies.reading import read_store
 
     names = [f"losses-{safe_name(key, set())}-{deals[0]}-{deals[1]}-{sample}.json" for key, deals in runs]
     earlier = [place.ledger.take(name, f"{LOSSES_CODE}:{name}") for name in names]

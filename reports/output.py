@@ -180,7 +180,7 @@ def _clean_partials(folder: Path, name: str, suffix: str = "") -> None:
         entries = [e for e in os.scandir(folder) if e.name.startswith(prefix)]
     except OSError:
         return
-    from studies.store import pid_alive
+    from studies.files import pid_alive
 
     host = socket.gethostname()[:64]
     for entry in entries:

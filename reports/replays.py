@@ -87,11 +87,11 @@ def _unversioned(identity: str) -> tuple[str, str]:
 
 def usable_rows(rows: pd.DataFrame, key: str) -> pd.DataFrame:
     """The rows of run ``key`` whose strategy can be made again (`row_strategy`); the others are left out with one
-    `studies.store.DamagedFileWarning` for the run, so that a damaged run (or one of a plug-in no longer installed)
+    `studies.files.DamagedFileWarning` for the run, so that a damaged run (or one of a plug-in no longer installed)
     costs its replays, not the report."""
     import warnings
 
-    from studies.store import DamagedFileWarning
+    from studies.files import DamagedFileWarning
 
     columns = ["strategy", "strategy_params", "strategy_identity"]
     bad: dict[tuple[str, ...], str] = {}
@@ -193,7 +193,7 @@ def upset_replays(store_path: Path, rules: Rules, ranked: pd.DataFrame, outcomes
     ``ranked`` has one row per run in ranking order (``key``, ``strategy``); ``outcomes`` the
     group's rows (``key``, ``deal``, ``outcome``). A game that cannot be shown is left out.
     """
-    from studies.store import read_store
+    from studies.reading import read_store
 
     pages: dict[int, list[tuple[str, Path]]] = {}
     for deal in deals[:REPLAYED_UPSETS]:

@@ -1,6 +1,6 @@
 """Tables computed from stored rows: run summaries, variant comparisons, tournaments.
 
-Every function takes the rows of a store (`studies.store.read_store`) and returns
+Every function takes the rows of a store (`studies.reading.read_store`) and returns
 pandas DataFrames whose figures can be recomputed from those rows alone; each
 win rate carries its 95% interval and its number of deals.
 """

@@ -8,6 +8,8 @@ and type.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sim.errors import UserError, quoted
 
 Card = int
@@ -36,6 +38,23 @@ def rank_of(c: Card) -> int:
 def suit_of(c: Card) -> int:
     """Suit 0..3 in the order clubs, diamonds, hearts, spades."""
     return c // 13
+
+
+_COMPILED = {"nb_card": card, "nb_rank_of": rank_of, "nb_suit_of": suit_of}
+"""The layout's functions callable from compiled code, by the names compiled code imports them under."""
+
+
+def __getattr__(name: str) -> Callable[..., int]:
+    """`nb_card`, `nb_rank_of`, `nb_suit_of`: `card`, `rank_of`, `suit_of` compiled by numba (inlined into their
+    callers), so that the layout is written once. Made on first import, so that the verbs that only read cards
+    (``bakers-dozen variants``) never load numba."""
+    if name not in _COMPILED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import numba as nb
+
+    compiled = nb.njit(cache=True, inline="always")(_COMPILED[name])
+    globals()[name] = compiled
+    return compiled
 
 
 def is_red(c: Card) -> bool:

@@ -48,7 +48,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE, KING, card, rank_of, suit_of
+from sim.cards import DECK_SIZE, KING, nb_rank_of, nb_suit_of
 from sim.notation import FOUNDATION
 from sim.rng import nb_below, nb_strategy_key, nb_stream_key
 from sim.rules import (
@@ -208,12 +208,6 @@ def new_state(prm: np.ndarray) -> np.ndarray:
 def new_moves(prm: np.ndarray) -> np.ndarray:
     """A move buffer for `gen_moves` under the rules ``prm``."""
     return np.empty(prm[P_MOVEBUF], dtype=np.int64)
-
-
-# The card codes of `sim.cards`, callable from compiled code (one layout, named once).
-nb_rank_of = nb.njit(cache=True, inline="always")(rank_of)
-nb_suit_of = nb.njit(cache=True, inline="always")(suit_of)
-nb_card = nb.njit(cache=True, inline="always")(card)
 
 
 @nb.njit(cache=True, inline="always")

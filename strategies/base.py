@@ -191,7 +191,7 @@ class Strategy:
     ``peeks = True`` to be shown face-down cards; results are then labelled
     clairvoyant. ``uses`` names the strategies whose compiled code this
     one's calls, so that a study compiles those first and this one loads
-    their part from numba's cache (`studies.runner.warm_study`).
+    their part from numba's cache (`studies.backends.warm_study`).
     """
 
     name: ClassVar[str] = "strategy"
@@ -262,7 +262,7 @@ class Strategy:
 
     def ready(self, rules: Rules) -> None:
         """Compile now (or load from numba's cache) compiled code that the strategy calls outside its compiled
-        loop, from an object-mode stage, on some deals only: a worker readying a run (`studies.runner.warm_up`)
+        loop, from an object-mode stage, on some deals only: a worker readying a run (`studies.chunks.warm_up`)
         then pays for it once, at the start, instead of at the first deal that needs it, and a study on a
         fresh machine compiles it in one worker rather than in each. Nothing by default."""
 

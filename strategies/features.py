@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE
+from sim.cards import DECK_SIZE, nb_card, nb_suit_of
 from sim.engine import (
     FOUNDATION,
     P_BUILD,
@@ -27,8 +27,6 @@ from sim.engine import (
     home_slot,
     move_from,
     move_to,
-    nb_card,
-    nb_suit_of,
     pile_base,
 )
 from sim.rng import nb_mix64

@@ -35,7 +35,7 @@ from typing import ClassVar
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE
+from sim.cards import DECK_SIZE, nb_suit_of
 from sim.engine import (
     FOUNDATION,
     P_FILL,
@@ -48,7 +48,6 @@ from sim.engine import (
     gen_moves,
     move_from,
     move_to,
-    nb_suit_of,
     pile_base,
     undo_move,
 )

@@ -70,16 +70,25 @@ MAX_DEAL_TIMEOUT = 86_400.0
 every float, and a deal that may take longer than a day has no limit worth the name."""
 
 
+DEAL_TIMEOUT_ALLOWED = f"a number of seconds above 0 and at most {MAX_DEAL_TIMEOUT:g}"
+"""What a per-deal time limit may be, as every refusal of one words it."""
+
+
+def is_deal_timeout(value: Any) -> bool:
+    """Whether ``value`` is a per-deal time limit: a number (not a bool) of seconds above 0 and at most
+    `MAX_DEAL_TIMEOUT`. The one check of that limit: the play functions here, ``check-strategy`` and the
+    runner all refuse what it refuses, each with its own error."""
+    return (not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating)
+            and math.isfinite(value) and 0 < value <= MAX_DEAL_TIMEOUT)
+
+
 def timeout_seconds(deal_timeout: float | None) -> float:
-    """``deal_timeout`` as the engine's ``timeout`` argument (0.0: no limit); refuse, with `ArenaError`, what is
-    not a number of seconds above 0 and at most `MAX_DEAL_TIMEOUT`. Every entry point that takes a per-deal
-    time limit (the runner, ``check-strategy``, the play functions here) checks it with this."""
+    """``deal_timeout`` as the engine's ``timeout`` argument (0.0: no limit); refuse, with `ArenaError`, what
+    `is_deal_timeout` refuses."""
     if deal_timeout is None:
         return 0.0
-    if isinstance(deal_timeout, bool) or not isinstance(deal_timeout, int | float | np.integer | np.floating) \
-            or not (math.isfinite(deal_timeout) and 0 < deal_timeout <= MAX_DEAL_TIMEOUT):
-        raise ArenaError(f"deal timeout {deal_timeout!r}: allowed: a number of seconds above 0 and at most "
-                         f"{MAX_DEAL_TIMEOUT:g}, or none")
+    if not is_deal_timeout(deal_timeout):
+        raise ArenaError(f"deal timeout {deal_timeout!r}: allowed: {DEAL_TIMEOUT_ALLOWED}, or none")
     return float(deal_timeout)
 
 

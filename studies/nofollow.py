@@ -5,7 +5,7 @@ leads), but below it every folder the store uses (a key's folder, ``_manifests``
 ``.tasks``, a staging folder) is checked with ``lstat``, component by component from the store's
 folder down, and every file is opened with ``O_NOFOLLOW``; a link met anywhere is refused with an
 `OSError` (``ELOOP``) whose text names it and says why, which the store turns into its one-line
-`studies.store.StoreError`, or, for a file it only reads, into a damage report. So a link planted in a
+`studies.files.StoreError`, or, for a file it only reads, into a damage report. So a link planted in a
 store never makes the toolkit read, create, truncate, move or delete anything outside it.
 
 Renaming and removing act on a name itself, never on what a link there leads to, so they need only the

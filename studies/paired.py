@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from studies.progress import NullProgress
-from studies.runner import RunSpec, RunSummary, run
-from studies.store import read_store
+from studies.reading import read_store
+from studies.runner import run
+from studies.spec import RunSpec, RunSummary
 
 Player = Callable[[RunSpec], tuple[RunSummary, np.ndarray]]
 """Plays a run and returns its summary and its deals' wins (a boolean array, deal by deal from the first)."""

@@ -17,8 +17,8 @@ import numpy as np
 
 from sim.rules import Rules
 from studies.paired import Player
-from studies.runner import RunSpec
 from studies.sequential import PairTest, two_sided
+from studies.spec import RunSpec
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Studies: sets of runs that are reported together, and the embedded default study.
 
-A study is a list of runs (`studies.runner.RunSpec`) played into one store. The
+A study is a list of runs (`studies.spec.RunSpec`) played into one store. The
 default study is what `bakers-dozen demo` (the README's run command) plays:
 every preset variant under the fast built-in strategies (`FAST_DEALS` deals, intervals
 of at most +-0.7 percentage points), the slow rollout player on fewer
@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sim.rules import VARIANTS, find_variant
+from studies.backends import warm_study
 from studies.progress import Progress
-from studies.runner import RunSpec, RunSummary, check_run, run, warm_study
+from studies.runner import run
+from studies.spec import RunSpec, RunSummary, check_run
 
 FAST_STRATEGIES = ("random:home_first=true", "greedy", "heuristic")
 FAST_DEALS = 20_000

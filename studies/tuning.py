@@ -33,11 +33,12 @@ from typing import Any
 
 from sim.rules import Rules
 from studies import nofollow
+from studies.files import StoreError
 from studies.paired import Player
-from studies.runner import RunSpec, RunSummary
 from studies.search_space import Dimension, SearchSpace
+from studies.spec import RunSpec, RunSummary
 from studies.stats import paired_comparison, win_rate_interval
-from studies.store import Store, StoreError
+from studies.store import Store
 
 STEPS = 5
 """Rounds of a trial's deals: the pruner sees the win rate after each."""

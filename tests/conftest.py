@@ -19,13 +19,13 @@ import sim  # noqa: F401 - before any test module imports numba: sim sets numba'
 
 @pytest.fixture(autouse=True, scope="module")
 def _fresh_workers_per_module():
-    """Each test module starts with fresh runner workers (`studies.runner.close_pools`): a kept worker holds
+    """Each test module starts with fresh runner workers (`studies.backends.close_pools`): a kept worker holds
     the compiled code of every strategy it has played, and across the suite's many modules it would grow past
     loky's 300 MB check and be retired with a "memory leak" warning that says nothing about the code."""
     yield
-    runner = sys.modules.get("studies.runner")
-    if runner is not None:
-        runner.close_pools()
+    backends = sys.modules.get("studies.backends")
+    if backends is not None:
+        backends.close_pools()
 
 
 STARTED_IN = Path.cwd()

@@ -107,18 +107,18 @@ class FillingStore(S.Store):
     def write_chunk(self, table: pa.Table, key: str, first: int, last: int, run_id: str = "") -> Path:
         if first < self.full_from:
             return super().write_chunk(table, key, first, last, run_id)
-        real = S._write_parquet
+        real = S.write_parquet
 
         def half_then_full(table: pa.Table, path: Path, root: Path) -> None:
             with open(path, "wb") as fh:
                 fh.write(b"PAR1")
             raise OSError(errno.ENOSPC, "No space left on device")
 
-        S._write_parquet = half_then_full
+        S.write_parquet = half_then_full
         try:
             return super().write_chunk(table, key, first, last, run_id)
         finally:
-            S._write_parquet = real
+            S.write_parquet = real
 
 
 @nb.njit

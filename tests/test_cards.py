@@ -106,3 +106,29 @@ def test_parse_errors_say_what_is_wrong(text, fragment):
 
 def test_card_parse_error_is_a_value_error():
     assert issubclass(CardParseError, ValueError)
+
+
+def test_compiled_accessors_agree_with_the_layout_inside_compiled_code():
+    import numba as nb
+    import numpy as np
+
+    from sim.cards import nb_card, nb_rank_of, nb_suit_of
+
+    @nb.njit
+    def decode(codes):  # noqa: ANN001, ANN202 (numba)
+        out = np.empty((codes.shape[0], 3), dtype=np.int64)
+        for i in range(codes.shape[0]):
+            c = codes[i]
+            out[i, 0], out[i, 1] = nb_rank_of(c), nb_suit_of(c)
+            out[i, 2] = nb_card(nb_rank_of(c), nb_suit_of(c))
+        return out
+
+    got = decode(np.arange(DECK_SIZE, dtype=np.int8))
+    assert [tuple(row) for row in got] == [(rank_of(c), suit_of(c), c) for c in ALL_CARDS]
+
+
+def test_an_unknown_name_is_still_an_attribute_error():
+    import sim.cards
+
+    with pytest.raises(AttributeError, match="nb_colour"):
+        sim.cards.nb_colour  # noqa: B018

@@ -4,6 +4,7 @@ before any deal is played."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -11,7 +12,9 @@ import bakers_dozen.report
 import bakers_dozen.solve
 from bakers_dozen.cli import main
 from bakers_dozen.limits import MAX_RUN_DEALS, MAX_SOLVE_DEALS, Bounded, OptionRangeError
-from studies.runner import max_jobs
+from bakers_dozen.simulate import simulate
+from strategies.play import ArenaError, timeout_seconds
+from studies.spec import RunnerError, check_deal_timeout, max_jobs
 
 
 @pytest.fixture(autouse=True)
@@ -138,3 +141,28 @@ def test_bounded_accepts_what_it_allows():
     for bad in ("101", "0", "1.5", "x", "nan", True, "-inf"):
         with pytest.raises(OptionRangeError, match="allowed: 1..100"):
             whole.convert(bad, None, None)
+
+
+def test_bounded_above_leaves_out_its_low_end():
+    seconds = Bounded(float, 0.0, 86_400.0, above=True)
+    assert seconds.convert("0.001", None, None) == 0.001 and seconds.convert("86400", None, None) == 86_400.0
+    for bad in ("0", "-1", "86400.5", "nan", "soon"):
+        with pytest.raises(OptionRangeError, match="allowed: above 0, at most 86400"):
+            seconds.convert(bad, None, None)
+
+
+@pytest.mark.parametrize("value", [0, -1, 1e-9, 1, 2.5, 86_400, 86_400.5, float("nan"), float("inf"), True, "1",
+                                   np.float32(3.0), np.int64(0)])
+def test_the_runner_the_arena_and_simulate_allow_the_same_deal_timeouts(value):
+    def allows(check, error):  # noqa: ANN001, ANN202
+        try:
+            check(value)
+        except error:
+            return False
+        return True
+
+    runner = allows(check_deal_timeout, RunnerError)
+    assert runner == allows(timeout_seconds, ArenaError)
+    if not isinstance(value, str | bool):  # the command line reads numbers written out; the rest is the library's
+        option = next(p for p in simulate.params if p.name == "deal_timeout")
+        assert allows(lambda v: option.type.convert(str(v), option, None), OptionRangeError) == runner

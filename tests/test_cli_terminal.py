@@ -16,7 +16,7 @@ from bakers_dozen.cli import main
 from bakers_dozen.report import COMPARE_OUT, DEFAULT_OUT, TOURNAMENT_OUT, compare, demo, tournament
 from bakers_dozen.simulate import simulate
 from studies.progress import RichProgress
-from studies.runner import DEFAULT_STORE
+from studies.spec import DEFAULT_STORE
 
 WIDTH = 80
 

@@ -12,8 +12,9 @@ from runner_helpers import rows
 
 from bakers_dozen.cli import main
 from sim.rules import Rules
-from studies.runner import RunSpec, SchedulerError, connect_scheduler, run
-from studies.store import read_store
+from studies.reading import read_store
+from studies.runner import SchedulerError, connect_scheduler, run
+from studies.spec import RunSpec
 
 distributed = pytest.importorskip("distributed")
 

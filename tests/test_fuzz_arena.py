@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import studies.runner as R
+import studies.chunks as C
 from bakers_dozen.cli import main
 from sim import engine as E
 from sim.game import Game, IllegalMoveError
@@ -27,7 +27,7 @@ from sim.referee import legal_moves, replay_codes
 from sim.rules import Rules
 from strategies import DealInfo, Param, Strategy
 from strategies.play import play_python
-from studies.store import read_store
+from studies.reading import read_store
 
 RULES = Rules()
 REPO = Path(__file__).resolve().parent.parent
@@ -218,16 +218,17 @@ class Liar:
 def test_verify_replays_every_python_tier_game_and_rejects_what_its_moves_do_not_give(monkeypatch):
     import strategies.batch as B
     from strategies import load_strategy
-    from studies.runner import ChunkTask, RunSpec, run_labels
+    from studies.chunks import ChunkTask
+    from studies.spec import RunSpec, run_labels
 
     spec = f"{HERE}:First"
     labels = run_labels(RunSpec(RULES, spec, 1), load_strategy(spec))
     task = ChunkTask(RULES, spec, 0, "default", 0, "python", 1, 12, labels, None, "r", verify=True)
-    honest = R.chunk_table(task).to_pandas()
+    honest = C.chunk_table(task).to_pandas()
     assert set(honest["outcome"]) <= {"lost", "won"}
     liar = Liar(B.play_python)
     monkeypatch.setattr(B, "play_python", liar)
-    rows = R.chunk_table(task).to_pandas()
+    rows = C.chunk_table(task).to_pandas()
     rejected = rows["outcome"] == "error"
     assert len(liar.altered) >= 6 and set(rows.loc[rejected, "deal"]) == liar.altered
     assert rows.loc[rejected, "error"].str.startswith("the referee rejected the recorded game: ").all()

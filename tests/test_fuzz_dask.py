@@ -31,8 +31,9 @@ from bakers_dozen.cli import main
 from sim.rules import Rules
 from studies import runner
 from studies.dask_backend import SCHEDULER_TIMEOUT, SchedulerError, SchedulerLostError, check_address, connect
-from studies.runner import RunSpec, run
-from studies.store import read_store
+from studies.reading import read_store
+from studies.runner import run
+from studies.spec import RunSpec
 
 distributed = pytest.importorskip("distributed")
 

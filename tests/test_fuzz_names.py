@@ -21,8 +21,9 @@ from reports.names import rules_labels
 from sim.errors import UserError
 from sim.rules import VARIANTS, Rules, RulesError, find_variant, load_variant_file, rules_from_mapping
 from sim.text import printable
-from studies.runner import RunSpec, run
-from studies.store import read_store
+from studies.reading import read_store
+from studies.runner import run
+from studies.spec import RunSpec
 
 ESC = "\x1b[31mred\x1b]0;title\x07"
 """An ESC colour sequence and a window-title sequence: a terminal would obey both."""

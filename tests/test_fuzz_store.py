@@ -24,8 +24,14 @@ from bakers_dozen.cli import main
 from sim.errors import UserError
 from sim.rules import find_variant
 from studies import store as S
-from studies.runner import RunSpec, run
-from studies.store import Store, StoreError, read_store
+from studies.files import TMP_PREFIX, DamagedFileWarning, StoreError, StoreFullError
+from studies.reading import read_store
+from studies.records import CORRUPT, KEY_INFO, MANIFESTS
+from studies.rows import SCHEMA, chunk_name
+from studies.runner import run
+from studies.spec import RunSpec
+from studies.store import Store
+from studies.swap import STAGED, SWAP_PREFIX
 
 RULES = find_variant("bakers-dozen")
 SPEC = RunSpec(RULES, "greedy", 30)
@@ -52,7 +58,7 @@ def world(pristine, tmp_path) -> tuple[Path, str, Path]:
     shutil.copytree(store / key, outside / "run")
     shutil.copy(store / S.MARKER, outside / "marker.json")
     shutil.copy(Store(store).chunk_files(key)[0].path, outside / "chunk.parquet")
-    shutil.copy(store / key / S.KEY_INFO, outside / "key.json")
+    shutil.copy(store / key / KEY_INFO, outside / "key.json")
     return store, key, outside
 
 
@@ -80,13 +86,13 @@ def _plant(store: Path, key: str, outside: Path, where: str) -> Path:
         "run-lock": (d / S.RUN_LOCK, outside / "file.txt"),
         "commit-lock": (d / S.COMMIT_LOCK, outside / "file.txt"),
         "commit-lock-dangling": (d / S.COMMIT_LOCK, outside / "created.txt"),
-        "manifests": (d / S.MANIFESTS, outside / "folder"),
-        "corrupt": (d / S.CORRUPT, outside / "folder"),
+        "manifests": (d / MANIFESTS, outside / "folder"),
+        "corrupt": (d / CORRUPT, outside / "folder"),
         "tasks": (d / S.TASKS_DIR, outside / "folder"),
-        "staging": (d / f"{S.SWAP_PREFIX}0123456789ab", outside / "folder"),
-        "key-info": (d / S.KEY_INFO, outside / "key.json"),
+        "staging": (d / f"{SWAP_PREFIX}0123456789ab", outside / "folder"),
+        "key-info": (d / KEY_INFO, outside / "key.json"),
         "chunk": (first, outside / "chunk.parquet"),
-        "temp": (d / f"{S._TMP_PREFIX}1@abcd@nohost@x.parquet.tmp", outside / "file.txt"),
+        "temp": (d / f"{TMP_PREFIX}1@abcd@nohost@x.parquet.tmp", outside / "file.txt"),
         "key-folder": (d, outside / "run"),
         "marker": (store / S.MARKER, outside / "marker.json"),
     }
@@ -145,7 +151,7 @@ def test_a_link_anywhere_in_a_store_changes_nothing_outside_it(world, tmp_path, 
 def test_a_linked_chunk_file_is_never_read_as_data_and_a_run_moves_it_aside(world):
     store, key, outside = world
     link = _plant(store, key, outside, "chunk")
-    with pytest.warns(S.DamagedFileWarning, match="symbolic link"):
+    with pytest.warns(DamagedFileWarning, match="symbolic link"):
         rows = read_store(store)
     assert sorted(rows["deal"]) == list(range(11, 31))  # deals 1-10 are in the linked file: left out
     summary = run(SPEC, store, jobs=1, chunk=10)
@@ -176,7 +182,7 @@ def test_a_store_the_user_names_through_a_link_is_used_as_named(world, tmp_path)
 def test_an_upgrade_never_moves_what_a_link_leads_to(world):
     store, key, outside = world
     (store / S.MARKER).rename(store / S.LEGACY_MARKER)
-    shutil.rmtree(store / key / S.MANIFESTS)
+    shutil.rmtree(store / key / MANIFESTS)
     (store / key / "manifests").symlink_to(outside / "folder")
     before = _tree(outside)
     with pytest.raises(StoreError, match="symbolic link"):
@@ -213,7 +219,7 @@ def _edit_params(store: Path, key: str, text: str) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    field = S.SCHEMA.field("strategy_params")
+    field = SCHEMA.field("strategy_params")
     for c in Store(store).chunk_files(key):
         table = pq.read_table(c.path)
         column = pa.array([text] * table.num_rows).dictionary_encode().cast(field.type)
@@ -312,7 +318,7 @@ def stored(tmp_path) -> tuple[Path, str]:
 
 def _view(path: Path, key: str) -> tuple[int, set[int]]:
     """The deals a reader reads, and the sizes of the files they came from (listed under the same lock)."""
-    from studies.store import read_table
+    from studies.reading import read_table
 
     st = Store(path)
     with st.reading(key):
@@ -325,13 +331,13 @@ def test_a_reader_during_a_forced_run_sees_the_old_rows_or_the_new_never_a_hole(
     import time
 
     path, key = stored
-    real = S._write_parquet
+    real = S.write_parquet
 
     def slow(table, p, root):  # a chunk every 30 ms: many reads fall while the forced run writes
         time.sleep(0.03)
         real(table, p, root)
 
-    monkeypatch.setattr(S, "_write_parquet", slow)
+    monkeypatch.setattr(S, "write_parquet", slow)
     done: list[object] = []
     writer = threading.Thread(target=lambda: done.append(run(FORCED, path, jobs=1, chunk=100, force=True)))
     writer.start()
@@ -344,7 +350,7 @@ def test_a_reader_during_a_forced_run_sees_the_old_rows_or_the_new_never_a_hole(
     for count, sizes in seen:
         assert count == 2000 and sizes in ({500}, {100}), (count, sizes)
     assert _view(path, key) == (2000, {100})
-    assert not [p for p in (path / key).iterdir() if p.name.startswith(S.SWAP_PREFIX)]
+    assert not [p for p in (path / key).iterdir() if p.name.startswith(SWAP_PREFIX)]
 
 
 class _Crash(BaseException):
@@ -357,7 +363,7 @@ def test_a_forced_run_that_dies_mid_swap_leaves_the_new_rows_whole_and_the_next_
     moved = []
 
     def dies_after_one_move(root, src, dst):
-        if src.name.endswith(S.STAGED):
+        if src.name.endswith(STAGED):
             if moved:
                 raise _Crash
             moved.append(src)
@@ -367,19 +373,19 @@ def test_a_forced_run_that_dies_mid_swap_leaves_the_new_rows_whole_and_the_next_
     with pytest.raises(_Crash):
         run(FORCED, path, jobs=1, chunk=100, force=True)
     monkeypatch.setattr(S.nofollow, "replace", real)
-    assert [p for p in (path / key).iterdir() if p.name.startswith(S.SWAP_PREFIX)]  # committed, not complete
+    assert [p for p in (path / key).iterdir() if p.name.startswith(SWAP_PREFIX)]  # committed, not complete
     assert _view(path, key) == (2000, {100})  # the readers already take the new set
     rows = read_store(path)
     assert sorted(rows["deal"]) == list(range(1, 2001))
     again = run(FORCED, path, jobs=1, chunk=100)  # takes the key: completes the swap, plays nothing
     assert again.played == 0 and again.reused == 2000
-    assert not [p for p in (path / key).iterdir() if p.name.startswith(S.SWAP_PREFIX)]
+    assert not [p for p in (path / key).iterdir() if p.name.startswith(SWAP_PREFIX)]
     assert len(list((path / key).glob("*.parquet"))) == 20
 
 
 def test_a_forced_run_that_stops_before_its_swap_keeps_the_old_rows(stored, monkeypatch):
     path, key = stored
-    real = S._write_parquet
+    real = S.write_parquet
     written = []
 
     def full_after_five(table, p, root):
@@ -388,20 +394,20 @@ def test_a_forced_run_that_stops_before_its_swap_keeps_the_old_rows(stored, monk
         written.append(p)
         real(table, p, root)
 
-    monkeypatch.setattr(S, "_write_parquet", full_after_five)
-    with pytest.raises(S.StoreFullError, match="kept as they were"):
+    monkeypatch.setattr(S, "write_parquet", full_after_five)
+    with pytest.raises(StoreFullError, match="kept as they were"):
         run(FORCED, path, jobs=1, chunk=100, force=True)
-    monkeypatch.setattr(S, "_write_parquet", real)
+    monkeypatch.setattr(S, "write_parquet", real)
     assert _view(path, key) == (2000, {500})
-    assert not [p for p in (path / key).iterdir() if p.name.startswith(S.SWAP_PREFIX)]
+    assert not [p for p in (path / key).iterdir() if p.name.startswith(SWAP_PREFIX)]
 
 
 def test_a_killed_forced_runs_staging_folder_is_never_read_and_is_removed(stored):
     path, key = stored
-    staging = path / key / f"{S.SWAP_PREFIX}deadbeef0000"
+    staging = path / key / f"{SWAP_PREFIX}deadbeef0000"
     staging.mkdir()
     first = Store(path).chunk_files(key)[0]
-    shutil.copy(first.path, staging / (S.chunk_name(key, 1, 500) + S.STAGED))
+    shutil.copy(first.path, staging / (chunk_name(key, 1, 500) + STAGED))
     assert _view(path, key) == (2000, {500})
     run(FORCED, path, jobs=1, chunk=500)
     assert not staging.exists()

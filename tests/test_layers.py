@@ -1,7 +1,7 @@
 """The import contract: the packages are layers, each imports only the ones below it, and no module is in a cycle.
 
 From the top: the command line (`bakers_dozen`), the reports (`reports`), the
-studies (`studies`: runner, store, statistics), the players (`strategies`,
+studies (`studies`: the runner and the store, each cut into modules of one idea, statistics), the players (`strategies`,
 with the arena that plays them, `strategies.play` and `strategies.batch`), and
 the game itself (`sim`). Imports inside functions count as much as those at
 the top of a file: a late import hides a dependency, it does not remove it.
@@ -22,6 +22,21 @@ PLUGINS = "examples"
 """Example plug-ins: user code, which may use the players and the game and nothing above them."""
 ARENA = ("strategies.play", "strategies.batch", "strategies.check")
 """Inside `strategies`: the modules that play a strategy; no player imports them."""
+RUN_LAYERS = (
+    ("studies.runner",),
+    ("studies.backends",),
+    ("studies.reuse", "studies.watchdog", "studies.manifests"),
+    ("studies.chunks", "studies.spec", "studies.reading"),
+    ("studies.plan", "studies.store"),
+    ("studies.records", "studies.swap"),
+    ("studies.rows",),
+    ("studies.files",),
+)
+"""Inside `studies`, top to bottom, the modules a run goes through once each: its orchestration, the backends that
+play its chunks, what it reuses of the store, watches and records, the worker's side of a chunk, the run's spec
+and reading rows back, the plan and the store (its folders, keys and locks), the store's own operations on a
+key's records and a forced run's swap, the chunk file format, and the files; none imports one of its own tier
+or above."""
 
 
 def module_name(path: Path) -> str:
@@ -73,6 +88,18 @@ def test_players_do_not_import_the_arena(graph):
     players = [m for m in graph if m.startswith("strategies.") and not m.startswith(ARENA)]
     wrong = [f"{m} imports {t}" for m in players for t in graph[m] if t.startswith(ARENA)]
     assert wrong == []
+
+
+def test_a_runs_modules_import_only_the_tiers_below_them(graph):
+    tier = {m: i for i, modules in enumerate(RUN_LAYERS) for m in modules}
+    assert set(tier) <= set(graph), sorted(set(tier) - set(graph))
+    wrong = [f"{m} imports {t}" for m in tier for t in graph[m] if t in tier and tier[t] <= tier[m]]
+    assert wrong == []
+
+
+def test_each_module_of_studies_reads_in_one_sitting():
+    long = {p.name: n for p in sorted((ROOT / "studies").glob("*.py")) if (n := len(p.read_text().splitlines())) > 550}
+    assert long == {}
 
 
 def test_no_module_is_in_an_import_cycle(graph):

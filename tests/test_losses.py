@@ -14,7 +14,7 @@ from sim.game import Game
 from sim.notation import Move
 from sim.position import Position
 from sim.rules import Rules, find_variant
-from studies.store import read_store
+from studies.reading import read_store
 
 
 def test_move_kinds():

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from studies import runner
+from studies import backends, chunks
 
 
 class FakePool:
@@ -23,39 +23,39 @@ class FakePool:
 @pytest.fixture
 def kept(monkeypatch):
     pool = FakePool()
-    monkeypatch.setattr(runner, "_POOL", {1: pool})
-    monkeypatch.setattr(runner, "_POOL_IDLE_SINCE", {})
+    monkeypatch.setattr(backends, "_POOL", {1: pool})
+    monkeypatch.setattr(backends, "_POOL_IDLE_SINCE", {})
     yield pool
-    for p in runner._POOL.values():
+    for p in backends._POOL.values():
         p.shutdown(wait=True)
 
 
 def test_a_recently_idle_pool_is_reused_and_its_idle_clock_restarts(kept):
-    runner._POOL_IDLE_SINCE[1] = time.monotonic() - 1
+    backends._POOL_IDLE_SINCE[1] = time.monotonic() - 1
     before = time.monotonic()
-    assert runner.worker_pool(1) is kept and not kept.shut
-    assert before <= runner._POOL_IDLE_SINCE[1] <= time.monotonic()
+    assert backends.worker_pool(1) is kept and not kept.shut
+    assert before <= backends._POOL_IDLE_SINCE[1] <= time.monotonic()
 
 
 def test_a_pool_handed_out_but_never_streamed_still_ages(kept):
     """A run that warms the pool and then plays nothing (or fails) must not leave it looking busy for ever."""
-    runner.worker_pool(1)
-    runner._POOL_IDLE_SINCE[1] -= runner.LOKY_IDLE_SECONDS  # as if that hand-out were a worker timeout ago
-    fresh = runner.worker_pool(1)
+    backends.worker_pool(1)
+    backends._POOL_IDLE_SINCE[1] -= backends.LOKY_IDLE_SECONDS  # as if that hand-out were a worker timeout ago
+    fresh = backends.worker_pool(1)
     assert kept.shut and fresh is not kept
 
 
 def test_a_pool_idle_past_half_the_worker_timeout_is_replaced(kept):
-    runner._POOL_IDLE_SINCE[1] = time.monotonic() - runner.LOKY_IDLE_SECONDS / 2 - 1
-    fresh = runner.worker_pool(1)
-    assert kept.shut and fresh is not kept and runner._POOL == {1: fresh}
+    backends._POOL_IDLE_SINCE[1] = time.monotonic() - backends.LOKY_IDLE_SECONDS / 2 - 1
+    fresh = backends.worker_pool(1)
+    assert kept.shut and fresh is not kept and backends._POOL == {1: fresh}
 
 
 def test_a_run_that_streams_to_the_end_stamps_its_pool_idle(monkeypatch):
-    monkeypatch.setattr(runner, "_POOL_IDLE_SINCE", {})
+    monkeypatch.setattr(backends, "_POOL_IDLE_SINCE", {})
     before = time.monotonic()
-    assert list(runner._stream(iter(()), 1, "loky", None)) == []
-    assert before <= runner._POOL_IDLE_SINCE[1] <= time.monotonic()
+    assert list(backends.stream(iter(()), 1, "loky", None)) == []
+    assert before <= backends._POOL_IDLE_SINCE[1] <= time.monotonic()
 
 
 def test_a_pool_is_stamped_idle_when_its_first_worker_runs_out_of_chunks(monkeypatch):
@@ -64,24 +64,24 @@ def test_a_pool_is_stamped_idle_when_its_first_worker_runs_out_of_chunks(monkeyp
     from concurrent.futures import ThreadPoolExecutor
 
     threads = ThreadPoolExecutor(max_workers=2)
-    monkeypatch.setattr(runner, "worker_pool", lambda jobs: threads)
-    monkeypatch.setattr(runner, "_POOL_IDLE_SINCE", {})
-    monkeypatch.setattr(runner, "play_chunk", lambda seconds: time.sleep(seconds) or seconds)
+    monkeypatch.setattr(backends, "worker_pool", lambda jobs: threads)
+    monkeypatch.setattr(backends, "_POOL_IDLE_SINCE", {})
+    monkeypatch.setattr(backends, "play_chunk", lambda seconds: time.sleep(seconds) or seconds)
     start = time.monotonic()
-    assert sorted(runner._stream(iter([0.05, 1.0]), 2, "loky", None)) == [0.05, 1.0]
+    assert sorted(backends.stream(iter([0.05, 1.0]), 2, "loky", None)) == [0.05, 1.0]
     end = time.monotonic()
     threads.shutdown()
-    assert start + 0.05 <= runner._POOL_IDLE_SINCE[2] < end - 0.5
+    assert start + 0.05 <= backends._POOL_IDLE_SINCE[2] < end - 0.5
 
 
 def test_a_worker_keeps_only_the_strategy_it_plays(monkeypatch):
     """Each strategy object holds its tables: a kept worker that held every strategy of a study grew past the
     300 MB that loky reads as a leak, and loky retired it mid-run with its 'memory leak' warning."""
-    monkeypatch.setattr(runner, "_STRATEGIES", {})
-    greedy = runner._strategy("greedy")
-    assert runner._strategy("greedy") is greedy
-    runner._strategy("heuristic")
-    assert list(runner._STRATEGIES) == ["heuristic"]
+    monkeypatch.setattr(chunks, "_STRATEGIES", {})
+    greedy = chunks.loaded_strategy("greedy")
+    assert chunks.loaded_strategy("greedy") is greedy
+    chunks.loaded_strategy("heuristic")
+    assert list(chunks._STRATEGIES) == ["heuristic"]
 
 
 def test_the_solver_keeps_the_table_of_the_rules_it_plays_only():

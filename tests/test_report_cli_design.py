@@ -15,7 +15,8 @@ from bakers_dozen.cli import main
 from reports.output import MAKER
 from sim.engine import TERMINATIONS
 from sim.rules import find_variant
-from studies.runner import RunSpec, run
+from studies.runner import run
+from studies.spec import RunSpec
 
 DEALS = 60
 PLAYERS = ("random", "random:home_first=true", "greedy")
@@ -107,17 +108,17 @@ def test_every_termination_has_words_and_play_prints_them():
 
 
 def test_loky_retiring_a_grown_worker_prints_no_warning():
-    from studies import runner
+    from studies import backends
 
     message = ("A worker stopped while some jobs were given to the executor. This can be caused by a too short "
                "worker timeout or by a memory leak.")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        runner.worker_pool(1)
+        backends.worker_pool(1)
         warnings.warn_explicit(message, UserWarning, "process_executor.py", 1,
                                module="joblib.externals.loky.process_executor")
         warnings.warn_explicit("another of loky's warnings", UserWarning, "process_executor.py", 2,
                                module="joblib.externals.loky.process_executor")
         warnings.warn_explicit(message, UserWarning, "mine.py", 1, module="mine")
-    runner.close_pools()
+    backends.close_pools()
     assert [str(w.message) for w in caught] == ["another of loky's warnings", message]

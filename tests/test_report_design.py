@@ -17,7 +17,8 @@ import pytest
 from reports.build import build
 from reports.render import Cell, Report, Section, to_html, to_markdown
 from sim.rules import Rules, find_variant
-from studies.runner import RunSpec, run
+from studies.runner import run
+from studies.spec import RunSpec
 
 DEALS = 150
 FACE_DOWN = Rules(name="bakers-dozen[face_down=1]", face_down=1)

@@ -17,9 +17,11 @@ from reports.build import COLUMNS, NOT_USED, build
 from reports.formats import count, deal_ranges, p_clause, p_value
 from reports.front import APPENDIX
 from sim.rules import find_variant
-from studies.runner import RunSpec, run
+from studies.files import DamagedFileWarning
+from studies.reading import read_store
+from studies.runner import run
+from studies.spec import RunSpec
 from studies.stats import win_rate_interval
-from studies.store import DamagedFileWarning, read_store
 
 N = 150
 TOUR = ["bakers-dozen", "tournament", "--strategies", "greedy,random", "--first", "1001"]

@@ -35,8 +35,9 @@ from reports.output import (
 )
 from reports.render import md_escape
 from sim.rules import VARIANTS, Rules, RulesError, rules_from_mapping
-from studies.runner import RunSpec, run
-from studies.store import DamagedFileWarning
+from studies.files import DamagedFileWarning
+from studies.runner import run
+from studies.spec import RunSpec
 
 HOSTILE = [
     "/some/dir/x", "../../x", "../../../../../../../../tmp/x", "a/b", "a\\b", "a_b", "a?b", "..", ".", "", " ",

@@ -19,9 +19,11 @@ from reports.build import COLUMNS, build
 from reports.front import ANSWER, APPENDIX, GRID_CAPTION
 from reports.tables import ReportError, summary, tournament, variant_comparison
 from sim.rules import Rules, find_variant
-from studies.runner import RunSpec, run
+from studies.files import DamagedFileWarning
+from studies.reading import read_store
+from studies.runner import run
+from studies.spec import RunSpec
 from studies.stats import paired_comparison, pairwise_mcnemar, win_rate_interval
-from studies.store import DamagedFileWarning, read_store
 
 DEALS = 1200
 

@@ -16,29 +16,33 @@ import studies.store as S
 from sim.rules import Rules
 from strategies import load_strategy
 from strategies.solver.strategy import SolverStrategy
-from studies.runner import RunSpec, run, run_labels
-from studies.store import Store, read_store
+from studies.reading import check_win, read_store
+from studies.records import CORRUPT
+from studies.rows import _CHUNK_SCHEMAS, ABSENT, CHUNK_VERSION, META_KEY, SCHEMA, ChunkFile
+from studies.runner import run
+from studies.spec import RunSpec, run_labels
+from studies.store import Store
 
 RULES = Rules()
 HELPERS = "tests.reuse_helpers"
 PLUG = f"{HELPERS}:HeuristicPlug"
 
 
-def rewrite_chunk(path, change, version: int = S.CHUNK_VERSION) -> None:
+def rewrite_chunk(path, change, version: int = CHUNK_VERSION) -> None:
     """Rewrite a chunk file in place with ``change`` applied to its rows (a list of dicts), as a valid file of
     chunk format ``version``: what a forger, or an older toolkit, would leave."""
     table = pq.read_table(path)
-    info = json.loads(table.schema.metadata[S.META_KEY])
+    info = json.loads(table.schema.metadata[META_KEY])
     records = table.to_pylist()
     change(records)
-    table = pa.Table.from_pylist(records, schema=S.SCHEMA)
-    if version < S.CHUNK_VERSION:
-        table = table.drop_columns([c for c in S.ABSENT if c not in S._CHUNK_SCHEMAS[version].names])
+    table = pa.Table.from_pylist(records, schema=SCHEMA)
+    if version < CHUNK_VERSION:
+        table = table.drop_columns([c for c in ABSENT if c not in _CHUNK_SCHEMAS[version].names])
     info["version"] = version
-    pq.write_table(table.replace_schema_metadata({S.META_KEY: json.dumps(info).encode()}), path)
+    pq.write_table(table.replace_schema_metadata({META_KEY: json.dumps(info).encode()}), path)
 
 
-def chunk_of(store, key: str, deal: int) -> S.ChunkFile:
+def chunk_of(store, key: str, deal: int) -> ChunkFile:
     return next(c for c in Store(store).chunk_files(key) if c.first <= deal <= c.last)
 
 
@@ -57,13 +61,13 @@ def test_an_unverified_store_reused_by_a_verifying_run_has_every_reused_win_chec
             rewrite_chunk(c.path, lambda r: None, version=2)
         assert not read_store(path)["verified"].any()
     checked = []
-    real = S.check_win
+    real = check_win
 
     def spy(rules, row):
         checked.append(int(row["deal"]))
         return real(rules, row)
 
-    monkeypatch.setattr(S, "check_win", spy)
+    monkeypatch.setattr("studies.reading.check_win", spy)
     again = run(spec, path, jobs=1, chunk=20)  # a plug-in: verified by default
     assert (again.played, again.reused, again.wins, again.damaged) == (0, 40, made.wins, [])
     assert sorted(checked) == wins
@@ -96,7 +100,7 @@ def test_a_forged_win_in_a_valid_chunk_file_is_not_counted_by_a_verifying_run(tm
     assert again.wins == made.wins and again.played == 20 and again.reused == 20
     assert len(again.damaged) == 1 and forged.path.name in again.damaged[0] and f"deal {victim}:" in again.damaged[0]
     assert "\n" not in again.damaged[0]
-    assert [p.name.split(".parquet")[0] for p in (path / made.key / S.CORRUPT).iterdir()] == [forged.path.stem]
+    assert [p.name.split(".parquet")[0] for p in (path / made.key / CORRUPT).iterdir()] == [forged.path.stem]
     assert rows(read_store(path)).equals(rows(read_store(clean)))
 
 

@@ -1,12 +1,15 @@
-"""Which runs play in the main process (`studies.runner.plays_in_process`), and a worker readies its strategy once."""
+"""Which runs play in the main process (`studies.backends.plays_in_process`), and a worker readies its strategy once."""
 
 from __future__ import annotations
 
 import pytest
 
+import studies.backends as B
+import studies.chunks as C
 import studies.runner as R
 from sim.rules import Rules
 from strategies import load_strategy
+from studies.spec import RunSpec
 
 
 @pytest.mark.parametrize(("deals", "jobs", "chunk", "backend", "timeout", "here"), [
@@ -24,8 +27,8 @@ def test_runs_of_built_ins_with_one_worker_play_in_process(deals, jobs, chunk, b
     import joblib
 
     monkeypatch.setattr(joblib, "cpu_count", lambda: 2)
-    spec = R.RunSpec(Rules(), "greedy", deals)
-    assert R.plays_in_process(spec, load_strategy("greedy"), True, jobs, chunk, backend, timeout) is here
+    spec = RunSpec(Rules(), "greedy", deals)
+    assert B.plays_in_process(spec, load_strategy("greedy"), True, jobs, chunk, backend, timeout) is here
 
 
 def test_a_python_tier_run_plays_in_process_up_to_its_smallest_chunk(monkeypatch):
@@ -33,15 +36,15 @@ def test_a_python_tier_run_plays_in_process_up_to_its_smallest_chunk(monkeypatch
 
     monkeypatch.setattr(joblib, "cpu_count", lambda: 2)
     greedy = load_strategy("greedy")
-    assert R.plays_in_process(R.RunSpec(Rules(), "greedy", 5, tier="python"), greedy, False, None, None, "loky", None)
-    assert not R.plays_in_process(R.RunSpec(Rules(), "greedy", 6, tier="python"), greedy, False, None, None, "loky", None)
+    assert B.plays_in_process(RunSpec(Rules(), "greedy", 5, tier="python"), greedy, False, None, None, "loky", None)
+    assert not B.plays_in_process(RunSpec(Rules(), "greedy", 6, tier="python"), greedy, False, None, None, "loky", None)
 
 
 def test_a_plug_in_never_plays_in_process():
     class Plugin(type(load_strategy("greedy"))):
         pass
 
-    assert not R.plays_in_process(R.RunSpec(Rules(), "x", 1), Plugin(), True, None, None, "loky", None)
+    assert not B.plays_in_process(RunSpec(Rules(), "x", 1), Plugin(), True, None, None, "loky", None)
 
 
 def test_a_worker_readies_a_strategy_once_not_per_chunk(monkeypatch):
@@ -49,21 +52,21 @@ def test_a_worker_readies_a_strategy_once_not_per_chunk(monkeypatch):
 
     calls: list[str] = []
     monkeypatch.setattr(B, "prepare", lambda rules, strategy: calls.append(strategy.name))
-    monkeypatch.setattr(R, "_WARMED", set())
+    monkeypatch.setattr(C, "_WARMED", set())
     for _ in range(3):
-        R.warm_up(Rules(), "greedy", True)
-    R.warm_up(Rules(), "heuristic", True)
+        C.warm_up(Rules(), "greedy", True)
+    C.warm_up(Rules(), "heuristic", True)
     assert calls == ["greedy", "heuristic"]
 
 
 def test_a_run_with_one_worker_starts_no_pool_and_stores_its_rows(tmp_path, monkeypatch):
-    from studies.store import read_store
+    from studies.reading import read_store
 
     def no_pool(jobs):
         raise AssertionError("a worker pool was started")
 
-    monkeypatch.setattr(R, "worker_pool", no_pool)
-    s = R.run(R.RunSpec(Rules(), "greedy", 1000), tmp_path, jobs=1, chunk=300)
+    monkeypatch.setattr(B, "worker_pool", no_pool)
+    s = R.run(RunSpec(Rules(), "greedy", 1000), tmp_path, jobs=1, chunk=300)
     assert s.played == 1000 and s.chunks_played == 4
     assert read_store(tmp_path)["deal"].tolist() == list(range(1, 1001))
 
@@ -72,6 +75,6 @@ def test_a_failure_in_the_playing_thread_reaches_the_caller(tmp_path, monkeypatc
     def broken(task):
         raise RuntimeError("a bug in a built-in")
 
-    monkeypatch.setattr(R, "chunk_table", broken)
+    monkeypatch.setattr(C, "chunk_table", broken)
     with pytest.raises(RuntimeError, match="a bug in a built-in"):
-        R.run(R.RunSpec(Rules(), "greedy", 10), tmp_path, jobs=1)
+        R.run(RunSpec(Rules(), "greedy", 10), tmp_path, jobs=1)

@@ -8,8 +8,10 @@ import pytest
 from bakers_dozen.escalate import Rung
 from bakers_dozen.solve import escalate, solve_deals
 from sim.rules import find_variant
-from studies.runner import RunnerError, RunSpec, check_run, deal_ranges, run
-from studies.store import Store, read_table
+from studies.reading import read_table
+from studies.runner import run
+from studies.spec import RunnerError, RunSpec, check_run, deal_ranges
+from studies.store import Store
 
 BD = find_variant("bakers-dozen")
 SMALL = {"nodes": 2000}

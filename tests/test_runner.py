@@ -14,11 +14,16 @@ import pytest
 from click.testing import CliRunner
 from runner_helpers import ctrl_c_as_in_a_terminal, rows
 
+import studies.backends as B
+import studies.plan as P
 import studies.runner as R
 from bakers_dozen.cli import main
 from sim.rules import Rules, find_variant
-from studies.runner import Chunker, RunInterrupted, RunnerError, RunSpec, missing_ranges, plan_chunks, run
-from studies.store import Store, read_store
+from studies.plan import Chunker, missing_ranges, plan_chunks
+from studies.reading import read_store
+from studies.runner import run
+from studies.spec import RunInterrupted, RunnerError, RunSpec
+from studies.store import Store
 
 RULES = Rules()
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,15 +55,15 @@ def _drain(chunker):
 def test_adaptive_chunks_follow_the_measured_speed():
     ch = Chunker([(1, 1_000_000)], jobs=2, compiled=True)
     first = ch.next()
-    assert first == (1, R.FIRST_CHUNK[True])
+    assert first == (1, P.FIRST_CHUNK[True])
     ch.observe(2000, 2000 / 10_000)  # 10,000 deals/s: about 3 s of work per chunk
-    assert ch.next() == (first[1] + 1, first[1] + int(10_000 * R.TARGET_CHUNK_SECONDS))
+    assert ch.next() == (first[1] + 1, first[1] + int(10_000 * P.TARGET_CHUNK_SECONDS))
     ch.observe(2000, 0.001)  # very fast: capped
     a, b = ch.next()
-    assert b - a + 1 == R.CHUNK_BOUNDS[True][1]
+    assert b - a + 1 == P.CHUNK_BOUNDS[True][1]
     ch.observe(10, 100.0)  # very slow: floored
     a, b = ch.next()
-    assert b - a + 1 == R.CHUNK_BOUNDS[True][0]
+    assert b - a + 1 == P.CHUNK_BOUNDS[True][0]
     rest = _drain(ch)
     assert rest[0][0] == b + 1 and rest[-1][1] == 1_000_000
     assert all(y + 1 == x for (_, y), (x, _) in zip(rest, rest[1:], strict=False))
@@ -161,11 +166,11 @@ def test_overlapping_chunk_files_count_once(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--deals", "0"], "--deals must be from 1 to 4,611,686,018,427,387,903; got 0"),
-        (["--deals", "-5"], "--deals must be from 1 to"),
-        (["--deals", "10", "--jobs", "0"], "--jobs must be from 1 to"),
-        (["--deals", "10", "--chunk", "0"], "--chunk must be from 1 to 1,000,000; got 0"),
-        (["--deals", "10", "--first", "0"], "--first must be from 1 to"),
+        (["--deals", "0"], "--deals 0 is out of range; allowed: 1..4611686018427387903"),
+        (["--deals", "-5"], "--deals -5 is out of range; allowed: 1.."),
+        (["--deals", "10", "--jobs", "0"], "--jobs 0 is out of range; allowed: 1.."),
+        (["--deals", "10", "--chunk", "0"], "--chunk 0 is out of range; allowed: 1..1000000"),
+        (["--deals", "10", "--first", "0"], "--first 0 is out of range; allowed: 1.."),
         (["--deals", "10", "--first", str((1 << 62) - 5)], "run past the last deal number"),
         (["--deals", "10", "--strategy", "nope"], "unknown strategy 'nope'"),
         (["--deals", "10", "--variant", "nope"], "unknown variant 'nope'"),
@@ -223,21 +228,19 @@ def test_a_worker_that_dies_has_its_chunk_replayed(tmp_path):
 def test_workers_that_keep_dying_stop_the_run_with_a_message(tmp_path, monkeypatch):
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
-    import studies.runner as R
 
     def always_dies(*args, **kwargs):
         raise TerminatedWorkerError("a worker process was killed")
         yield  # pragma: no cover
 
-    monkeypatch.setattr(R, "_stream", always_dies)
+    monkeypatch.setattr(R, "stream", always_dies)
     with pytest.raises(RunnerError, match="died 3 times.*run the same command again to resume"):
         run(RunSpec(RULES, "greedy", 100), tmp_path, jobs=2, retries=2)
 
 
 def test_ctrl_c_in_process_says_what_was_saved(tmp_path, monkeypatch):
-    import studies.runner as R
 
-    real = R._stream
+    real = R.stream
 
     def interrupted(tasks, *args, **kwargs):
         for k, res in enumerate(real(tasks, *args, **kwargs)):
@@ -245,7 +248,7 @@ def test_ctrl_c_in_process_says_what_was_saved(tmp_path, monkeypatch):
             if k == 1:
                 raise KeyboardInterrupt
 
-    monkeypatch.setattr(R, "_stream", interrupted)
+    monkeypatch.setattr(R, "stream", interrupted)
     with pytest.raises(RunInterrupted) as info:
         run(RunSpec(RULES, "greedy", 1000), tmp_path, jobs=1, chunk=100)
     # The worker writes its chunks itself, so a chunk it finished while Ctrl-C reached the main
@@ -357,8 +360,8 @@ def test_a_relative_store_is_the_callers_folder_even_for_workers_started_elsewhe
     first.mkdir()
     second.mkdir()
     monkeypatch.chdir(first)
-    R.close_pools()
-    assert R.worker_pool(1).submit(os.getcwd).result() == str(first)  # the kept pool's worker starts here
+    B.close_pools()
+    assert B.worker_pool(1).submit(os.getcwd).result() == str(first)  # the kept pool's worker starts here
     monkeypatch.chdir(second)
     summary = run(RunSpec(find_variant("bakers-dozen"), "greedy", 40), "s", jobs=1)
     assert summary.played == 40

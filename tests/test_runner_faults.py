@@ -18,14 +18,20 @@ from click.testing import CliRunner
 from runner_helpers import ctrl_c_as_in_a_terminal, rows
 
 import studies.runner as R
+import studies.watchdog as W
 from bakers_dozen.cli import main
 from sim.engine import ERROR, T_ILLEGAL, T_WON, WON
 from sim.errors import UserError
 from sim.rules import Rules
 from strategies import load_strategy
 from strategies.batch import BatchResult
-from studies.runner import ChunkTask, RunSpec, max_jobs, run, run_labels
-from studies.store import KeyBusyError, RunGone, Store, StoreError, StoreFullError, load_chunk_file, read_store
+from studies.chunks import ChunkTask, play_chunk, verify_rows
+from studies.files import KeyBusyError, RunGone, StoreError, StoreFullError
+from studies.reading import read_store
+from studies.rows import load_chunk_file
+from studies.runner import run
+from studies.spec import RunInterrupted, RunnerError, RunSpec, WorkersDiedError, max_jobs, run_labels
+from studies.store import Store
 
 RULES = Rules()
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,7 +162,7 @@ def test_a_deal_past_the_time_limit_is_stored_as_a_timeout(tmp_path):
 @pytest.mark.parametrize("strategy", ["tests.runner_helpers:LoopOn:deal=6",  # compiled: a loop with no way out
                                       "tests.runner_helpers:Sleepy:deal=6,seconds=3600"])  # Python: one call that blocks
 def test_a_strategy_that_never_returns_is_stopped_and_only_its_deal_is_a_timeout(tmp_path, monkeypatch, strategy):
-    monkeypatch.setattr(R, "STALL_SLACK", 2.0)  # the watchdog runs in this process
+    monkeypatch.setattr(W, "STALL_SLACK", 2.0)  # the watchdog runs in this process
     honest = strategy.split(":deal=")[0] + ":deal=0"
     run(RunSpec(RULES, honest, 12), tmp_path / "warm", jobs=2, chunk=4)  # numba's cache is warm for the workers to come
     s = run(RunSpec(RULES, strategy, 12), tmp_path / "s", jobs=2, chunk=4, deal_timeout=1.5)
@@ -194,25 +200,25 @@ def test_ctrl_c_stops_a_compiled_infinite_loop_even_with_one_job(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--first", "99999999999999999990", "--source", "pysol"], "--first must be from 1 to 9,223,372,036,854,775,807"),
+        (["--first", "99999999999999999990", "--source", "pysol"], "is out of range; allowed: 1..9223372036854775807"),
         (["--first", "9223372036854775800", "--source", "pysol"], "run past the last deal number a run can play"),
-        (["--first", "1e3"], "--first must be a whole number from 1 to"),
-        (["--deals", "1e30"], "--deals must be a whole number from 1 to"),
-        (["--deals", "99999999999999999999999"], "--deals must be from 1 to 4,611,686,018,427,387,903"),
-        (["--seed", "-1"], "--seed must be from 0 to 4,611,686,018,427,387,903; got -1"),
-        (["--seed", "1e23"], "--seed must be a whole number from 0 to"),
-        (["--strategy-seed", "1e23"], "--strategy-seed must be a whole number from 0 to 9,223,372,036,854,775,807"),
-        (["--strategy-seed", str(2**63)], "--strategy-seed must be from 0 to 9,223,372,036,854,775,807"),
-        (["--chunk", "0"], "--chunk must be from 1 to 1,000,000; got 0"),
-        (["--chunk", "10000001"], "--chunk must be from 1 to 1,000,000"),
-        (["--jobs", "0"], "--jobs must be from 1 to"),
+        (["--first", "1.5"], "--first '1.5' is not a whole number; allowed: 1.."),
+        (["--deals", "1e30"], "--deals 1e30 is out of range; allowed: 1..4611686018427387903"),
+        (["--deals", "99999999999999999999999"], "--deals 99999999999999999999999 is out of range; allowed: 1..4611686018427387903"),
+        (["--seed", "-1"], "--seed -1 is out of range; allowed: 0..4611686018427387903"),
+        (["--seed", "1e23"], "--seed 1e23 is out of range; allowed: 0.."),
+        (["--strategy-seed", "1e23"], "--strategy-seed 1e23 is out of range; allowed: 0..9223372036854775807"),
+        (["--strategy-seed", str(2**63)], "is out of range; allowed: 0..9223372036854775807"),
+        (["--chunk", "0"], "--chunk 0 is out of range; allowed: 1..1000000"),
+        (["--chunk", "10000001"], "--chunk 10000001 is out of range; allowed: 1..1000000"),
+        (["--jobs", "0"], "--jobs 0 is out of range; allowed: 1.."),
         (["--jobs", "100000"], f"jobs (4 per core here) must be from 1 to {4 * __import__('joblib').cpu_count()}"),
-        (["--deal-timeout", "nan"], "--deal-timeout must be a number of seconds above 0 and at most 86400; got nan"),
-        (["--deal-timeout", "-1"], "--deal-timeout must be a number of seconds above 0"),
-        (["--deal-timeout", "0"], "--deal-timeout must be a number of seconds above 0"),
-        (["--deal-timeout", "inf"], "--deal-timeout must be a number of seconds above 0"),
+        (["--deal-timeout", "nan"], "--deal-timeout 'nan' is not a finite number; allowed: above 0, at most 86400"),
+        (["--deal-timeout", "-1"], "--deal-timeout -1 is out of range; allowed: above 0, at most 86400"),
+        (["--deal-timeout", "0"], "--deal-timeout 0 is out of range; allowed: above 0, at most 86400"),
+        (["--deal-timeout", "inf"], "--deal-timeout 'inf' is not a finite number"),
         (["--deal-timeout", "1e9"], "at most 86400"),
-        (["--deal-timeout", "soon"], "got 'soon'"),
+        (["--deal-timeout", "soon"], "--deal-timeout 'soon' is not a finite number"),
     ],
 )
 def test_every_numeric_option_is_bounded_and_says_its_range_in_one_line(tmp_path, args, message):
@@ -236,10 +242,10 @@ def test_a_plug_in_that_fails_to_load_is_one_line_and_exit_2(tmp_path, strategy,
 
 @pytest.mark.parametrize(("error", "code"), [
     (lambda: StoreFullError("nothing in this text says disk"), 1),
-    (lambda: R.WorkersDiedError("no worker"), 1),
-    (lambda: R.RunnerError("disk full: worker processes died"), 2),
+    (lambda: WorkersDiedError("no worker"), 1),
+    (lambda: RunnerError("disk full: worker processes died"), 2),
     (lambda: StoreError("No space left on device"), 2),
-    (lambda: R.RunInterrupted(3, 10, Path("s")), 130),
+    (lambda: RunInterrupted(3, 10, Path("s")), 130),
     (lambda: AssertionError("internal error: the run covers 9 deals, not 10"), 1),
     (lambda: ValueError("a bug that looks like input"), 1),
 ])
@@ -250,7 +256,7 @@ def test_exit_codes_follow_the_exception_class_never_its_text(tmp_path, monkeypa
     monkeypatch.setattr("bakers_dozen.simulate.run", fails)
     result = CliRunner().invoke(main, ["simulate", "-n", "10", "--store", str(tmp_path)])
     assert result.exit_code == code, result.output
-    bug = code == 1 and not isinstance(error(), R.RunnerError | StoreError)
+    bug = code == 1 and not isinstance(error(), RunnerError | StoreError)
     assert ("this is a bug in bakers-dozen" in result.output) == bug
 
 
@@ -267,9 +273,9 @@ def test_the_runners_internal_error_is_a_bug_with_its_traceback(tmp_path, monkey
 def test_the_api_checks_the_same_limits(tmp_path):
     for kwargs, message in [({"deal_timeout": float("nan")}, "deal_timeout must be"), ({"jobs": 10**9}, "jobs"),
                             ({"chunk": 2.5}, "chunk must be a whole number")]:
-        with pytest.raises(R.RunnerError, match=message):
+        with pytest.raises(RunnerError, match=message):
             run(RunSpec(RULES, "greedy", 10), tmp_path, **kwargs)
-    with pytest.raises(R.RunnerError, match="strategy_seed must be from 0 to"):
+    with pytest.raises(RunnerError, match="strategy_seed must be from 0 to"):
         run(RunSpec(RULES, "greedy", 10, strategy_seed=-1), tmp_path)
 
 
@@ -287,7 +293,7 @@ def test_workers_that_keep_dying_are_exit_code_1_by_their_class(tmp_path, monkey
         raise TerminatedWorkerError("a worker process was killed")
         yield  # pragma: no cover
 
-    monkeypatch.setattr(R, "_stream", always_dies)
+    monkeypatch.setattr(R, "stream", always_dies)
     result = CliRunner().invoke(main, ["simulate", "-n", "10", "--store", str(tmp_path)])
     assert result.exit_code == 1, result.output
     assert "worker processes died 4 times" in result.output and "Traceback" not in result.output
@@ -325,7 +331,7 @@ def test_a_claimed_win_the_referee_rejects_is_stored_as_an_error(tmp_path):
     zeros = np.zeros(4, dtype=np.int64)
     batch = BatchResult(numbers, outcome, termination, np.full(4, 52), zeros, zeros, zeros,
                         np.concatenate(claims).astype(np.int64), offsets)
-    passed = R.verify_rows(task, batch, outcome, termination, errors)
+    passed = verify_rows(task, batch, outcome, termination, errors)
     assert passed.tolist() == [True, False, False, False]
     assert outcome.tolist() == [WON, ERROR, ERROR, ERROR]
     assert termination.tolist() == [T_WON, T_ILLEGAL, T_ILLEGAL, T_ILLEGAL]
@@ -336,6 +342,6 @@ def test_a_chunk_played_in_the_calling_process_leaves_its_signals_alone():
     labels = run_labels(RunSpec(RULES, "greedy", 1), load_strategy("greedy"))
     task = ChunkTask(RULES, "greedy", 0, "default", 0, "python", 1, 5, labels, None, "r")
     before = signal.getsignal(signal.SIGINT)
-    res = R.play_chunk(task)
+    res = play_chunk(task)
     assert signal.getsignal(signal.SIGINT) is before
     assert res.table is not None and res.table.column("termination").null_count == 0 and res.table.num_rows == 5

@@ -16,7 +16,7 @@ import pytest
 
 from bakers_dozen.solve import solve_deals
 from sim.rules import find_variant
-from studies.runner import RunInterrupted
+from studies.spec import RunInterrupted
 from studies.store import Store
 
 BD = find_variant("bakers-dozen")
@@ -118,7 +118,7 @@ def test_kill_9_of_a_solve_then_the_same_command_finishes_it(tmp_path):
 
 def test_a_solve_of_a_few_deals_plays_in_this_process_with_the_rows_a_worker_gives(tmp_path, monkeypatch):
     import studies.runner as R
-    from studies.store import read_store
+    from studies.reading import read_store
 
     def in_process(result) -> bool:
         return Store(result.store).read_manifests(result.key)[0][-1]["parameters"]["in_process"]

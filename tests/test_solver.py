@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from bakers_dozen.cli import main
 from sim import engine as E
+from sim.cards import card, rank_of
 from sim.deals import make_deal
 from sim.game import Game
 from sim.position import parse_position
@@ -73,12 +74,12 @@ def dead_by_the_rules(st: np.ndarray, prm: np.ndarray) -> bool:
     reference the compiled test is checked against."""
     P = int(prm[E.P_PILES])
     piles = [[int(st[E.pile_base(prm, p) + i]) for i in range(int(st[p]))] for p in range(P)]
-    home = {E.card(r, s) for s in range(4) for r in range(int(st[E.fheight_at(P, s)]))}
+    home = {card(r, s) for s in range(4) for r in range(int(st[E.fheight_at(P, s)]))}
     leaves: set[int] = set()
     possibly_home: set[int] = set()
 
     def lower_home(c: int) -> bool:
-        return E.rank_of(c) == 0 or c - 1 in home or c - 1 in possibly_home
+        return rank_of(c) == 0 or c - 1 in home or c - 1 in possibly_home
 
     changed = True
     while changed:

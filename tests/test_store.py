@@ -19,8 +19,13 @@ from sim.engine import T_NO_PROGRESS, T_WON, TERMINATIONS
 from sim.game import Game
 from sim.rules import Rules, find_variant
 from studies import store as S
-from studies.runner import RunSpec, run
-from studies.store import COLUMNS, CorruptChunkError, Store, StoreError, StoreFullError, read_store
+from studies.files import CorruptChunkError, StoreError, StoreFullError, temp_path
+from studies.reading import check_win, decode_moves, move_texts, read_store
+from studies.records import CORRUPT, KEY_INFO, LEGACY_NAMES, MANIFESTS
+from studies.rows import ABSENT, COLUMNS, META_KEY, ChunkFile, RunKey, RunLabels, chunk_table
+from studies.runner import run
+from studies.spec import RunSpec
+from studies.store import Store
 
 RULES = Rules()
 
@@ -58,20 +63,20 @@ def test_stored_wins_pass_the_referee(tmp_path):
     wins = df[df["outcome"] == "won"]
     assert len(wins) >= 3
     for _, row in wins.iterrows():
-        verdict = S.check_win(RULES, row)
+        verdict = check_win(RULES, row)
         assert verdict.legal and verdict.won, verdict
     first = wins.iloc[0]
-    texts = S.move_texts(RULES, first["deal"], first["seed"], first["source"], first["win_moves"])
+    texts = move_texts(RULES, first["deal"], first["seed"], first["source"], first["win_moves"])
     assert len(texts) == first["moves"] and all(" " in t and ">" in t for t in texts)
     game = Game.from_deal(RULES, int(first["deal"]))
     for code in first["win_moves"]:
         game.play_code(int(code))
-    assert S.decode_moves(RULES, first["deal"], first["seed"], first["source"], first["win_moves"]) == game.history
+    assert decode_moves(RULES, first["deal"], first["seed"], first["source"], first["win_moves"]) == game.history
     spoiled = [*first["win_moves"][:5], 63 * 64, *first["win_moves"][6:]]  # a source that is no place
-    verdict = S.check_win(RULES, {**first, "win_moves": spoiled})
+    verdict = check_win(RULES, {**first, "win_moves": spoiled})
     assert not verdict.legal and verdict.first_illegal == 6
     with pytest.raises(StoreError, match="deal .* not a legal game: move 6 code 4032: its source 63"):
-        S.decode_moves(RULES, first["deal"], first["seed"], first["source"], spoiled)
+        decode_moves(RULES, first["deal"], first["seed"], first["source"], spoiled)
 
 
 def test_chunk_files_are_named_by_key_and_range(small_store):
@@ -79,7 +84,7 @@ def test_chunk_files_are_named_by_key_and_range(small_store):
     files = Store(path).chunk_files(summary.key)
     assert [(c.first, c.last) for c in files] == [(a, a + 99) for a in range(1, 601, 100)]
     assert all(c.path.name.startswith(summary.key + "_") for c in files)
-    manifests = list((path / summary.key / S.MANIFESTS).glob("*.json"))
+    manifests = list((path / summary.key / MANIFESTS).glob("*.json"))
     assert len(manifests) == 1
     m = json.loads(manifests[0].read_text())
     assert m["toolkit_version"] and m["command"] and m["started"]
@@ -252,24 +257,24 @@ def test_results_of_another_strategy_version_are_never_pooled(tmp_path):
 
 
 def test_key_hash_depends_on_everything_that_decides_a_row():
-    base = S.RunKey("abc", "greedy@1", 0, "default", 0)
+    base = RunKey("abc", "greedy@1", 0, "default", 0)
     variants = [
-        S.RunKey("abd", "greedy@1", 0, "default", 0),
-        S.RunKey("abc", "greedy@2", 0, "default", 0),
-        S.RunKey("abc", "greedy@1", 1, "default", 0),
-        S.RunKey("abc", "greedy@1", 0, "pysol", 0),
-        S.RunKey("abc", "greedy@1", 0, "default", 1),
+        RunKey("abd", "greedy@1", 0, "default", 0),
+        RunKey("abc", "greedy@2", 0, "default", 0),
+        RunKey("abc", "greedy@1", 1, "default", 0),
+        RunKey("abc", "greedy@1", 0, "pysol", 0),
+        RunKey("abc", "greedy@1", 0, "default", 1),
     ]
     assert len({base.hash, *(k.hash for k in variants)}) == 6
-    assert base.hash == S.RunKey("abc", "greedy@1", 0, "default", 0).hash and len(base.hash) == 16
+    assert base.hash == RunKey("abc", "greedy@1", 0, "default", 0).hash and len(base.hash) == 16
 
 
 def test_chunk_table_keeps_only_the_wins_move_lists():
-    labels = S.RunLabels(S.RunKey("f", "x@1", 0, "default"), "v", "x", "1", "{}", "x", False, "0")
+    labels = RunLabels(RunKey("f", "x@1", 0, "default"), "v", "x", "1", "{}", "x", False, "0")
     outcome = np.array([1, 0, 1], dtype=np.int8)
     offsets = np.array([0, 2, 2, 5])
     termination = np.array([T_WON, T_NO_PROGRESS, T_WON])
-    table = S.chunk_table(labels, "compiled", np.array([4, 5, 6]), outcome, termination, np.array([52, 3, 52]),
+    table = chunk_table(labels, "compiled", np.array([4, 5, 6]), outcome, termination, np.array([52, 3, 52]),
                           np.array([2, 7, 3]), np.zeros(3), np.zeros(3), True, {1: "bad"}, offsets,
                           np.array([10, 11, 12, 13, 14]))
     assert table.column("win_moves").to_pylist() == [[10, 11], None, [12, 13, 14]]
@@ -340,13 +345,13 @@ def test_termination_is_stored_and_agrees_with_the_outcome(small_store):
     assert df.loc[~won, "termination"].isin(["no_moves", "no_progress", "resigned"]).all()
 
 
-def _as_format_1(chunk: S.ChunkFile) -> None:
+def _as_format_1(chunk: ChunkFile) -> None:
     """Rewrite a chunk file as the toolkit wrote it before the termination column (chunk format 1), which had
     none of the columns added since either."""
     table = pq.read_table(chunk.path)
-    info = json.loads(table.schema.metadata[S.META_KEY])
+    info = json.loads(table.schema.metadata[META_KEY])
     info["version"] = 1
-    table = table.drop_columns(list(S.ABSENT)).replace_schema_metadata({S.META_KEY: json.dumps(info).encode()})
+    table = table.drop_columns(list(ABSENT)).replace_schema_metadata({META_KEY: json.dumps(info).encode()})
     pq.write_table(table, chunk.path)
 
 
@@ -369,7 +374,7 @@ def _as_legacy(path, version: int) -> None:
     (path / S.MARKER).rename(path / S.LEGACY_MARKER)
     (path / S.LEGACY_MARKER).write_text(json.dumps({"format": S.FORMAT, "version": version}))
     for key in Store(path).keys():
-        for old, new in S.LEGACY_NAMES.items():
+        for old, new in LEGACY_NAMES.items():
             if (path / key / new).exists():
                 (path / key / new).rename(path / key / old)
 
@@ -400,7 +405,7 @@ def test_a_store_of_an_older_format_is_read_as_it_is_and_upgraded_when_written(t
     again = run(RunSpec(RULES, "greedy", 300), path, jobs=1, chunk=100)
     assert (again.reused, again.played, again.damaged, again.corrupt) == (200, 100, [], [])
     assert json.loads((path / S.MARKER).read_text())["version"] == S.FORMAT_VERSION
-    assert not (path / S.LEGACY_MARKER).exists() and not any((path / key / old).exists() for old in S.LEGACY_NAMES)
+    assert not (path / S.LEGACY_MARKER).exists() and not any((path / key / old).exists() for old in LEGACY_NAMES)
     assert len(Store(path).read_manifests(key)[0]) == 2
     assert rows(_pyarrow_rows(path)).equals(rows(read_store(path)))
 
@@ -410,14 +415,14 @@ def test_an_upgrade_cut_short_is_finished_by_the_next_writer(tmp_path):
     run(RunSpec(RULES, "greedy", 100), path, jobs=1)
     key = Store(path).keys()[0]
     _as_legacy(path, 2)
-    (path / key / S.MANIFESTS).mkdir()  # a crash after some entries moved: both folders exist
+    (path / key / MANIFESTS).mkdir()  # a crash after some entries moved: both folders exist
     first = next((path / key / "manifests").glob("*.json"))
-    first.rename(path / key / S.MANIFESTS / first.name)
-    (path / key / S.KEY_INFO).write_bytes((path / key / "key.json").read_bytes())
+    first.rename(path / key / MANIFESTS / first.name)
+    (path / key / KEY_INFO).write_bytes((path / key / "key.json").read_bytes())
     (path / S.MARKER).write_text(json.dumps({"format": S.FORMAT, "version": S.FORMAT_VERSION}))
     assert len(read_store(path)) == 100 and len(Store(path).read_manifests(key)[0]) == 1
     Store.open(path)
-    assert not (path / S.LEGACY_MARKER).exists() and not any((path / key / old).exists() for old in S.LEGACY_NAMES)
+    assert not (path / S.LEGACY_MARKER).exists() and not any((path / key / old).exists() for old in LEGACY_NAMES)
     assert len(Store(path).read_manifests(key)[0]) == 1 and len(_pyarrow_rows(path)) == 100
 
 
@@ -426,22 +431,22 @@ def test_pyarrow_reads_a_store_directly_even_with_damaged_files_moved_aside(smal
     other = run(RunSpec(RULES, "random", 150), path, jobs=1, chunk=100)
     chunk = Store(path).chunk_files(summary.key)[0]
     chunk.path.write_bytes(chunk.path.read_bytes()[:100])  # damaged: the next run moves it aside and replays it
-    manifest = next((path / other.key / S.MANIFESTS).glob("*.json"))
+    manifest = next((path / other.key / MANIFESTS).glob("*.json"))
     manifest.write_text("{not json")
     again = run(RunSpec(RULES, "greedy", 600), path, jobs=1, chunk=100)
-    assert len(again.corrupt) == 1 and S.CORRUPT in again.corrupt[0]
+    assert len(again.corrupt) == 1 and CORRUPT in again.corrupt[0]
     run(RunSpec(RULES, "random", 150), path, jobs=1, chunk=100)  # moves the damaged manifest aside
-    assert list((path / other.key / S.MANIFESTS / S.CORRUPT).iterdir())
+    assert list((path / other.key / MANIFESTS / CORRUPT).iterdir())
     direct = _pyarrow_rows(path)
     assert len(direct) == 750 and rows(direct).equals(rows(read_store(path)))
-    assert not [f for f in path.rglob("*.parquet") if f.parent.name == S.CORRUPT]
+    assert not [f for f in path.rglob("*.parquet") if f.parent.name == CORRUPT]
 
 
 def test_duckdb_reads_a_store_directly(small_store):
     import duckdb  # a test dependency: this test must run, never skip
     path, summary = small_store
     chunk = _first_chunk(path, summary.key)
-    shutil.copy(chunk.path, S._temp_path(chunk.path))  # a writer that died before renaming its file
+    shutil.copy(chunk.path, temp_path(chunk.path))  # a writer that died before renaming its file
     shutil.copy(chunk.path, path / summary.key / "moved.parquet")
     Store.move_aside(path / summary.key / "moved.parquet")  # a damaged file moved aside
     count, wins = duckdb.sql(f"select count(*), count(*) filter (where outcome = 'won') "
@@ -450,18 +455,21 @@ def test_duckdb_reads_a_store_directly(small_store):
 
 
 def test_a_chunk_cache_reads_each_file_once_and_a_replaced_file_anew(tmp_path, monkeypatch):
-    import studies.store as store_module
+    import studies.rows as rows_module
     from sim.rules import find_variant
-    from studies.runner import RunSpec, run
-    from studies.store import Store, chunk_cache, load_chunk_file, read_store
+    from studies.reading import read_store
+    from studies.rows import chunk_cache, load_chunk_file
+    from studies.runner import run
+    from studies.spec import RunSpec
+    from studies.store import Store
 
     run(RunSpec(find_variant("bakers-dozen"), "greedy", 40), tmp_path / "st", jobs=1, chunk=20)
     st = Store(tmp_path / "st")
     key = st.keys()[0]
     chunks = st.chunk_files(key)
     reads: list[str] = []
-    real = store_module._load_chunk_file
-    monkeypatch.setattr(store_module, "_load_chunk_file", lambda c, cols=None: reads.append(c.path.name) or real(c, cols))
+    real = rows_module._load_chunk_file
+    monkeypatch.setattr(rows_module, "_load_chunk_file", lambda c, cols=None: reads.append(c.path.name) or real(c, cols))
     plain = read_store(tmp_path / "st", columns=["outcome", "cards_home"])
     reads.clear()
     with chunk_cache(["outcome", "cards_home", "variant"]):

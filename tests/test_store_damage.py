@@ -21,8 +21,12 @@ from runner_helpers import rows
 from bakers_dozen.cli import main
 from sim.rules import find_variant
 from studies import store as S
-from studies.runner import RunSpec, run
-from studies.store import DamagedFileWarning, KeyInfoError, Store, StoreError, read_store
+from studies.files import DamagedFileWarning, KeyInfoError, StoreError, StoreFullError
+from studies.reading import read_store
+from studies.records import CORRUPT, KEY_INFO, MANIFESTS
+from studies.runner import run
+from studies.spec import RunSpec
+from studies.store import Store
 
 RULES = find_variant("bakers-dozen")
 OTHER = find_variant("dick-1883")
@@ -52,9 +56,9 @@ def _file(path: Path, key: str, kind: str) -> Path:
     if kind == "marker":
         return path / S.MARKER
     if kind == "key.json":
-        return path / key / S.KEY_INFO
+        return path / key / KEY_INFO
     if kind == "manifest":
-        return sorted((path / key / S.MANIFESTS).glob("*.json"))[0]
+        return sorted((path / key / MANIFESTS).glob("*.json"))[0]
     return Store(path).chunk_files(key)[0].path
 
 
@@ -161,7 +165,7 @@ KEY_JSON_DAMAGE = {
 @pytest.mark.parametrize("case", sorted(KEY_JSON_DAMAGE))
 def test_read_key_info_says_what_is_wrong_and_the_rows_stand_in(store, case):
     path, a, _ = store
-    f = path / a / S.KEY_INFO
+    f = path / a / KEY_INFO
     sound = json.loads(f.read_text())
     text, reason = KEY_JSON_DAMAGE[case]
     if callable(text):
@@ -176,14 +180,14 @@ def test_read_key_info_says_what_is_wrong_and_the_rows_stand_in(store, case):
 
 def test_a_key_json_too_large_to_be_ours_is_not_parsed(store, monkeypatch):
     path, a, _ = store
-    monkeypatch.setattr(S, "MAX_JSON_BYTES", 100)
+    monkeypatch.setattr("studies.files.MAX_JSON_BYTES", 100)
     with pytest.raises(KeyInfoError, match="larger than 100 bytes"):
         Store(path).read_key_info(a)
 
 
 def test_a_key_json_lost_with_its_chunks_unreadable_leaves_just_the_key(store):
     path, a, _ = store
-    (path / a / S.KEY_INFO).unlink()
+    (path / a / KEY_INFO).unlink()
     for c in Store(path).chunk_files(a):
         c.path.write_bytes(b"PAR1")
     with pytest.warns(DamagedFileWarning, match="no chunk file of it can be read either"):
@@ -192,7 +196,7 @@ def test_a_key_json_lost_with_its_chunks_unreadable_leaves_just_the_key(store):
 
 def test_a_registration_cut_short_before_key_json_is_no_damage(tmp_path):
     Store.open(tmp_path)
-    (tmp_path / ("ab" * 8) / S.MANIFESTS).mkdir(parents=True)
+    (tmp_path / ("ab" * 8) / MANIFESTS).mkdir(parents=True)
     df, damage = _read(tmp_path)
     assert df.empty and damage == []
 
@@ -233,16 +237,16 @@ def test_a_file_system_that_refuses_is_a_store_error_never_a_bug(store, tmp_path
     real_mkdir, real_scandir = Path.mkdir, S.os.scandir
 
     def full(self, *args, **kwargs):
-        if self.name in (S.MANIFESTS, S.CORRUPT):
+        if self.name in (MANIFESTS, CORRUPT):
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_mkdir(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "mkdir", full)
-    with pytest.raises(S.StoreFullError, match="disk full: cannot create the run folder"):
+    with pytest.raises(StoreFullError, match="disk full: cannot create the run folder"):
         run(RunSpec(RULES, "greedy", 10, seed=7), path, jobs=1)
     r = _cli("simulate", "-n", "10", "--seed", "8", "--store", str(path))
     assert r.exit_code == 1 and "disk full: cannot create the run folder" in r.output and "Traceback" not in r.output
-    with pytest.raises(S.StoreFullError, match="cannot move the damaged file"):
+    with pytest.raises(StoreFullError, match="cannot move the damaged file"):
         Store(path).quarantine(Store(path).chunk_files(a)[0])
     monkeypatch.setattr(Path, "mkdir", real_mkdir)
 

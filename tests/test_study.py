@@ -11,8 +11,10 @@ import pytest
 from reports.build import build
 from sim.rules import VARIANTS, find_variant
 from strategies import load_strategy
-from studies.runner import RunSpec, run, warm_order, warm_study
-from studies.store import read_store
+from studies.backends import warm_order, warm_study
+from studies.reading import read_store
+from studies.runner import run
+from studies.spec import RunSpec
 from studies.study import HONEST, HONEST_DEALS, SOLVER, SOLVER_DEALS, default_study, run_study
 
 DEALS = 30

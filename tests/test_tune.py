@@ -14,8 +14,9 @@ from bakers_dozen.cli import main
 from sim.errors import UserError
 from sim.rules import Rules
 from strategies import load_strategy
-from studies.runner import RunInterrupted, RunSpec, run
+from studies.runner import run
 from studies.search_space import search_space
+from studies.spec import RunInterrupted, RunSpec
 
 SMALL = ["--deals", "200", "--confirm", "200", "--jobs", "1", "--store", "st", "--out", "rep"]
 

@@ -21,7 +21,7 @@ from sim.rules import BUILDS, EMPTY_FILLS, FOUNDATIONS, Rules, find_variant
 from strategies.base import DealInfo
 from strategies.play import play_compiled, play_python
 from strategies.solver.strategy import SolverStrategy
-from studies.store import read_table
+from studies.reading import read_table
 
 EIGHT_BY_SIX = Rules(name="eight-by-six", columns=8, cards_per_column=6, kings_to_bottom=False, empty_fill="any",
                      start_home=("AC", "AD", "AH", "AS"))

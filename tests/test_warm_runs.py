@@ -1,5 +1,5 @@
 """A run whose deals the store already holds only reads them: no dealing, no compiled code, no pandas, no
-solver table, no new manifest; and the pandas-free reading (`studies.store.read_table`) gives `read_store`'s rows.
+solver table, no new manifest; and the pandas-free reading (`studies.reading.read_table`) gives `read_store`'s rows.
 
 Why: `bakers-dozen solve --deals 12` run again answers from the store, and a fresh process that loads
 numba's compiled code (its CPU target, scipy with it) and pandas spends most of its second on that.
@@ -19,7 +19,10 @@ import studies.runner as R
 from bakers_dozen.cli import main
 from bakers_dozen.simulate import format_summary
 from sim.rules import Rules
-from studies.store import MANIFESTS, Store, read_store, read_table
+from studies.reading import read_store, read_table
+from studies.records import MANIFESTS
+from studies.spec import RunnerError, RunSpec, RunSummary, run_labels
+from studies.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,8 +75,8 @@ def _manifests(store: Path, key: str) -> list[Path]:
 
 
 def test_a_repeated_invocation_that_plays_nothing_writes_no_new_manifest(tmp_path):
-    def go(deals: int, command: str, first: int = 1, force: bool = False) -> R.RunSummary:
-        return R.run(R.RunSpec(Rules(), "greedy", deals, first=first), tmp_path, jobs=1, command=[command], force=force)
+    def go(deals: int, command: str, first: int = 1, force: bool = False) -> RunSummary:
+        return R.run(RunSpec(Rules(), "greedy", deals, first=first), tmp_path, jobs=1, command=[command], force=force)
 
     s = go(300, "a")
     assert len(_manifests(tmp_path, s.key)) == 1
@@ -94,10 +97,10 @@ def test_a_repeated_invocation_that_plays_nothing_writes_no_new_manifest(tmp_pat
 
 
 def test_a_run_of_stored_deals_replays_a_damaged_file_and_records_it(tmp_path):
-    s = R.run(R.RunSpec(Rules(), "greedy", 300), tmp_path, jobs=1, chunk=100)
+    s = R.run(RunSpec(Rules(), "greedy", 300), tmp_path, jobs=1, chunk=100)
     before = read_store(tmp_path)
     Store(tmp_path).chunk_path(s.key, 101, 200).write_bytes(b"not parquet")
-    again = R.run(R.RunSpec(Rules(), "greedy", 300), tmp_path, jobs=1, chunk=100)
+    again = R.run(RunSpec(Rules(), "greedy", 300), tmp_path, jobs=1, chunk=100)
     assert (again.played, again.reused, len(again.corrupt)) == (100, 200, 1)
     assert len(_manifests(tmp_path, s.key)) == 2
     assert read_store(tmp_path).drop(columns=["micros", "micros_averaged"]).equals(
@@ -105,13 +108,13 @@ def test_a_run_of_stored_deals_replays_a_damaged_file_and_records_it(tmp_path):
 
 
 def test_stored_rows_of_a_strategy_without_a_compiled_tier_still_refuse_tier_compiled(tmp_path):
-    R.run(R.RunSpec(Rules(), "tests.runner_helpers:Boom", 3, tier="python"), tmp_path, jobs=1)
-    with pytest.raises(R.RunnerError, match="has no compiled tier"):
-        R.run(R.RunSpec(Rules(), "tests.runner_helpers:Boom", 3, tier="compiled"), tmp_path, jobs=1)
+    R.run(RunSpec(Rules(), "tests.runner_helpers:Boom", 3, tier="python"), tmp_path, jobs=1)
+    with pytest.raises(RunnerError, match="has no compiled tier"):
+        R.run(RunSpec(Rules(), "tests.runner_helpers:Boom", 3, tier="compiled"), tmp_path, jobs=1)
 
 
 def test_simulate_says_when_the_deals_played_in_this_process():
-    summary = R.RunSummary(variant="v", rules_fingerprint="f", strategy="greedy", strategy_identity="greedy@1:{}",
+    summary = RunSummary(variant="v", rules_fingerprint="f", strategy="greedy", strategy_identity="greedy@1:{}",
                            seed=0, source="default", strategy_seed=0, first=1, deals=10, wins=1,
                            outcomes={"lost": 9, "won": 1}, cards_home_sum=100, played=10, reused=0, seconds=1.0,
                            store="s", key="k", jobs=1, in_process=True)
@@ -121,13 +124,13 @@ def test_simulate_says_when_the_deals_played_in_this_process():
 
 
 def test_a_one_job_run_reports_that_it_played_in_this_process(tmp_path):
-    assert R.run(R.RunSpec(Rules(), "greedy", 10), tmp_path, jobs=1).in_process
-    assert not R.run(R.RunSpec(Rules(), "greedy", 10), tmp_path).in_process  # nothing played
+    assert R.run(RunSpec(Rules(), "greedy", 10), tmp_path, jobs=1).in_process
+    assert not R.run(RunSpec(Rules(), "greedy", 10), tmp_path).in_process  # nothing played
 
 
 def test_read_table_gives_read_stores_rows_from_overlapping_files(tmp_path):
-    R.run(R.RunSpec(Rules(), "greedy", 500), tmp_path, jobs=1, chunk=500)
-    R.run(R.RunSpec(Rules(), "greedy", 500, first=301), tmp_path / "other", jobs=1, chunk=500)
+    R.run(RunSpec(Rules(), "greedy", 500), tmp_path, jobs=1, chunk=500)
+    R.run(RunSpec(Rules(), "greedy", 500, first=301), tmp_path / "other", jobs=1, chunk=500)
     key = Store(tmp_path).keys()[0]
     (tmp_path / "other" / key / f"{key}_{301:019d}_{800:019d}.parquet").rename(
         tmp_path / key / f"{key}_{301:019d}_{800:019d}.parquet")
@@ -141,15 +144,15 @@ def test_read_table_gives_read_stores_rows_from_overlapping_files(tmp_path):
 
 @pytest.mark.parametrize("n", [1, 9, 1000])
 def test_a_chunk_table_built_from_buffers_holds_exactly_its_inputs(n):
-    """`studies.store.chunk_table` builds its arrays over numpy memory (no `pa.array`, which imports pandas)."""
+    """`studies.rows.chunk_table` builds its arrays over numpy memory (no `pa.array`, which imports pandas)."""
     import numpy as np
 
     from sim.engine import OUTCOMES, TERMINATIONS
     from strategies import load_strategy
-    from studies.store import SCHEMA, chunk_table
+    from studies.rows import SCHEMA, chunk_table
 
     rng = np.random.default_rng(n)
-    labels = R.run_labels(R.RunSpec(Rules(), "solver", n, seed=5, strategy_seed=7), load_strategy("solver"))
+    labels = run_labels(RunSpec(Rules(), "solver", n, seed=5, strategy_seed=7), load_strategy("solver"))
     outcome, termination = rng.integers(0, len(OUTCOMES), n), rng.integers(0, len(TERMINATIONS), n)
     lengths = np.where(outcome == 1, rng.integers(1, 50, n), 0)
     offsets = np.concatenate([[0], np.cumsum(lengths)]) + 3  # the moves of a chunk start anywhere in the buffer

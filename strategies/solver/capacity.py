@@ -112,7 +112,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE, KING, card, rank_of, suit_of
+from sim.cards import DECK_SIZE, KING, card, nb_card, nb_rank_of, nb_suit_of, rank_of, suit_of
 from sim.engine import (
     P_BUILD,
     P_FILL,
@@ -122,9 +122,6 @@ from sim.engine import (
     builds_on,
     fheight_at,
     is_king,
-    nb_card,
-    nb_rank_of,
-    nb_suit_of,
     pile_base,
     rule_params,
 )

@@ -34,8 +34,8 @@ import itertools
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE, card, rank_of, suit_of
-from sim.engine import P_PILES, builds_on, fheight_at, nb_card, nb_rank_of, nb_suit_of, pile_base
+from sim.cards import DECK_SIZE, card, nb_card, nb_rank_of, nb_suit_of, rank_of, suit_of
+from sim.engine import P_PILES, builds_on, fheight_at, pile_base
 from sim.rng import nb_mix64
 from strategies.solver.bases import base_length
 from strategies.solver.codec import LAYER_BASE

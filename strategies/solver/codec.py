@@ -29,7 +29,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE
+from sim.cards import DECK_SIZE, nb_card, nb_rank_of, nb_suit_of
 from sim.engine import (
     FOUNDATION_SLOTS,
     P_FILL,
@@ -37,9 +37,6 @@ from sim.engine import (
     fheight_at,
     found_at,
     home_at,
-    nb_card,
-    nb_rank_of,
-    nb_suit_of,
     pile_base,
 )
 from sim.rules import FILL_ANY

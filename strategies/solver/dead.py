@@ -71,7 +71,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.cards import KING, SUITS
+from sim.cards import KING, SUITS, nb_card, nb_rank_of, nb_suit_of
 from sim.engine import (
     FOUNDATION,
     P_BUILD,
@@ -81,9 +81,6 @@ from sim.engine import (
     fheight_at,
     may_enter_empty,
     move_to,
-    nb_card,
-    nb_rank_of,
-    nb_suit_of,
     pile_base,
     top_card,
 )

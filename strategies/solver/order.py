@@ -24,6 +24,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from sim.cards import nb_rank_of, nb_suit_of
 from sim.engine import (
     FOUNDATION,
     P_BUILD,
@@ -34,8 +35,6 @@ from sim.engine import (
     fheight_at,
     move_from,
     move_to,
-    nb_rank_of,
-    nb_suit_of,
     pile_base,
 )
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from sim.cards import nb_card, nb_rank_of, nb_suit_of
 from sim.engine import (
     FOUNDATION,
     P_BUILD,
@@ -45,9 +46,6 @@ from sim.engine import (
     builds_on,
     fheight_at,
     make_move,
-    nb_card,
-    nb_rank_of,
-    nb_suit_of,
     pile_base,
 )
 
