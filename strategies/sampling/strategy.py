@@ -13,7 +13,7 @@ At each decision with cards still face down it:
    are consistent with everything on the table; they are not weighted by how
    the king step reorders deals, which is a close approximation. The
    completions are kept from one decision to the next with what their solves
-   found (`strategies.sampling_keep`: a card that turns up is swapped into
+   found (`strategies.sampling.keep`: a card that turns up is swapped into
    place, a fair conditional draw), and only those that no longer fit are
    drawn again;
 3. solves every completion with the solver (`strategies.solver.strategy.decide`) on a
@@ -53,7 +53,7 @@ At each decision with cards still face down it:
 5. when no completion is won, it plays as `greedy` does.
 
 With ``plans`` (version 5; on by default, and in the ``fast`` preset from version 6) steps 3
-and 4 compare *plans* instead of first moves (`strategies.sampling_plan`): a
+and 4 compare *plans* instead of first moves (`strategies.sampling.plan`): a
 plan is a winning line's moves up to and including its first move that turns a
 card up, which read only face-up cards and so are playable on every
 completion; each candidate plan is scored across the completions by solving
@@ -93,7 +93,7 @@ same play (the same wins and nodes as version 6 on dick-1883 deals 1-1,000
 with ``fast`` and 1-100 with the default), 5-7% sooner (CHANGELOG.md, sampling version 7).
 
 Version 8 no longer shortens the completions' winning lines
-(`strategies.sampling_solve`), which took about a seventh of ``fast``'s time
+(`strategies.sampling.solve`), which took about a seventh of ``fast``'s time
 and changed nothing measurable in its strength, and spends the time saved on
 more, smaller solves of two searches each (``sample_unit``: half the
 budget): its ``fast`` draws 10 samples of 200 nodes and compares 5 candidate
@@ -118,7 +118,7 @@ table's generations run out (every 32,767 searches, a few games' worth here),
 a completion's second search keeps what its first proved lost, and the next
 table window is cleared whole, where before only the window the searches ran in
 was cleared and a bigger window could read the old generations' entries as the
-new ones' (`strategies.sampling_solve.sample_work`).
+new ones' (`strategies.sampling.solve.sample_work`).
 
 Version 11: once nothing is hidden, the solver's winning line is played to
 the end. Before, the engine's no-progress guard (`sim.engine.NO_PROGRESS_LIMIT`)
@@ -173,7 +173,7 @@ from sim.rng import nb_mix64, nb_rng_below
 from sim.rules import FOUND_SUIT, Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, StrategyError, _Undecided
 from strategies.greedy import greedy_policy
-from strategies.sampling_keep import (
+from strategies.sampling.keep import (
     KEEP_LOST,
     KEEP_NONE,
     KEEP_WON,
@@ -184,8 +184,8 @@ from strategies.sampling_keep import (
     store_kept,
     take_best,
 )
-from strategies.sampling_plan import PLAN_SLOTS, by_plans, shift_plan
-from strategies.sampling_solve import restart_unit, sample_work, solve_completion
+from strategies.sampling.plan import PLAN_SLOTS, by_plans, shift_plan
+from strategies.sampling.solve import restart_unit, sample_work, solve_completion
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
 from strategies.solver.search import (
@@ -215,9 +215,9 @@ entry a decision of the move vote, far more than a game's decisions (its games l
 Were it ever full, a new position would be taken as not seen and not stored (`_seen`): the guard
 against circling would weaken, nothing else."""
 PLAN_BASE = SCRATCH_SIZE + SEEN_SLOTS
-"""Start of the plan in progress (`strategies.sampling_plan`, `PLAN_SLOTS`) in the scratch."""
+"""Start of the plan in progress (`strategies.sampling.plan`, `PLAN_SLOTS`) in the scratch."""
 KEEP_BASE = PLAN_BASE + PLAN_SLOTS
-"""Start of the completions kept from one decision to the next (`strategies.sampling_keep`) in the scratch."""
+"""Start of the completions kept from one decision to the next (`strategies.sampling.keep`) in the scratch."""
 
 
 def scratch_size(rules: Rules, samples: int) -> int:
@@ -364,7 +364,7 @@ def _advance(status, lines, llen, m, samples, prm, shift, tline, mbuf):  # noqa:
 def _shift_line(sample, prm, line, length, m, out, mbuf):  # noqa: ANN001, ANN202 (numba)
     """A winning line of the completion ``sample`` that starts with move m, made from its winning
     line line[:length] without a search: the one-move plan m shifted to the front
-    (`strategies.sampling_plan.shift_plan`: m, then the line without its first m). Writes it into out
+    (`strategies.sampling.plan.shift_plan`: m, then the line without its first m). Writes it into out
     (`LINE_SLOTS` + 1 slots) and returns the length of its rest after m, or -1 if it does not fit or
     does not win when replayed move by move, so a line it returns is a real win on that completion."""
     k = shift_plan(sample, prm, line, length, np.full(1, m, dtype=np.int64), np.int64(1), out, mbuf)
@@ -402,7 +402,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
             draw_completion(st, prm, samples[j], rng, pool)
     shift = scfg[SP_SHIFT] != 0
     plan = scratch[PLAN_BASE : PLAN_BASE + PLAN_SLOTS]
-    if plan[0] > 0:  # a plan in progress (`strategies.sampling_plan`): its next move, without sampling
+    if plan[0] > 0:  # a plan in progress (`strategies.sampling.plan`): its next move, without sampling
         i = -1
         for k in range(n):
             if moves[k] == plan[1]:
