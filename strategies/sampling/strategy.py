@@ -6,7 +6,7 @@ At each decision with cards still face down it:
    depends only on the foundations, which the player sees);
 2. draws ``samples`` completions of the hidden cards: the cards it has not seen
    (neither face up on the tableau nor home), shuffled into the face-down
-   slots with the strategy's random generator. Where the variant moves kings
+   slots with the strategy's random generator (`strategies.sampling.draw`). Where the variant moves kings
    to the bottom at the deal, each pile's hidden kings are put under its other
    hidden cards, and a completion that contradicts a face-up king resting on
    hidden cards (then all of them must be kings) is drawn again. Completions
@@ -144,7 +144,6 @@ from sim.cards import DECK_SIZE
 from sim.engine import (
     FOUNDATION,
     P_FOUND,
-    P_KTB,
     P_MOVEBUF,
     P_PILES,
     P_SIZE,
@@ -158,27 +157,25 @@ from sim.engine import (
     apply_move,
     down_at,
     fheight_at,
-    is_king,
     move_from,
     move_to,
     pile_base,
-    put_pile,
     rule_params,
     top_card,
 )
 from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
-from sim.rng import nb_mix64, nb_rng_below
+from sim.rng import nb_mix64
 from sim.rules import FOUND_SUIT, Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, StrategyError, _Undecided
 from strategies.greedy import greedy_policy
+from strategies.sampling.draw import draw_completion
 from strategies.sampling.keep import (
     KEEP_LOST,
     KEEP_NONE,
     KEEP_WON,
     LINE_SLOTS,
-    cards_in_sight,
     keep_size,
     restore_kept,
     store_kept,
@@ -208,7 +205,6 @@ SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP
 TIEBREAKS = ("length", "nodes")
 """Values of the ``tiebreak`` parameter, by their code in ``SP_TIEBREAK``."""
 TIE_NODES = TIEBREAKS.index("nodes")
-REDRAWS = 50
 SEEN_SLOTS = 1 << 13
 """Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots): one
 entry a decision of the move vote, far more than a game's decisions (its games last about 100 moves).
@@ -257,85 +253,6 @@ def _seen(scratch, key, insert):  # noqa: ANN001, ANN201 (numba)
             return False
         slot = (slot + 1) & mask
     return False  # full: forget nothing new
-
-
-@nb.njit(cache=True)
-def _fill(st, prm, out, pool, ktb):  # noqa: ANN001, ANN201 (numba)
-    """Deal pool[:] into the face-down slots of out, pile by pile (hidden kings first where kings
-    go to the bottom at the deal); return whether the result fits every face-up king resting on
-    face-down cards (all of them must then be kings)."""
-    P = prm[P_PILES]
-    k = 0
-    ok = True
-    for p in range(P):
-        d = np.int64(st[down_at(P, p)])
-        base = pile_base(prm, p)
-        put_pile(pool, k, d, out, base, ktb)  # hidden kings first, each group in drawn order
-        if ktb and d > 0 and is_king(np.int64(st[base + d])):
-            for i in range(d):
-                if not is_king(pool[k + i]):
-                    ok = False
-        k += d
-    return ok
-
-
-@nb.njit(cache=True)
-def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
-    """Write into ``out`` (a copy of st) a random completion of the face-down slots.
-
-    Reads only face-up cards and the foundations of st. Where kings go to the
-    bottom at the deal, a draw that puts a non-king under a face-up king resting
-    on face-down cards is drawn again; after `REDRAWS` failures the unseen kings
-    are dealt to such piles first and the rest shuffled into the other slots.
-    """
-    P = prm[P_PILES]
-    seen = cards_in_sight(st, prm)
-    u = 0
-    for c in range(DECK_SIZE):
-        if not seen[c]:
-            pool[u] = c
-            u += 1
-    ktb = prm[P_KTB] != 0
-    for _attempt in range(REDRAWS):
-        for i in range(u - 1, 0, -1):
-            j = nb_rng_below(rng, i + 1)
-            pool[i], pool[j] = pool[j], pool[i]
-        if _fill(st, prm, out, pool[:u], ktb):
-            return
-    # constructive: piles under a face-up king take unseen kings; the rest is shuffled in
-    kings = 0
-    for i in range(u):  # unseen kings to the front of the pool, in drawn order
-        if is_king(pool[i]):
-            pool[kings], pool[i] = pool[i], pool[kings]
-            kings += 1
-    order = np.empty(u, dtype=np.int64)
-    taken = np.zeros(u, dtype=np.bool_)
-    kk = 0
-    for p in range(P):
-        d = np.int64(st[down_at(P, p)])
-        base = pile_base(prm, p)
-        if d > 0 and is_king(np.int64(st[base + d])):
-            for i in range(d):
-                if kk < kings:
-                    out[base + i] = pool[kk]
-                    taken[kk] = True
-                    kk += 1
-    left = 0
-    for i in range(u):
-        if not taken[i]:
-            order[left] = pool[i]
-            left += 1
-    for i in range(left - 1, 0, -1):
-        j = nb_rng_below(rng, i + 1)
-        order[i], order[j] = order[j], order[i]
-    k = 0
-    for p in range(P):
-        d = np.int64(st[down_at(P, p)])
-        base = pile_base(prm, p)
-        if d > 0 and is_king(np.int64(st[base + d])):
-            continue
-        put_pile(order, k, d, out, base, ktb)
-        k += d
 
 
 @nb.njit(cache=True)
