@@ -61,10 +61,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from sim.cards import DECK_SIZE
 from sim.engine import SCRATCH_MICROS, SCRATCH_NODES, apply_move
 from strategies.greedy import greedy_policy
-from strategies.sampling.draw import draw_completion
 from strategies.sampling.keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, take_best
 from strategies.sampling.solve import solve_completion
 from strategies.solver.line import line_wins
@@ -127,14 +125,14 @@ def _starts_with(line, length, plan, plen):  # noqa: ANN001, ANN202 (numba)
 
 
 @nb.njit(cache=True)
-def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, deep, rng, scratch, samples, status, lines,  # noqa: ANN001, ANN201 (numba)
-             llen, mbuf, plan_block):
+def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rng, scratch, samples, status, lines, llen,  # noqa: ANN001, ANN201 (numba)
+             mbuf, plan_block):
     """Steps 1-3 of the module text on the completions ``samples`` with what is kept of each (``status``,
     ``lines``, ``llen``). Returns the move's index (greedy's when no completion is won); leaves in those
     arrays each completion's status after the move, and in ``plan_block`` (`PLAN_SLOTS`) the rest of the
     chosen plan. ``cfg``/``work`` are the solver's configuration and work arrays; ``budget``,
-    ``candidates``, ``shift`` and ``deep`` the sampling parameters of those names, ``unit`` the restart
-    unit of a completion's solve (`strategies.sampling.solve.restart_unit`)."""
+    ``candidates`` and ``shift`` the sampling parameters of those names, ``unit`` the restart unit of
+    a completion's solve (`strategies.sampling.solve.restart_unit`)."""
     S = samples.shape[0]
     line = work[W_LINE]
     plans = np.empty((S, LINE_SLOTS), dtype=np.int64)  # the distinct plans
@@ -201,7 +199,7 @@ def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, deep
             b -= 1
         order[b] = d
     # stage 2: each candidate plan on every completion; what each finds after the plan is kept for the best
-    best, best2, best_len, best_d = -1, -1, 0, order[0]
+    best, best_len, best_d = -1, 0, order[0]
     best_st = np.full(S, -1, dtype=np.int64)  # status after the plan's first move (-1: not evaluated)
     best_lens = np.zeros(S, dtype=np.int64)
     best_lines = np.empty((S, LINE_SLOTS), dtype=np.int64)
@@ -210,77 +208,55 @@ def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, deep
     cur_lines = np.empty((S, LINE_SLOTS), dtype=np.int64)
     out = np.empty(LINE_SLOTS + 1, dtype=np.int64)
     s2 = np.empty(samples.shape[1], dtype=np.int8)
-    s3 = np.empty(samples.shape[1], dtype=np.int8)
-    pool = np.empty(DECK_SIZE, dtype=np.int64)
     nodes = 0
     seconds = 0.0
     for a in range(min(D, candidates) if D > 1 else 1):
         d = order[a]
         pl, k = plans[d], plen[d]
         score = 0
-        score2 = 0  # with deep: the points one reveal further on, which order plans of equal score
         total = 0
         cur_st[:] = -1
         for j in range(S):
             reach = score + 2 * (S - j)
-            reach2 = score2 + (2 * (S - j) if deep else 0)
-            if D > 1 and (reach < best or (reach == best and (reach2 < best2 or (reach2 == best2 and total >= best_len)))):
+            if D > 1 and (reach < best or (reach == best and total >= best_len)):
                 score = -1
                 break
             if status[j] == KEEP_LOST:
                 continue
-            rest = -1  # where the completion is won after the plan: the line's moves after it, in tmp
-            w = -1
-            if pid[j] != d and shift and status[j] == KEEP_WON:
-                w = shift_plan(samples[j], prm, lines[j], llen[j], pl, k, out, mbuf)
             if pid[j] == d:  # its own line starts with the plan
                 score += 2
                 total += wlen[j]
                 if status[j] == KEEP_WON:
                     _keep_after_first(cur_st, cur_len, cur_lines, j, lines[j], llen[j])
-                    rest = llen[j] - k
-                    tmp[:rest] = lines[j, k : llen[j]]
-                else:
-                    rest = 0  # too long to keep: counted won after the plan, as without deep
-            elif w >= 0:
-                score += 2
-                total += w
-                _keep_after_first(cur_st, cur_len, cur_lines, j, out, w)
-                rest = w - k
-                tmp[:rest] = out[k:w]
-            elif D > 1:  # solve after the plan (with one candidate there is nothing to compare: no search)
-                s2[:] = samples[j]
-                for b in range(k):
-                    apply_move(s2, prm, pl[b])
-                v, used, length, sec = solve_completion(s2, prm, cfg, work, budget, unit)
-                nodes += used
-                seconds += sec
-                if v == S_WON:
+                continue
+            if shift and status[j] == KEEP_WON:
+                w = shift_plan(samples[j], prm, lines[j], llen[j], pl, k, out, mbuf)
+                if w >= 0:
                     score += 2
-                    total += k + length
-                    if k - 1 + length <= LINE_SLOTS:
-                        cur_st[j] = KEEP_WON
-                        cur_len[j] = k - 1 + length
-                        cur_lines[j, : k - 1] = pl[1:k]
-                        cur_lines[j, k - 1 : k - 1 + length] = line[:length]
-                    rest = min(length, LINE_SLOTS)
-                    tmp[:rest] = line[:rest]
-                elif v != S_LOST:
-                    score += 1
-                    total += 1000
-            if deep and D > 1 and rest >= 0:  # the line's next plan, on a completion redrawn after this one's reveal
-                if rest == 0:
-                    score2 += 2
+                    total += w
+                    _keep_after_first(cur_st, cur_len, cur_lines, j, out, w)
                     continue
-                s2[:] = samples[j]
-                for b in range(k):
-                    apply_move(s2, prm, pl[b])
-                v, used, sec = second_reveal(s2, prm, tmp, rest, cfg, work, budget, unit, rng, s3, pool, out)
-                nodes += used
-                seconds += sec
-                score2 += v
-        if score > best or (score == best and (score2 > best2 or (score2 == best2 and total < best_len))):
-            best, best2, best_len, best_d = score, score2, total, d
+            if D == 1:  # nothing to compare: no search for the others
+                continue
+            s2[:] = samples[j]
+            for b in range(k):
+                apply_move(s2, prm, pl[b])
+            v, used, length, sec = solve_completion(s2, prm, cfg, work, budget, unit)
+            nodes += used
+            seconds += sec
+            if v == S_WON:
+                score += 2
+                total += k + length
+                if k - 1 + length <= LINE_SLOTS:
+                    cur_st[j] = KEEP_WON
+                    cur_len[j] = k - 1 + length
+                    cur_lines[j, : k - 1] = pl[1:k]
+                    cur_lines[j, k - 1 : k - 1 + length] = line[:length]
+            elif v != S_LOST:
+                score += 1
+                total += 1000
+        if score > best or (score == best and total < best_len):
+            best, best_len, best_d = score, total, d
             take_best(cur_st, cur_len, cur_lines, best_st, best_lens, best_lines)
     scratch[SCRATCH_NODES] += nodes
     scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
@@ -321,24 +297,3 @@ def _keep_after_first(cur_st, cur_len, cur_lines, j, w, length):  # noqa: ANN001
         cur_st[j] = KEEP_WON
         cur_len[j] = length - 1
         cur_lines[j, : length - 1] = w[1:length]
-
-
-@nb.njit(cache=True)
-def second_reveal(after, prm, rest, length, cfg, work, budget, unit, rng, s3, pool, plan):  # noqa: ANN001, ANN201 (numba)
-    """Points of a completion won after a plan by the line ``rest[:length]``, one reveal further on (``deep``):
-    the line's own next plan (`plan_of`), played on a completion redrawn from ``after`` (the completion
-    after the plan: what the player will see then, the plan's card turned up, and nothing else of it), and
-    the position after that plan solved on ``budget`` nodes: won 2, undecided 1, lost 0. The next plan was
-    chosen by a solver that saw every card; where it won only by knowing where a face-down card lies (a
-    guess for the player) it fails on the redrawn cards, where it needs only what the player will see it
-    wins there too. A line that turns no further card up (every card is then in sight) scores 2.
-    Returns (points, nodes, seconds); ``s3``, ``pool`` and ``plan`` are work buffers."""
-    k = plan_of(after, prm, rest, length, plan)
-    if k == 0:
-        return 2, 0, 0.0
-    s3[:] = after
-    draw_completion(after, prm, s3, rng, pool)
-    for b in range(k):
-        apply_move(s3, prm, plan[b])
-    v, used, _, sec = solve_completion(s3, prm, cfg, work, budget, unit)
-    return (2 if v == S_WON else 0 if v == S_LOST else 1), used, sec

@@ -201,7 +201,7 @@ from strategies.solver.strategy import (
 POLICY_SAMPLING = POLICY_WORK + 1
 """The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
 at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
-SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_PLANS, SP_UNIT, SP_DEEP, SP_SIZE = range(10)
+SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_PLANS, SP_UNIT, SP_SIZE = range(9)
 TIEBREAKS = ("length", "nodes")
 """Values of the ``tiebreak`` parameter, by their code in ``SP_TIEBREAK``."""
 TIE_NODES = TIEBREAKS.index("nodes")
@@ -346,8 +346,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     elif scfg[SP_PLANS] != 0:
         budget = scfg[SP_SAMPLE_NODES]
         i = by_plans(st, prm, moves, n, cfg, sample_work(work, budget), budget, restart_unit(cfg, budget, scfg[SP_UNIT]),
-                     scfg[SP_CANDIDATES], shift, scfg[SP_DEEP] != 0, rng, scratch, samples, status, lines, llen, mbuf,
-                     plan)
+                     scfg[SP_CANDIDATES], shift, rng, scratch, samples, status, lines, llen, mbuf, plan)
     else:
         i = _by_samples(st, prm, moves, n, cfg, sample_work(work, scfg[SP_SAMPLE_NODES]), scfg, rng, scratch, samples,
                         status, lines, llen, tline, mbuf)
@@ -563,7 +562,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "12"
+    version: ClassVar[str] = "11"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
@@ -589,9 +588,6 @@ class SamplingStrategy(Strategy):
         "reveal": Param(bool, False, "among moves winning equally often, prefer one that turns a card up"),
         "plans": Param(bool, True, "compare plans (each winning line's moves up to its first card turned up) instead "
                        "of first moves, and play the chosen plan through to its reveal"),
-        "deep": Param(bool, False, "with plans: score a candidate plan on each completion it wins also one reveal "
-                      "further on (the winning line's next plan on a completion redrawn after the plan's reveal); "
-                      "false without plans"),
         "tt_mb": Param(float, 16.0, "transposition table size in MiB of the solver's search once nothing is hidden "
                        "(each completion's solve searches a window of it sized from sample_nodes)", minimum=0.01,
                        maximum=16384.0),
@@ -603,8 +599,6 @@ class SamplingStrategy(Strategy):
         self._from_preset = {key for key in PRESETS[p["preset"]] if key not in params}
         for key in self._from_preset:
             p[key] = self.PARAMETERS[key].convert(self.name, key, PRESETS[p["preset"]][key])
-        if p["deep"] and not p["plans"]:
-            raise StrategyError("strategy 'sampling': deep looks past a plan's reveal; give it with plans=true")
         self._solver = SolverStrategy(nodes=p["nodes"], seconds=p["seconds"], tt_mb=p["tt_mb"], **COMPLETION_SEARCH)
         self._scfg = np.zeros(SP_SIZE, dtype=np.int64)
         self._scfg[SP_SAMPLES] = self.params["samples"]
@@ -615,7 +609,6 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_SHIFT] = int(self.params["shift"])
         self._scfg[SP_PLANS] = int(self.params["plans"])
         self._scfg[SP_UNIT] = self.params["sample_unit"]
-        self._scfg[SP_DEEP] = int(self.params["deep"])
         if p["plans"] and (p["tiebreak"] != "length" or p["reveal"]):
             raise StrategyError("strategy 'sampling': tiebreak and reveal order the move vote's ties; "
                                 "give them with plans=false")
