@@ -22,13 +22,13 @@ from strategies.sampling import (
     KEEP_BASE,
     PRESETS,
     SamplingStrategy,
-    _shift_line,
     draw_completion,
     sampling_policy,
     scratch_size,
 )
-from strategies.sampling_keep import KEEP_WON, LINE_SLOTS, keep_size, restore_kept, store_kept
-from strategies.sampling_solve import SAMPLE_TT_MIN, restart_unit, sample_work, solve_completion
+from strategies.sampling.keep import KEEP_WON, LINE_SLOTS, keep_size, restore_kept, store_kept
+from strategies.sampling.solve import SAMPLE_TT_MIN, restart_unit, sample_work, solve_completion
+from strategies.sampling.strategy import _shift_line
 from strategies.solver.search import M_RENUMBERED, S_WON, W_LINE, W_META, W_TIDX, W_TSTACK, W_TT, SolverWork
 from strategies.solver.strategy import SolverStrategy, decide_config
 from tests.solver_helpers import hidden_decisions
@@ -41,7 +41,7 @@ OPTIONS = "sampling:samples=5,sample_nodes=500,candidates=3,shift=true,plans=fal
 UNSHIFTED = "sampling:samples=4,sample_nodes=500,candidates=2,plans=false"
 """Version 3's play: every candidate solved on every completion it does not start the line of."""
 PLANS = "sampling:samples=4,sample_nodes=500,candidates=3,shift=true,plans=true"
-"""Plans compared instead of first moves and held to their reveal (`strategies.sampling_plan`), with shifted lines."""
+"""Plans compared instead of first moves and held to their reveal (`strategies.sampling.plan`), with shifted lines."""
 DEFAULT_SMALL = "sampling:samples=3,sample_nodes=500"
 """The default's play (plans, every candidate, no shift) on a small budget."""
 

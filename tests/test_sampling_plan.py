@@ -1,4 +1,4 @@
-"""The sampling player's plans (`strategies.sampling_plan`): a plan is legal on every completion of the table and
+"""The sampling player's plans (`strategies.sampling.plan`): a plan is legal on every completion of the table and
 turns a card up only at its last move, a shifted plan line is a real win, and the player holds to its plan."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from sim.rules import find_variant
 from strategies import load_strategy
 from strategies.base import StrategyError
 from strategies.sampling import KEEP_BASE, PLAN_BASE, SEEN_SLOTS, draw_completion, sampling_policy, scratch_size
-from strategies.sampling_keep import LINE_SLOTS
-from strategies.sampling_plan import PLAN_SLOTS, plan_of, shift_plan
+from strategies.sampling.keep import LINE_SLOTS
+from strategies.sampling.plan import PLAN_SLOTS, plan_of, shift_plan
 from strategies.solver.strategy import SCRATCH_SIZE, SolverStrategy
 from tests.solver_helpers import hidden_decisions
 

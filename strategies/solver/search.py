@@ -161,7 +161,7 @@ M_GEN, M_ROOT, M_RELAX, M_RENUMBERED, META_SIZE = 0, 1, 2, 3, 4
 the first search of the position being decided (its proofs of loss carry it, `strategies.solver.table`, and so
 do the relaxation's remembered verdicts); M_RELAX: the relaxation's states a configuration (`SolverWork`'s
 ``relax_states``); M_RENUMBERED: 1 once generations have started again, which cleared only the table a search
-was given (a window of it, `strategies.sampling_solve.sample_work`, which clears the rest)."""
+was given (a window of it, `strategies.sampling.solve.sample_work`, which clears the rest)."""
 
 # The arrays of `SolverWork.arrays`, in order.
 (W_KEYS, W_TT, W_TIDX, W_TSTACK, W_META, W_FRAMES, W_MBUF, W_ABUF, W_TMP, W_SCORES, W_DWORK, W_LINE, W_RMEMO,

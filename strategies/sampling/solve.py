@@ -1,7 +1,7 @@
 """One solve of a completion by the `sampling` player: a small budget, its own restart unit, a table window.
 
 The player solves many completions of the hidden cards on a few hundred nodes each
-(`strategies.sampling`, `strategies.sampling_plan`). Such a solve differs from the
+(`strategies.sampling.strategy`, `strategies.sampling.plan`). Such a solve differs from the
 solver's decision of a deal (`strategies.solver.strategy.decide`) in three ways, each
 measured (CHANGELOG.md, sampling versions 7 and 8):
 

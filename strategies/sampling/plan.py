@@ -1,7 +1,7 @@
 """Plans: the `sampling` player's candidates, made honest up to the next card turned up (``plans=true``).
 
 Sample-then-solve suffers strategy fusion: the solver of each completion plays
-as if it knew the hidden cards. The move vote (`strategies.sampling`) scores a
+as if it knew the hidden cards. The move vote (`strategies.sampling.strategy`) scores a
 move m by solving each completion after m, so a move that wins on completion A
 by going on to turn up pile 3 and on completion B by turning up pile 7 scores
 as a sure win, although the player must choose between 3 and 7 before it sees
@@ -39,7 +39,7 @@ At a decision where it would compare moves, with ``plans``:
 3. it plays the plan's first move and keeps the rest: at the following
    decisions it plays the plan's next move without sampling, until the plan's
    reveal has been played. The lines found for the chosen plan are kept with
-   the completions (`strategies.sampling_keep`), so after the reveal each
+   the completions (`strategies.sampling.keep`), so after the reveal each
    completion that won through the plan votes with the rest of its line.
 
 The solver's clairvoyance is thereby delayed by one reveal: a candidate scores
@@ -52,7 +52,8 @@ once), which is where the nodes a deal go down.
 reveal, so they have nothing to add here, and the strategy refuses them with
 ``plans``. For the same reason a plan never brings back a position seen before
 (a card turned up stays up), so the move vote's guard against wandering in
-circles (step 4 of `strategies.sampling`) has nothing to do here either. Only face-up cards, the foundations and the completions are read.
+circles (step 4 of `strategies.sampling.strategy`) has nothing to do here either. Only face-up cards, the
+foundations and the completions are read.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ import numpy as np
 
 from sim.engine import SCRATCH_MICROS, SCRATCH_NODES, apply_move
 from strategies.greedy import greedy_policy
-from strategies.sampling_keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, take_best
-from strategies.sampling_solve import solve_completion
+from strategies.sampling.keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, take_best
+from strategies.sampling.solve import solve_completion
 from strategies.solver.line import line_wins
 from strategies.solver.order import move_score
 from strategies.solver.search import S_LOST, S_WON, W_LINE
@@ -131,7 +132,7 @@ def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rng,
     arrays each completion's status after the move, and in ``plan_block`` (`PLAN_SLOTS`) the rest of the
     chosen plan. ``cfg``/``work`` are the solver's configuration and work arrays; ``budget``,
     ``candidates`` and ``shift`` the sampling parameters of those names, ``unit`` the restart unit of
-    a completion's solve (`strategies.sampling_solve.restart_unit`)."""
+    a completion's solve (`strategies.sampling.solve.restart_unit`)."""
     S = samples.shape[0]
     line = work[W_LINE]
     plans = np.empty((S, LINE_SLOTS), dtype=np.int64)  # the distinct plans

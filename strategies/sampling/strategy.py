@@ -6,14 +6,14 @@ At each decision with cards still face down it:
    depends only on the foundations, which the player sees);
 2. draws ``samples`` completions of the hidden cards: the cards it has not seen
    (neither face up on the tableau nor home), shuffled into the face-down
-   slots with the strategy's random generator. Where the variant moves kings
+   slots with the strategy's random generator (`strategies.sampling.draw`). Where the variant moves kings
    to the bottom at the deal, each pile's hidden kings are put under its other
    hidden cards, and a completion that contradicts a face-up king resting on
    hidden cards (then all of them must be kings) is drawn again. Completions
    are consistent with everything on the table; they are not weighted by how
    the king step reorders deals, which is a close approximation. The
    completions are kept from one decision to the next with what their solves
-   found (`strategies.sampling_keep`: a card that turns up is swapped into
+   found (`strategies.sampling.keep`: a card that turns up is swapped into
    place, a fair conditional draw), and only those that no longer fit are
    drawn again;
 3. solves every completion with the solver (`strategies.solver.strategy.decide`) on a
@@ -53,7 +53,7 @@ At each decision with cards still face down it:
 5. when no completion is won, it plays as `greedy` does.
 
 With ``plans`` (version 5; on by default, and in the ``fast`` preset from version 6) steps 3
-and 4 compare *plans* instead of first moves (`strategies.sampling_plan`): a
+and 4 compare *plans* instead of first moves (`strategies.sampling.plan`): a
 plan is a winning line's moves up to and including its first move that turns a
 card up, which read only face-up cards and so are playable on every
 completion; each candidate plan is scored across the completions by solving
@@ -93,7 +93,7 @@ same play (the same wins and nodes as version 6 on dick-1883 deals 1-1,000
 with ``fast`` and 1-100 with the default), 5-7% sooner (CHANGELOG.md, sampling version 7).
 
 Version 8 no longer shortens the completions' winning lines
-(`strategies.sampling_solve`), which took about a seventh of ``fast``'s time
+(`strategies.sampling.solve`), which took about a seventh of ``fast``'s time
 and changed nothing measurable in its strength, and spends the time saved on
 more, smaller solves of two searches each (``sample_unit``: half the
 budget): its ``fast`` draws 10 samples of 200 nodes and compares 5 candidate
@@ -118,7 +118,7 @@ table's generations run out (every 32,767 searches, a few games' worth here),
 a completion's second search keeps what its first proved lost, and the next
 table window is cleared whole, where before only the window the searches ran in
 was cleared and a bigger window could read the old generations' entries as the
-new ones' (`strategies.sampling_solve.sample_work`).
+new ones' (`strategies.sampling.solve.sample_work`).
 
 Version 11: once nothing is hidden, the solver's winning line is played to
 the end. Before, the engine's no-progress guard (`sim.engine.NO_PROGRESS_LIMIT`)
@@ -144,7 +144,6 @@ from sim.cards import DECK_SIZE
 from sim.engine import (
     FOUNDATION,
     P_FOUND,
-    P_KTB,
     P_MOVEBUF,
     P_PILES,
     P_SIZE,
@@ -158,34 +157,32 @@ from sim.engine import (
     apply_move,
     down_at,
     fheight_at,
-    is_king,
     move_from,
     move_to,
     pile_base,
-    put_pile,
     rule_params,
     top_card,
 )
 from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
-from sim.rng import nb_mix64, nb_rng_below
+from sim.rng import nb_mix64
 from sim.rules import FOUND_SUIT, Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, StrategyError, _Undecided
 from strategies.greedy import greedy_policy
-from strategies.sampling_keep import (
+from strategies.sampling.draw import draw_completion
+from strategies.sampling.keep import (
     KEEP_LOST,
     KEEP_NONE,
     KEEP_WON,
     LINE_SLOTS,
-    cards_in_sight,
     keep_size,
     restore_kept,
     store_kept,
     take_best,
 )
-from strategies.sampling_plan import PLAN_SLOTS, by_plans, shift_plan
-from strategies.sampling_solve import restart_unit, sample_work, solve_completion
+from strategies.sampling.plan import PLAN_SLOTS, by_plans, shift_plan
+from strategies.sampling.solve import restart_unit, sample_work, solve_completion
 from strategies.solver.order import move_score
 from strategies.solver.safe import is_safe_home
 from strategies.solver.search import (
@@ -208,16 +205,15 @@ SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP
 TIEBREAKS = ("length", "nodes")
 """Values of the ``tiebreak`` parameter, by their code in ``SP_TIEBREAK``."""
 TIE_NODES = TIEBREAKS.index("nodes")
-REDRAWS = 50
 SEEN_SLOTS = 1 << 13
 """Size of the per-game set of positions seen (in the policy's scratch, after the solver's slots): one
 entry a decision of the move vote, far more than a game's decisions (its games last about 100 moves).
 Were it ever full, a new position would be taken as not seen and not stored (`_seen`): the guard
 against circling would weaken, nothing else."""
 PLAN_BASE = SCRATCH_SIZE + SEEN_SLOTS
-"""Start of the plan in progress (`strategies.sampling_plan`, `PLAN_SLOTS`) in the scratch."""
+"""Start of the plan in progress (`strategies.sampling.plan`, `PLAN_SLOTS`) in the scratch."""
 KEEP_BASE = PLAN_BASE + PLAN_SLOTS
-"""Start of the completions kept from one decision to the next (`strategies.sampling_keep`) in the scratch."""
+"""Start of the completions kept from one decision to the next (`strategies.sampling.keep`) in the scratch."""
 
 
 def scratch_size(rules: Rules, samples: int) -> int:
@@ -260,85 +256,6 @@ def _seen(scratch, key, insert):  # noqa: ANN001, ANN201 (numba)
 
 
 @nb.njit(cache=True)
-def _fill(st, prm, out, pool, ktb):  # noqa: ANN001, ANN201 (numba)
-    """Deal pool[:] into the face-down slots of out, pile by pile (hidden kings first where kings
-    go to the bottom at the deal); return whether the result fits every face-up king resting on
-    face-down cards (all of them must then be kings)."""
-    P = prm[P_PILES]
-    k = 0
-    ok = True
-    for p in range(P):
-        d = np.int64(st[down_at(P, p)])
-        base = pile_base(prm, p)
-        put_pile(pool, k, d, out, base, ktb)  # hidden kings first, each group in drawn order
-        if ktb and d > 0 and is_king(np.int64(st[base + d])):
-            for i in range(d):
-                if not is_king(pool[k + i]):
-                    ok = False
-        k += d
-    return ok
-
-
-@nb.njit(cache=True)
-def draw_completion(st, prm, out, rng, pool):  # noqa: ANN001, ANN201 (numba)
-    """Write into ``out`` (a copy of st) a random completion of the face-down slots.
-
-    Reads only face-up cards and the foundations of st. Where kings go to the
-    bottom at the deal, a draw that puts a non-king under a face-up king resting
-    on face-down cards is drawn again; after `REDRAWS` failures the unseen kings
-    are dealt to such piles first and the rest shuffled into the other slots.
-    """
-    P = prm[P_PILES]
-    seen = cards_in_sight(st, prm)
-    u = 0
-    for c in range(DECK_SIZE):
-        if not seen[c]:
-            pool[u] = c
-            u += 1
-    ktb = prm[P_KTB] != 0
-    for _attempt in range(REDRAWS):
-        for i in range(u - 1, 0, -1):
-            j = nb_rng_below(rng, i + 1)
-            pool[i], pool[j] = pool[j], pool[i]
-        if _fill(st, prm, out, pool[:u], ktb):
-            return
-    # constructive: piles under a face-up king take unseen kings; the rest is shuffled in
-    kings = 0
-    for i in range(u):  # unseen kings to the front of the pool, in drawn order
-        if is_king(pool[i]):
-            pool[kings], pool[i] = pool[i], pool[kings]
-            kings += 1
-    order = np.empty(u, dtype=np.int64)
-    taken = np.zeros(u, dtype=np.bool_)
-    kk = 0
-    for p in range(P):
-        d = np.int64(st[down_at(P, p)])
-        base = pile_base(prm, p)
-        if d > 0 and is_king(np.int64(st[base + d])):
-            for i in range(d):
-                if kk < kings:
-                    out[base + i] = pool[kk]
-                    taken[kk] = True
-                    kk += 1
-    left = 0
-    for i in range(u):
-        if not taken[i]:
-            order[left] = pool[i]
-            left += 1
-    for i in range(left - 1, 0, -1):
-        j = nb_rng_below(rng, i + 1)
-        order[i], order[j] = order[j], order[i]
-    k = 0
-    for p in range(P):
-        d = np.int64(st[down_at(P, p)])
-        base = pile_base(prm, p)
-        if d > 0 and is_king(np.int64(st[base + d])):
-            continue
-        put_pile(order, k, d, out, base, ktb)
-        k += d
-
-
-@nb.njit(cache=True)
 def _advance(status, lines, llen, m, samples, prm, shift, tline, mbuf):  # noqa: ANN001, ANN202 (numba)
     """The kept completions' status after move m: a won line that starts with m loses its first
     move; with ``shift``, another won line that still wins with m played first (`_shift_line`)
@@ -364,7 +281,7 @@ def _advance(status, lines, llen, m, samples, prm, shift, tline, mbuf):  # noqa:
 def _shift_line(sample, prm, line, length, m, out, mbuf):  # noqa: ANN001, ANN202 (numba)
     """A winning line of the completion ``sample`` that starts with move m, made from its winning
     line line[:length] without a search: the one-move plan m shifted to the front
-    (`strategies.sampling_plan.shift_plan`: m, then the line without its first m). Writes it into out
+    (`strategies.sampling.plan.shift_plan`: m, then the line without its first m). Writes it into out
     (`LINE_SLOTS` + 1 slots) and returns the length of its rest after m, or -1 if it does not fit or
     does not win when replayed move by move, so a line it returns is a real win on that completion."""
     k = shift_plan(sample, prm, line, length, np.full(1, m, dtype=np.int64), np.int64(1), out, mbuf)
@@ -402,7 +319,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
             draw_completion(st, prm, samples[j], rng, pool)
     shift = scfg[SP_SHIFT] != 0
     plan = scratch[PLAN_BASE : PLAN_BASE + PLAN_SLOTS]
-    if plan[0] > 0:  # a plan in progress (`strategies.sampling_plan`): its next move, without sampling
+    if plan[0] > 0:  # a plan in progress (`strategies.sampling.plan`): its next move, without sampling
         i = -1
         for k in range(n):
             if moves[k] == plan[1]:

@@ -25,7 +25,7 @@ in s; every arrangement with c in s is reached from exactly H arrangements (itse
 and for each other slot t the one that differs by c and the card of t having
 traded places), so the repaired completion is uniform over the arrangements
 with c in s: exactly the conditional draw. Where kings go to the bottom at the
-deal, arrangements are not uniform to begin with (`strategies.sampling`'s
+deal, arrangements are not uniform to begin with (`strategies.sampling.strategy`'s
 approximation); a repaired completion that breaks the king rule (a hidden king
 over a hidden non-king, or a hidden non-king under a face-up king) is drawn
 afresh instead. A completion changed by a swap keeps a won line only if the
