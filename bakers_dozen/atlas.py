@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from bakers_dozen.escalate import LADDER, Rung, budgets, ladder_help, parse_rung, rung_strategies
+from bakers_dozen.escalate import budgets, ladder, ladder_help, rung_strategies
 from bakers_dozen.limits import Bounded
 from bakers_dozen.simulate import run_exits
 from bakers_dozen.solve import escalate, parse_deals, parse_params
@@ -89,6 +89,9 @@ def pysol_deals(rules: Rules) -> bool:
               help="A solver parameter for every rung (repeatable), e.g. --param tt_mb=256.")
 @click.option("--rung", "rung_texts", multiple=True, metavar="KEY=VALUE[,KEY=VALUE...]",
               help=f"A rung of your own instead of rungs 1 and up (repeatable, in order). Rungs: {ladder_help()}.")
+@click.option("--last-rung", type=Bounded(int, 0, 99), default=None,
+              help="Stop the ladder after this rung (0: the command's own budget alone) [default: every rung]. The "
+                   "deals it leaves open stay unknown; the summary's budgets name the rungs run.")
 @click.option("--jobs", "-j", type=Bounded(int, 1, max_jobs), default=None,
               help="Worker processes [default: every core; dask: every cluster thread].")
 @click.option("--chunk", type=Bounded(int, 1, MAX_CHUNK), default=None, help="Deals per task [default: adaptive].")
@@ -101,7 +104,7 @@ def pysol_deals(rules: Rules) -> bool:
               help="Folder for summary.csv and the deal files.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, seed: int, extra: tuple[str, ...],
-          rung_texts: tuple[str, ...], jobs: int | None, chunk: int | None, backend: str, scheduler: str | None,
+          rung_texts: tuple[str, ...], last_rung: int | None, jobs: int | None, chunk: int | None, backend: str, scheduler: str | None,
           store_dir: str, out: Path, quiet: bool) -> None:
     """Decide every deal of a range of each variant (the escalation ladder) and write the atlas: summary.csv (one
     row a variant: counts, win rate, interval, budgets, command) and one Parquet file a variant (one row a deal).
@@ -137,7 +140,7 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
         chosen = [r for r in chosen if r.name not in refused]
     ranges = deal_ranges(deal_texts, [r.name for r in chosen])
     base: dict[str, Any] = dict(parse_params(extra))
-    rungs: tuple[Rung, ...] = (LADDER[0], *map(parse_rung, rung_texts)) if rung_texts else LADDER
+    rungs = ladder(rung_texts, last_rung)
     for rules in chosen:
         for strategy in rung_strategies(rules, base, rungs):
             check_memory(strategy, rules, jobs or cpu_count())
@@ -156,7 +159,7 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
                          f"error), e.g. {bad[:5]}; its files are not written", highlight=False)
             failed = True
             continue
-        command = row_command(rules.name, first, last, source, seed, extra, rung_texts)
+        command = row_command(rules.name, first, last, source, seed, extra, rung_texts, last_rung)
         written = write_variant(out, rules, source, seed, rows, budgets(rungs, base), SolverStrategy.version, command)
         for report in reports:
             screen.print(f"  {report.line()}", highlight=False)
@@ -166,7 +169,7 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
 
 
 def row_command(name: str, first: int, last: int, source: str, seed: int, extra: tuple[str, ...],
-                rung_texts: tuple[str, ...]) -> str:
+                rung_texts: tuple[str, ...], last_rung: int | None = None) -> str:
     """The command that computes one summary row again (jobs, store and output folder change no verdict)."""
     args = ["bakers-dozen", "atlas", "--variant", name, "--deals", f"{first}-{last}", "--source", source]
     if source == "default":
@@ -175,6 +178,8 @@ def row_command(name: str, first: int, last: int, source: str, seed: int, extra:
         args += ["--param", item]
     for item in rung_texts:
         args += ["--rung", item]
+    if last_rung is not None:
+        args += ["--last-rung", str(last_rung)]
     return shlex.join(args)
 
 

@@ -83,6 +83,15 @@ def parse_rung(text: str) -> Rung:
     return Rung(params)
 
 
+def ladder(rung_texts: tuple[str, ...] = (), last: int | None = None) -> tuple[Rung, ...]:
+    """The rungs a command runs: rung 0 (its own budget), then its ``--rung`` values or the default rungs 1 and up,
+    cut after rung ``last`` where given (a shorter ladder publishes sooner; the deals it leaves open stay unknown)."""
+    rungs = (LADDER[0], *map(parse_rung, rung_texts)) if rung_texts else LADDER
+    if last is not None and last >= len(rungs):
+        raise UserError(f"--last-rung {last}: this ladder has rungs 0-{len(rungs) - 1}")
+    return rungs if last is None else rungs[:last + 1]
+
+
 BUDGET_PARAMETERS = ("nodes", "seconds", "capacity_states", "prover_mb", "prover_seconds")
 """The solver parameters that bound a deal's work, named in a summary's budgets even where a rung keeps the default."""
 

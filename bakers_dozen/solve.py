@@ -28,7 +28,7 @@ import click
 import numpy as np
 import pyarrow as pa
 
-from bakers_dozen.escalate import LADDER, Rung, RungReport, ladder_help, parse_rung, rung_report, rung_strategies
+from bakers_dozen.escalate import LADDER, Rung, RungReport, ladder, ladder_help, rung_report, rung_strategies
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from bakers_dozen.simulate import run_exits
 from sim.deals import MAX_SEED, check_deal_range
@@ -313,7 +313,7 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         raise SolveInputError("--rung is a rung of the --escalate ladder: add --escalate")
     if retry and escalate_flag:
         raise SolveInputError("--retry-unknown and --escalate both retry the unknown deals: use one")
-    rungs = (LADDER[0], *map(parse_rung, rung_texts)) if rung_texts else LADDER
+    rungs = ladder(rung_texts)
     if escalate_flag:
         for rung_strategy in rung_strategies(rules, params, rungs):
             check_memory(rung_strategy, rules, jobs or cpu_count())

@@ -58,6 +58,22 @@ def test_the_summary_counts_the_deal_files_and_names_the_rung_that_decided_each_
     assert check_atlas(out) == []
 
 
+def test_a_shorter_ladder_leaves_open_deals_unknown_and_says_so_and_the_full_ladder_reuses_it(tmp_path):
+    short = _atlas(tmp_path, "-v", "bakers-dozen", "--deals", "28-35", "--last-rung", "0", out="short")
+    row = read_summary(short / "summary.csv")[0]
+    assert row["budgets"] == "0: nodes=2000, seconds=600.0, capacity_states=5000000"
+    assert row["command"].endswith("--rung nodes=200000 --last-rung 0") and row["unknown"] >= 1
+    frame = pq.read_table(short / "bakers-dozen.parquet").to_pandas().set_index("deal")
+    assert frame.loc[31, "verdict"] == "unknown" and frame.loc[31, "rung"] == 0
+    stored = _chunks(tmp_path / "store")
+    full = _atlas(tmp_path, "-v", "bakers-dozen", "--deals", "28-35", out="full")
+    assert all(_chunks(tmp_path / "store")[p] == t for p, t in stored.items())  # rung 0 reused, not played again
+    assert read_summary(full / "summary.csv")[0]["unknown"] < row["unknown"]
+    r = CliRunner().invoke(main, ["atlas", "-v", "bakers-dozen", "--last-rung", "2", *SMALL,
+                                  "--store", str(tmp_path / "s"), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and r.output.strip().splitlines() == ["bakers-dozen: error: --last-rung 2: this ladder has rungs 0-1"]
+
+
 def test_the_check_finds_a_summary_that_disagrees_with_its_rows(tmp_path):
     out = _atlas(tmp_path, "-v", "bakers-dozen", "--deals", "28-31")
     text = (out / "summary.csv").read_text()
