@@ -104,21 +104,31 @@ def solver_spec(params: dict[str, Any]) -> str:
     return "solver" + (":" + ",".join(f"{k}={v}" for k, v in sorted(params.items())) if params else "")
 
 
-def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default", *,
-                only: Sequence[int] | None = None, store: str | Path = DEFAULT_STORE, jobs: int | None = None,
-                chunk: int | None = None, verify: bool = True, force: bool = False, backend: str = "loky",
-                scheduler: str | None = None, progress: Progress | None = None, command: list[str] | None = None
-                ) -> tuple[list[dict[str, Any]], RunSummary]:
-    """Solve deals first..last (or, with ``only``, just those deal numbers, as one run on every worker) through
-    the runner and its store; the rows (sorted by deal) and the run's summary.
+def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
+                **options: Any) -> tuple[list[dict[str, Any]], RunSummary]:
+    """Solve deals first..last through the runner and its store; the rows (sorted by deal) and the run's summary.
 
     The runner plays the deals the store does not hold yet (a killed run resumes; ``force``
     replays) and, with ``verify``, replays every win with the referee in the worker before
     storing it (a rejected win is stored as an error). Wins stored by an earlier run that did
     not verify are replayed here, so every win in the rows has been checked when ``verify``.
+    ``options`` are `solve_spec`'s.
     """
-    spec = (RunSpec.over(rules, solver_spec(params), only, seed=seed, source=source) if only is not None
-            else RunSpec(rules, solver_spec(params), last - first + 1, first, seed, source))
+    return solve_spec(rules, RunSpec(rules, solver_spec(params), last - first + 1, first, seed, source), **options)
+
+
+def solve_scattered(rules: Rules, params: dict[str, Any], deals: Sequence[int], seed: int = 0,
+                    source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], RunSummary]:
+    """Solve just the deal numbers ``deals``, however scattered, as one run on every worker (`solve_deals`
+    otherwise)."""
+    return solve_spec(rules, RunSpec.over(rules, solver_spec(params), deals, seed=seed, source=source), **options)
+
+
+def solve_spec(rules: Rules, spec: RunSpec, *, store: str | Path = DEFAULT_STORE, jobs: int | None = None,
+               chunk: int | None = None, verify: bool = True, force: bool = False, backend: str = "loky",
+               scheduler: str | None = None, progress: Progress | None = None, command: list[str] | None = None
+               ) -> tuple[list[dict[str, Any]], RunSummary]:
+    """Run the solver run ``spec`` in ``store`` and read back its rows (`store_rows`) and summary."""
     result = run(spec, store, jobs=jobs, chunk=chunk, backend=backend, scheduler=scheduler, force=force,
                  progress=progress, command=command, verify=verify)
     return store_rows(rules, result, verify, spec.spans), result
@@ -128,13 +138,13 @@ def retry_unknown(rules: Rules, rows: list[dict[str, Any]], params: dict[str, An
                   source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], int]:
     """Solve again, with ``params`` (a bigger budget), only the deals ``rows`` leave unknown.
 
-    They are one run under the bigger budget's run key (`solve_deals` with ``only`` and ``options``: store,
+    They are one run under the bigger budget's run key (`solve_scattered` with ``options``: store,
     jobs, verify, ...), played on every worker however scattered they are, and resumed like any solve; the
     decided rows stay. Returns the rows with the retried ones in place, and how many were retried."""
     unknown = [r["deal"] for r in rows if r["verdict"] == "unknown"]
     if not unknown:
         return rows, 0
-    again, _ = solve_deals(rules, params, unknown[0], unknown[-1], seed, source, only=unknown, **options)
+    again, _ = solve_scattered(rules, params, unknown, seed, source, **options)
     retried = {r["deal"]: r for r in again}
     return [retried.get(r["deal"], r) for r in rows], len(unknown)
 
