@@ -94,10 +94,23 @@ def worker_pool(jobs: int) -> Any:
 def map_in_workers(function: Any, items: Sequence[Any], jobs: int) -> list[Any]:
     """``function`` of each of ``items``, in order, on ``jobs`` of the runner's kept worker processes (in this
     process for one job or one item): work outside runs (the report's charts and loss analyses) shares the
-    workers that `close_pools` stops when a command ends, so no process pool outlives the command."""
+    workers that `close_pools` stops when a command ends, so no process pool outlives the command.
+
+    When one item fails, the items not started are dropped and those in play are waited for before the
+    error is raised, so that no worker is still writing (a chart into a report's staged folder) while the
+    caller cleans up after the error."""
+    from concurrent.futures import FIRST_EXCEPTION, wait
+
     if jobs <= 1 or len(items) <= 1:
         return [function(x) for x in items]
-    return list(worker_pool(min(jobs, len(items))).map(function, items))
+    executor = worker_pool(min(jobs, len(items)))
+    futures = [executor.submit(function, x) for x in items]
+    done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+    if any(f.exception() is not None for f in done):
+        for f in futures:
+            f.cancel()
+        wait(futures)
+    return [f.result() for f in futures]
 
 
 def warm_workers(spec: RunSpec, compiled: bool, jobs: int) -> None:
