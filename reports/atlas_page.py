@@ -9,6 +9,7 @@ atlas holds after a longer run, in one command. An atlas that does not agree wit
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,13 +38,19 @@ def numbering(row: dict[str, Any]) -> str:
     return "PySolFC" if row["source"] == "pysol" else f"toolkit (seed {row['seed']})"
 
 
+def rungs_run(budgets: str) -> str:
+    """The rungs of the ladder a row ran, from its ``budgets`` (``0: ...; 1: ...``): "0" or "0-2"."""
+    last = max(int(m) for m in re.findall(r"(?:^|; )(\d+): ", budgets))
+    return "0" if last == 0 else f"0-{last}"
+
+
 def table_markdown(rows: list[dict[str, Any]]) -> str:
     """The summary rows as a Markdown table: deals and their range, the count of each verdict, the win rate (the
-    share proven won) and its interval, "clairvoyant" where the solver saw face-down cards. A column of the unknown
+    share proven won) and its interval, the ladder's rungs run, "clairvoyant" where the solver saw face-down cards. A column of the unknown
     deals the seconds cap stopped appears when a row records that count ("–" where one does not)."""
     clock = any(r.get(TIMEOUT) is not None for r in rows)
     head = ["variant", "numbering", "deals", "range", "won", "lost", "unknown", *(["stopped by the clock"] if clock else []),
-            "win rate", "95% interval", ""]
+            "win rate", "95% interval", "rungs", ""]
     lines = ["| " + " | ".join(head) + " |",
              "|" + "|".join("---:" if h in ("deals", "won", "lost", "unknown", "stopped by the clock", "win rate")
                             else "---" for h in head) + "|"]
@@ -52,7 +59,7 @@ def table_markdown(rows: list[dict[str, Any]]) -> str:
                  count(r["won"]), count(r["lost"]), count(r["unknown"])]
         if clock:
             cells.append("–" if r.get(TIMEOUT) is None else count(r[TIMEOUT]))
-        cells += [pct(r["win_rate"]), interval(r["ci_low"], r["ci_high"]).replace(" – ", " - "),
+        cells += [pct(r["win_rate"]), interval(r["ci_low"], r["ci_high"]).replace(" – ", " - "), rungs_run(r["budgets"]),
                   "clairvoyant" if r["clairvoyant"] == "True" else ""]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

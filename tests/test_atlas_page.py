@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reports import charts
-from reports.atlas_page import END, START, AtlasPageError, chart_table, main, refresh, table_markdown, with_block
+from reports.atlas_page import END, START, AtlasPageError, chart_table, main, refresh, rungs_run, table_markdown, with_block
 from studies.atlas import read_summary
 from tests.atlas_helpers import BAKERS, make_atlas, verdicts
 
@@ -35,7 +35,8 @@ def test_the_table_shows_every_row_with_its_deals_interval_and_clairvoyance(tmp_
     assert "stopped by the clock" in text[0]
     assert text[2].startswith("| `bakers-dozen` | toolkit (seed 0) | 10 | 1-10 | 9 | 1 | 0 | 0 | 90.00% | ")
     assert text[3].startswith("| `bakers-dozen` | PySolFC | 2,003 | 1-2,003 | 1,998 | 2 | 3 | 2 | 99.75% | ")
-    assert text[3].endswith("| clairvoyant |")
+    assert text[3].endswith("| 0 | clairvoyant |")
+    assert rungs_run("0: nodes=4000000, seconds=600.0; 1: nodes=30000000; 2: nodes=1, capacity_states=20000000") == "0-2"
     # rows from files without the clock count: no such column
     assert "stopped by the clock" not in table_markdown([{**r, "timeout": None} for r in rows])
     assert "| – |" in table_markdown([{**rows[0], "timeout": None}, rows[1]])
