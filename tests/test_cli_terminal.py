@@ -68,7 +68,7 @@ def test_progress_bar_fits_80_columns(total, done, played, wins):
     buf = io.StringIO()
     bar = RichProgress(file=buf)
     bar.start(total, done, 0, "bakers-dozen[face_down=3] / heuristic:preset=balanced,allow_dig=False")
-    bar._start -= 1e-3  # a fast rate: the widest figures
+    bar._tally.start -= 1e-3  # a fast rate: the widest figures
     bar.advance(played, wins)
     bar.stop()
     _fits(buf.getvalue())
