@@ -64,21 +64,10 @@ def check_out(out: Path) -> None:
         raise AtlasInputError(f"--out {quoted(str(out))}: the folder is not writable")
 
 
-def pysol_deals(rules: Rules) -> bool:
-    """Whether the pysol numbering deals ``rules`` (13 piles of 4, no card home at the start)."""
-    from sim.deals import DealError, pysol_order
-
-    try:
-        pysol_order(1, rules)
-    except DealError:
-        return False
-    return True
-
-
 @click.command()
 @click.option("--variant", "-v", "variants", multiple=True,
-              help="A preset name or alias (repeatable) [default: every preset; with --source pysol, every preset "
-                   "PySolFC's numbering deals]. The atlas holds presets only: its files are named after them.")
+              help="A preset name or alias (repeatable) [default: every preset]. The atlas holds presets only: its "
+                   "files are named after them.")
 @click.option("--deals", "-d", "deal_texts", multiple=True, default=("1-1000",), show_default=True,
               help="Deal numbers A-B for every variant, or VARIANT=A-B for one (repeatable).")
 @click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
@@ -134,10 +123,10 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
                               "variants`); solve a variant file with `bakers-dozen solve --escalate`")
     chosen = [find_variant(v) for v in variants] or [find_variant(n) for n in variant_names()]
     if source == "pysol":
-        refused = [r.name for r in chosen if not pysol_deals(r)]
-        if variants and refused:
-            raise AtlasInputError(f"the pysol numbering deals 13 piles of 4 with no card home; not {', '.join(refused)}")
-        chosen = [r for r in chosen if r.name not in refused]
+        from sim.deals import pysol_order
+
+        for rules in chosen:
+            pysol_order(1, rules)  # refuses a shape PySolFC does not deal, in one line
     ranges = deal_ranges(deal_texts, [r.name for r in chosen])
     base: dict[str, Any] = dict(parse_params(extra))
     rungs = ladder(rung_texts, last_rung)

@@ -17,18 +17,20 @@ two agree by construction. It is imported when a deal is made, not with this
 module, whose bounds (`MAX_DEAL`, `MAX_SEED`) label the command line's options:
 verbs that deal nothing do not load numba.
 
-The ``pysol`` source reproduces PySolFC's numbered Baker's Dozen deals through
-the ``pysol-cards`` package, including PySolFC's own way of moving kings down
-(a swap with the lowest non-king of the pile). It exists to cross-check figures
-against other programs.
+The ``pysol`` source reproduces PySolFC's numbered Baker's Dozen and Good
+Measure deals from the ``pysol-cards`` package's shuffle, including PySolFC's
+own way of moving kings down (a swap with the lowest non-king of the pile) and
+of taking Good Measure's two aces out (with suits renamed; see
+`_pysol_good_measure`). It exists to cross-check figures against other
+programs and to tell PySolFC's players which of its deals can be won.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from sim.cards import DECK_SIZE, KING, parse_card, rank_of
+from sim.cards import ACE, DECK_SIZE, KING, card, parse_card, rank_of, suit_of
 from sim.errors import UserError, quoted
 from sim.position import Position
 from sim.rules import Rules
@@ -148,28 +150,73 @@ def _dealt_position(st: np.ndarray, prm: np.ndarray, piles: int) -> Position:
     )
 
 
-def pysol_order(number: int, rules: Rules) -> list[int]:
-    """PySolFC's Baker's Dozen deal ``number`` (13 piles of 4) as a dealing order for `arrange`.
+PYSOL_SUIT_BLIND_BUILDS = ("any-suit", "other-suit", "same-suit")
+"""Builds that no renaming of suits changes (the pysol Good Measure deal renames them)."""
 
-    With ``kings_to_bottom`` PySolFC's own king step is applied first; it leaves every
-    pile's kings at its bottom, so the dealer's stable kings-to-the-bottom step then
-    moves nothing.
+
+def pysol_order(number: int, rules: Rules) -> list[int]:
+    """PySolFC's deal ``number`` for the shape of ``rules``, as a dealing order for `arrange`.
+
+    Two shapes: its Baker's Dozen (13 piles of 4, nothing home) and its Good
+    Measure (10 piles of 5, two aces home; `_pysol_good_measure`). With
+    ``kings_to_bottom`` PySolFC's own king step is applied, and `make_deal`
+    then lays the order out without the dealer's: the layout is PySolFC's.
     """
+    shape = (rules.columns, rules.cards_per_column)
+    home = rules.start_home_cards
+    if shape == (13, 4) and not home:
+        shuffled = _pysol_shuffle(number)
+        return _pysol_king_swap(shuffled, 13) if rules.kings_to_bottom else shuffled
+    if shape == (10, 5) and len(home) == 2 and all(rank_of(c) == ACE for c in home):
+        if rules.build not in PYSOL_SUIT_BLIND_BUILDS or rules.foundation != "suit":
+            raise DealError(
+                f"the pysol source's Good Measure renames suits, which variant {rules.name!r} tells apart by colour "
+                f"(build {rules.build}, foundation {rules.foundation}); allowed: build "
+                f"{', '.join(PYSOL_SUIT_BLIND_BUILDS)} with foundations in suit"
+            )
+        return _pysol_good_measure(number, rules)
+    raise DealError(
+        f"the pysol source deals 13 piles of 4 with nothing home (PySolFC's Baker's Dozen) or 10 piles of 5 with "
+        f"two aces home (its Good Measure); variant {rules.name!r} has {rules.columns} x {rules.cards_per_column}"
+        f"{f' with {len(home)} cards starting home' if home else ''}"
+    )
+
+
+def _pysol_shuffle(number: int) -> list[int]:
+    """PySolFC's shuffled deck for deal ``number`` (the same for every game of one 52-card deck), in
+    the order PySolFC deals it: card k goes to pile k mod piles."""
     from pysol_cards.cards import CardRenderer
     from pysol_cards.deal_game import Game
     from pysol_cards.random_base import RandomBase
 
-    if rules.columns != 13 or rules.cards_per_column != 4 or rules.start_home:
-        raise DealError(
-            f"the pysol source deals 13 piles of 4 (PySolFC's Baker's Dozen); variant {rules.name!r} "
-            f"has {rules.columns} x {rules.cards_per_column}{' with cards starting home' if rules.start_home else ''}"
-        )
     game = Game("bakers_dozen", number, RandomBase.DEALS_PYSOLFC, 13)
     game.game_num = number
     game.deal()
     renderer = CardRenderer(True)
-    order = [parse_card(renderer.to_s(c)) for c in reversed(game.cards)]
-    return _pysol_king_swap(order, 13) if rules.kings_to_bottom else order
+    return [parse_card(renderer.to_s(c)) for c in reversed(game.cards)]
+
+
+def _pysol_good_measure(number: int, rules: Rules) -> list[int]:
+    """PySolFC's Good Measure deal ``number``, its suits renamed to put the variant's aces home.
+
+    PySolFC moves kings down as in its Baker's Dozen (over 10 piles), then takes
+    out the two aces dealt last and puts them home: every card dealt after one
+    of them moves one pile back, so about 2% of its deals keep a king above
+    another card. It homes whichever two aces those are; the variant names its
+    own (clubs and diamonds in the preset). Renaming suits, PySolFC's home
+    aces' suits to the variant's in suit order and the other two likewise,
+    changes no verdict where the build ignores suits or only compares them
+    (checked by `pysol_order`) and foundations build in suit.
+    """
+    order = _pysol_shuffle(number)
+    if rules.kings_to_bottom:
+        order = _pysol_king_swap(order, 10)
+    homed_at = [i for i, c in enumerate(order) if rank_of(c) == ACE][-2:]
+    homed = sorted(suit_of(order[i]) for i in homed_at)
+    wanted = sorted(suit_of(c) for c in rules.start_home_cards)
+    rest = sorted(set(range(4)) - set(homed)), sorted(set(range(4)) - set(wanted))
+    rename = dict(zip(homed + rest[0], wanted + rest[1], strict=True))
+    return [card(rank_of(c), rename[suit_of(c)]) for i, c in enumerate(order) if i not in homed_at]
 
 
 def _pysol_king_swap(order: list[int], n: int) -> list[int]:
@@ -187,5 +234,8 @@ def make_deal(rules: Rules, number: int, seed: int = 0, source: str = "default")
     """Deal number ``number`` of ``rules`` from ``source`` (checked)."""
     check_deal_number(number, seed, source)
     number, seed = int(number), int(seed)
-    order = pysol_order(number, rules) if source == "pysol" else deck_order(rules, number, seed)
-    return Deal(rules, number, seed, source, arrange(order, rules))
+    if source == "pysol":  # PySolFC's own king step is in the order; the dealer's would undo its quirks
+        position = arrange(pysol_order(number, rules), replace(rules, kings_to_bottom=False))
+    else:
+        position = arrange(deck_order(rules, number, seed), rules)
+    return Deal(rules, number, seed, source, position)

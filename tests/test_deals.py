@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import chisquare
 
 from sim import engine as E
-from sim.cards import KING, card_str, parse_card, rank_of
+from sim.cards import ACE, KING, card, card_str, parse_card, rank_of, suit_of
 from sim.deals import (
     MAX_DEAL,
     MAX_SEED,
@@ -379,9 +379,75 @@ def test_pysol_deals_use_the_variant_face_down():
 
 def test_pysol_refuses_other_shapes():
     with pytest.raises(DealError) as info:
-        make_deal(find_variant("good-measure"), 1, source="pysol")
+        make_deal(Rules(name="wide", columns=8, cards_per_column=6, start_home=("AC", "AD", "AH", "AS")), 1,
+                  source="pysol")
     msg = str(info.value)
-    assert "13 piles of 4" in msg and "good-measure" in msg and "10 x 5" in msg
+    assert "13 piles of 4" in msg and "10 piles of 5" in msg and "'wide' has 8 x 6 with 4 cards starting home" in msg
+    with pytest.raises(DealError, match="renames suits.*build alternate-colour.*allowed: build any-suit"):
+        make_deal(Rules(name="gm-ac", columns=10, cards_per_column=5, start_home=("AC", "AD"),
+                        build="alternate-colour", empty_fill="none"), 1, source="pysol")
+
+
+def _pysolfc_good_measure(number: int) -> tuple[list[list[int]], list[int]]:
+    """PySolFC's Good Measure deal as its code runs it, talon and all: the shuffled deck; its Baker's Dozen
+    hook over 10 rows (each king, first dealt first, swaps with the first-dealt non-king of its row; then the
+    list is reversed, so the talon's top, dealt first, is its end); the two aces nearest the talon's bottom
+    moved under it; five rounds dealt from the top to rows 0-9; the two cards left (the aces) home."""
+    deck = list(pysol_order(number, find_variant("kings-into-empty")))  # the shuffle alone: no king step
+    for i in [i for i, c in enumerate(deck) if rank_of(c) == KING]:
+        for j in range(i % 10, i, 10):
+            if rank_of(deck[j]) != KING:
+                deck[i], deck[j] = deck[j], deck[i]
+                break
+    talon = deck[::-1]
+    aces = [c for c in talon if rank_of(c) == ACE][:2]
+    talon = aces + [c for c in talon if c not in aces]
+    rows: list[list[int]] = [[] for _ in range(10)]
+    for _ in range(5):
+        for row in rows:
+            row.append(talon.pop())
+    home = [talon.pop(), talon.pop()]
+    assert not talon and all(rank_of(c) == ACE for c in home)
+    return rows, home
+
+
+GOOD_MEASURE = find_variant("good-measure")
+
+
+def test_pysol_good_measure_is_pysolfcs_deal_with_its_home_aces_named_clubs_and_diamonds():
+    kept_up = []
+    for number in range(1, 401):
+        rows, home = _pysolfc_good_measure(number)
+        homed = sorted(suit_of(c) for c in home)
+        others = sorted(set(range(4)) - set(homed))
+        rename = dict(zip(homed + others, [0, 1, 2, 3], strict=True))  # clubs, diamonds, hearts, spades
+        pos = make_deal(GOOD_MEASURE, number, source="pysol").position
+        assert pos.piles == tuple(tuple(card(rank_of(c), rename[suit_of(c)]) for c in row) for row in rows), number
+        assert pos.foundations == ((parse_card("AC"),), (parse_card("AD"),), (), ())
+        if any(rank_of(c) == KING and any(rank_of(b) != KING for b in pile[:i])
+               for pile in pos.piles for i, c in enumerate(pile)):
+            kept_up.append(number)
+    assert 1 <= len(kept_up) <= 20  # PySolFC's ace step leaves a king above another card in about 2% of deals
+    assert kept_up == [2, 20, 67, 118, 155, 386]
+
+
+def test_pysol_good_measure_renaming_keeps_every_verdict():
+    """A variant homing hearts and spades renames the same PySolFC deal otherwise (and is dealt PySolFC's
+    layout as it is where PySolFC homes those); the solver decides both namings alike, won and lost."""
+    from strategies.solver.strategy import SolverStrategy
+
+    hs = Rules(name="good-measure-hs", columns=10, cards_per_column=5, start_home=("AH", "AS"))
+    literal = 0
+    for number in range(1, 200):
+        rows, home = _pysolfc_good_measure(number)
+        if sorted(card_str(c) for c in home) == ["AH", "AS"]:
+            assert make_deal(hs, number, source="pysol").position.piles == tuple(tuple(row) for row in rows)
+            literal += 1
+    assert literal > 20
+    solver = SolverStrategy()
+    verdicts = [(solver.solve_position(GOOD_MEASURE, make_deal(GOOD_MEASURE, n, source="pysol").position)[0],
+                 solver.solve_position(hs, make_deal(hs, n, source="pysol").position)[0]) for n in (1, 2, 4, 12, 14, 20)]
+    assert verdicts == [("lost",) * 2, ("won",) * 2, ("won",) * 2, ("lost",) * 2, ("lost",) * 2, ("lost",) * 2]
 
 
 def test_pysol_large_numbers():

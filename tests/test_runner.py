@@ -174,7 +174,6 @@ def test_overlapping_chunk_files_count_once(tmp_path):
         (["--deals", "10", "--first", str((1 << 62) - 5)], "run past the last deal number"),
         (["--deals", "10", "--strategy", "nope"], "unknown strategy 'nope'"),
         (["--deals", "10", "--variant", "nope"], "unknown variant 'nope'"),
-        (["--deals", "10", "--source", "pysol", "--variant", "good-measure"], "the pysol source deals 13 piles of 4"),
         (["--deals", "10", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler is for --backend dask"),
         (["--deals", "10", "--backend", "dask"], "needs --scheduler"),
         (["--deals", "10", "--strategy", "tests.runner_helpers:Boom", "--tier", "compiled"], "has no compiled tier"),
