@@ -150,7 +150,7 @@ def _dealt_position(st: np.ndarray, prm: np.ndarray, piles: int) -> Position:
     )
 
 
-PYSOL_SUIT_BLIND_BUILDS = ("any-suit", "other-suit", "same-suit")
+RENAME_SAFE_BUILDS = ("any-suit", "other-suit", "same-suit")
 """Builds that no renaming of suits changes (the pysol Good Measure deal renames them)."""
 
 
@@ -168,11 +168,11 @@ def pysol_order(number: int, rules: Rules) -> list[int]:
         shuffled = _pysol_shuffle(number)
         return _pysol_king_swap(shuffled, 13) if rules.kings_to_bottom else shuffled
     if shape == (10, 5) and len(home) == 2 and all(rank_of(c) == ACE for c in home):
-        if rules.build not in PYSOL_SUIT_BLIND_BUILDS or rules.foundation != "suit":
+        if rules.build not in RENAME_SAFE_BUILDS or rules.foundation != "suit":
             raise DealError(
                 f"the pysol source's Good Measure renames suits, which variant {rules.name!r} tells apart by colour "
                 f"(build {rules.build}, foundation {rules.foundation}); allowed: build "
-                f"{', '.join(PYSOL_SUIT_BLIND_BUILDS)} with foundations in suit"
+                f"{', '.join(RENAME_SAFE_BUILDS)} with foundations in suit"
             )
         return _pysol_good_measure(number, rules)
     raise DealError(
