@@ -73,7 +73,7 @@ class Tally:
             eta = "-:--:--"
         return {
             "count": f"{self.done:,}/{self.total:,}",
-            "rate": f"{rate:,.0f}/s" if rate else "-/s",
+            "rate": (f"{rate:,.0f}/s" if rate >= 10 else f"{rate:.2g}/s") if rate else "-/s",  # hard deals: 0.03/s
             "eta": eta,
             "win_rate": f"{self.wins / self.done:.2%}" if self.done else "-",
         }

@@ -29,8 +29,8 @@ def test_a_short_run_writes_nothing_and_a_long_one_a_line_per_interval():
     clock.now += 1  # 300 s after the start: 1,000 played in 300 s
     log.advance(1_000, 1_000)
     (line,) = _lines(buf)
-    # 4,000 done of 10,000; 2,000 played in 300 s is 7/s (6.67), 6,000 left at 6.67/s is 900 s
-    assert line.endswith("bakers-dozen / solver: 4,000/10,000 deals, 7/s, ETA 0:15:00, win 97.25%"), line
+    # 4,000 done of 10,000; 2,000 played in 300 s is 6.7/s, 6,000 left at 6.67/s is 900 s
+    assert line.endswith("bakers-dozen / solver: 4,000/10,000 deals, 6.7/s, ETA 0:15:00, win 97.25%"), line
     clock.now += 100
     log.advance(1_000, 1_000)
     assert len(_lines(buf)) == 1  # the next line waits a whole interval
@@ -52,7 +52,7 @@ def test_notes_are_written_at_once_as_plain_text_and_labels_as_written():
     log.advance(1, 1)
     first, second = _lines(buf)
     assert first.endswith(" a worker died ([x]); replaying its chunk\\x1b")
-    assert "v[/]\\x1b[31m / [bold]s: 1/5 deals" in second and "\x1b" not in buf.getvalue()
+    assert "v[/]\\x1b[31m / [bold]s: 1/5 deals, 0.1/s" in second and "\x1b" not in buf.getvalue()
 
 
 def test_make_progress_picks_the_display_for_where_standard_error_goes(monkeypatch):
