@@ -129,8 +129,10 @@ def test_demo_refuses_at_once(tmp_path, args, message):
 
 def test_a_bad_strategy_or_variant_later_in_a_study_stops_it_before_the_first_run(tmp_path):
     one_line(["tournament", "--strategies", "greedy,nope", "--deals", "10", "--store", str(tmp_path / "s")], "nope")
-    one_line(["compare", "--variants", "bakers-dozen,good-measure", "--source", "pysol", "--deals", "10",
-              "--store", str(tmp_path / "s")], "pysol")
+    colour = tmp_path / "gm-colour.toml"  # PySolFC's Good Measure renames suits: refused where colours count
+    colour.write_text('base = "good-measure"\nname = "gm-colour"\nbuild = "alternate-colour"\n')
+    one_line(["compare", "--variants", f"bakers-dozen,{colour}", "--source", "pysol", "--deals", "10",
+              "--store", str(tmp_path / "s")], "pysol source's Good Measure renames suits", "'gm-colour'")
 
 
 def test_bounded_accepts_what_it_allows():
