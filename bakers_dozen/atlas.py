@@ -123,10 +123,10 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
                               "variants`); solve a variant file with `bakers-dozen solve --escalate`")
     chosen = [find_variant(v) for v in variants] or [find_variant(n) for n in variant_names()]
     if source == "pysol":
-        from sim.deals import pysol_order
+        from sim.deals import check_pysol_shape
 
         for rules in chosen:
-            pysol_order(1, rules)  # refuses a shape PySolFC does not deal, in one line
+            check_pysol_shape(rules)
     ranges = deal_ranges(deal_texts, [r.name for r in chosen])
     base: dict[str, Any] = dict(parse_params(extra))
     rungs = ladder(rung_texts, last_rung)

@@ -303,9 +303,9 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
 
         check_output_file(out, (".csv", ".parquet"))
     if source == "pysol":
-        from sim.deals import pysol_order
+        from sim.deals import check_pysol_shape
 
-        pysol_order(first, rules)  # refuses layouts PySol does not deal, with a clear message
+        check_pysol_shape(rules)
     params: dict[str, Any] = dict(parse_params(extra))
     for key, value in (("nodes", nodes), ("seconds", seconds), ("tt_mb", tt_mb)):
         if value is not None:

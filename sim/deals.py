@@ -154,19 +154,13 @@ RENAME_SAFE_BUILDS = ("any-suit", "other-suit", "same-suit")
 """Builds that no renaming of suits changes (the pysol Good Measure deal renames them)."""
 
 
-def pysol_order(number: int, rules: Rules) -> list[int]:
-    """PySolFC's deal ``number`` for the shape of ``rules``, as a dealing order for `arrange`.
-
-    Two shapes: its Baker's Dozen (13 piles of 4, nothing home) and its Good
-    Measure (10 piles of 5, two aces home; `_pysol_good_measure`). With
-    ``kings_to_bottom`` PySolFC's own king step is applied, and `make_deal`
-    then lays the order out without the dealer's: the layout is PySolFC's.
-    """
+def check_pysol_shape(rules: Rules) -> None:
+    """Raise `DealError` in one line unless PySolFC deals ``rules``'s shape: its Baker's Dozen (13 piles of 4,
+    nothing home) or its Good Measure (10 piles of 5, two aces home, with rules a renaming of suits keeps)."""
     shape = (rules.columns, rules.cards_per_column)
     home = rules.start_home_cards
     if shape == (13, 4) and not home:
-        shuffled = _pysol_shuffle(number)
-        return _pysol_king_swap(shuffled, 13) if rules.kings_to_bottom else shuffled
+        return
     if shape == (10, 5) and len(home) == 2 and all(rank_of(c) == ACE for c in home):
         if rules.build not in RENAME_SAFE_BUILDS or rules.foundation != "suit":
             raise DealError(
@@ -174,12 +168,26 @@ def pysol_order(number: int, rules: Rules) -> list[int]:
                 f"(build {rules.build}, foundation {rules.foundation}); allowed: build "
                 f"{', '.join(RENAME_SAFE_BUILDS)} with foundations in suit"
             )
-        return _pysol_good_measure(number, rules)
+        return
     raise DealError(
         f"the pysol source deals 13 piles of 4 with nothing home (PySolFC's Baker's Dozen) or 10 piles of 5 with "
         f"two aces home (its Good Measure); variant {rules.name!r} has {rules.columns} x {rules.cards_per_column}"
         f"{f' with {len(home)} cards starting home' if home else ''}"
     )
+
+
+def pysol_order(number: int, rules: Rules) -> list[int]:
+    """PySolFC's deal ``number`` for the shape of ``rules`` (`check_pysol_shape`), as a dealing order for `arrange`.
+
+    Its Baker's Dozen, or its Good Measure (`_pysol_good_measure`). With
+    ``kings_to_bottom`` PySolFC's own king step is applied, and `make_deal`
+    then lays the order out without the dealer's: the layout is PySolFC's.
+    """
+    check_pysol_shape(rules)
+    if rules.columns == 10:
+        return _pysol_good_measure(number, rules)
+    shuffled = _pysol_shuffle(number)
+    return _pysol_king_swap(shuffled, 13) if rules.kings_to_bottom else shuffled
 
 
 def _pysol_shuffle(number: int) -> list[int]:
