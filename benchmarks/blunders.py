@@ -3,8 +3,9 @@
 For each deal the strategy loses (a face-down variant, compiled tier, one core)
 it asks the clairvoyant solver, which sees the real deal:
 
-1. whether the deal could be won at all (if not, no player loses it: it is lost
-   from the deal);
+1. whether the deal could be won at all (if not, no player wins it: it is lost
+   from the deal; a deal the solver cannot decide on its budget is counted
+   undecided and looked at no further);
 2. whether the position the game ended in could still be won (then the player
    gave up, or wandered until the engine's no-progress guard, with a win on the
    table);
@@ -71,7 +72,7 @@ class LostGame:
     deal: int
     termination: str
     moves: int
-    kind: str  # "lost from the deal", "gave up while winnable", "choice", "no better move seen", "undecided"
+    kind: str  # "lost from the deal", "gave up while winnable", "choice", "no better move seen", "undecided" (the deal)
     fatal_move: int = -1  # index in the game (0: the first move)
     played: str = ""
     hidden_before: int = -1  # face-down cards before the fatal move
@@ -101,11 +102,16 @@ class Referee:
             game.play_legal(m)
         return game
 
-    def winnable(self, game: Game) -> bool:
-        """Whether the solver wins the position (clairvoyant); undecided counts as not, and is counted."""
+    def verdict(self, game: Game) -> str:
+        """The solver's verdict on the position (clairvoyant): won, lost, or another word when it cannot
+        decide on its budget (counted)."""
         verdict = self.solver.solve_state(self.rules, game.state_array(), game.rule_params)[0]
         self.undecided += verdict not in ("won", "lost")
-        return verdict == "won"
+        return verdict
+
+    def winnable(self, game: Game) -> bool:
+        """Whether the solver wins the position; undecided counts as not."""
+        return self.verdict(game) == "won"
 
     def draw(self, game: Game, count: int, seed: int) -> list[np.ndarray]:
         """``count`` completions of the face-down cards consistent with what a player sees in ``game``."""
@@ -134,8 +140,9 @@ def diagnose(referee: Referee, number: int, moves: list[Move], termination: str,
     """Why deal ``number``, played as ``moves``, was lost (see the module text)."""
     referee.undecided = 0
     row = LostGame(number, termination, len(moves), "undecided")
-    if not referee.winnable(referee.after(number, moves, 0)):
-        row.kind = "lost from the deal"
+    start = referee.verdict(referee.after(number, moves, 0))
+    if start != "won":
+        row.kind = "lost from the deal" if start == "lost" else "undecided"
     elif referee.winnable(referee.after(number, moves, len(moves))):
         row.kind = "gave up while winnable"
     else:
