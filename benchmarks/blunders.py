@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.cards import DECK_SIZE  # noqa: E402
 from sim.deals import check_deal_range  # noqa: E402
-from sim.engine import P_PILES, apply_move, down_at  # noqa: E402
+from sim.engine import apply_move  # noqa: E402
 from sim.errors import UserError, run_script  # noqa: E402
 from sim.game import Game  # noqa: E402
 from sim.notation import Move  # noqa: E402
@@ -83,8 +83,8 @@ class LostGame:
 
 
 def _hidden(game: Game) -> int:
-    st, prm = game.state_array(), game.rule_params
-    return sum(int(st[down_at(prm[P_PILES], p)]) for p in range(prm[P_PILES]))
+    view = game.view()
+    return sum(view.face_down(p) for p in range(view.n_piles))
 
 
 class Referee:
