@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,13 @@ def test_blunders_finds_the_first_move_after_which_the_real_deal_cannot_be_won(m
     assert row.kind in ("choice", "no better move seen")
     assert 0 <= row.played_share <= 1 and 0 <= row.best_share <= 1
     assert row.hidden_before >= sum(after.view().face_down(p) for p in range(rules.columns))
+
+
+def test_honest_counts_the_deals_any_honest_spec_won_and_leaves_the_clairvoyant_out(monkeypatch, capsys, tmp_path):
+    honest = _load_benchmark("honest", monkeypatch)
+    outcomes = tmp_path / "won.jsonl"
+    honest.curve("dick-1883", 1, 12, ["greedy", "heuristic", "solver"], 0, outcomes=outcomes)
+    won = {row["spec"]: set(row["won"]) for row in map(json.loads, outcomes.read_text().splitlines())}
+    assert won["solver"] - (won["greedy"] | won["heuristic"]), "the clairvoyant solver wins deals they lose"
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("any of the 2 honest specs"))
+    assert int(line.split()[6]) == len(won["greedy"] | won["heuristic"])
