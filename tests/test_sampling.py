@@ -42,8 +42,10 @@ UNSHIFTED = "sampling:samples=4,sample_nodes=500,candidates=2,plans=false"
 """Version 3's play: every candidate solved on every completion it does not start the line of."""
 PLANS = "sampling:samples=4,sample_nodes=500,candidates=3,shift=true,plans=true"
 """Plans compared instead of first moves and held to their reveal (`strategies.sampling.plan`), with shifted lines."""
-DEFAULT_SMALL = "sampling:samples=3,sample_nodes=500"
+DEFAULT_SMALL = "sampling:samples=3,sample_nodes=500,late_nodes=1000"
 """The default's play (plans, every candidate, no shift) on a small budget."""
+LATE = "sampling:samples=3,sample_nodes=200,late_hidden=30,late_nodes=500"
+"""The late budget in play from early on (Dick's deal starts with 39 cards face down)."""
 
 
 def _shuffle_hidden(rules, st: np.ndarray, seed: int, prm: np.ndarray | None = None) -> np.ndarray:
@@ -85,7 +87,7 @@ def test_decisions_do_not_depend_on_the_face_down_cards(rules, spec):
         assert len(picks) == 1, (rules.name, number, picks)
 
 
-@pytest.mark.parametrize("spec", (FAST, OPTIONS, UNSHIFTED, PLANS, DEFAULT_SMALL))
+@pytest.mark.parametrize("spec", (FAST, OPTIONS, UNSHIFTED, PLANS, DEFAULT_SMALL, LATE))
 @pytest.mark.parametrize("rules", (DICK, CASTLES), ids=lambda r: r.name)
 def test_kept_completions_do_not_depend_on_the_face_down_cards(rules, spec):
     """Through a whole game: at every decision, with the completions, lines and statuses kept from the
@@ -159,7 +161,7 @@ def test_a_face_up_king_on_face_down_cards_gets_kings_under_it():
         assert sorted(int(c) for c in out[base : base + 3]) == [12, 25, 38]
 
 
-@pytest.mark.parametrize("spec", (FAST, OPTIONS, PLANS))
+@pytest.mark.parametrize("spec", (FAST, OPTIONS, PLANS, LATE))
 def test_python_and_compiled_tiers_play_identically(spec):
     for rules, numbers in ((DICK, range(1, 4)), (CASTLES, range(1, 3))):
         for number in numbers:
@@ -169,7 +171,7 @@ def test_python_and_compiled_tiers_play_identically(spec):
             assert a.outcome == b.outcome and a.moves == b.moves and a.nodes == b.nodes
 
 
-@pytest.mark.parametrize("spec", (FAST, OPTIONS, UNSHIFTED, PLANS))
+@pytest.mark.parametrize("spec", (FAST, OPTIONS, UNSHIFTED, PLANS, LATE))
 def test_deterministic_given_deal_and_seed_and_wins_are_legal(spec):
     numbers = np.arange(1, 6)
     a = play_batch(DICK, load_strategy(spec), numbers, strategy_seed=1)
@@ -181,6 +183,21 @@ def test_deterministic_given_deal_and_seed_and_wins_are_legal(spec):
             codes = a.win_moves[a.win_offsets[i] : a.win_offsets[i + 1]].tolist()
             v = replay_codes(DICK, Game.from_deal(DICK, number).start, codes)
             assert v.legal and v.won
+
+
+@pytest.mark.parametrize("plans", (True, False))
+def test_late_in_the_game_a_completion_is_solved_on_the_late_budget(plans):
+    """With every decision late (``late_hidden`` above the cards face down), the player is the one whose
+    ``sample_nodes`` is the late budget, move for move; with none late, the late budget changes nothing."""
+    numbers = np.arange(1, 5)
+    common = f"sampling:samples=3,plans={plans}"
+    late = play_batch(DICK, load_strategy(f"{common},sample_nodes=200,late_hidden=52,late_nodes=600"), numbers)
+    plain = play_batch(DICK, load_strategy(f"{common},sample_nodes=600,late_hidden=0"), numbers)
+    assert np.array_equal(late.outcome, plain.outcome) and np.array_equal(late.nodes, plain.nodes)
+    assert np.array_equal(late.win_moves, plain.win_moves)
+    never = play_batch(DICK, load_strategy(f"{common},sample_nodes=200,late_hidden=0,late_nodes=600"), numbers)
+    small = play_batch(DICK, load_strategy(f"{common},sample_nodes=200,late_hidden=0,late_nodes=1"), numbers)
+    assert np.array_equal(never.nodes, small.nodes) and not np.array_equal(never.nodes, plain.nodes)
 
 
 def test_a_shifted_line_is_a_real_win_and_fails_where_the_move_breaks_the_plan():

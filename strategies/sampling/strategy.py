@@ -129,6 +129,19 @@ is the solver's, 600 instead of 10, so that its node budget, not the machine's
 load, decides when it hands over to `greedy`; otherwise the moves chosen are
 version 10's.
 
+Version 12 looks harder late in the game: once at most ``late_hidden`` (9)
+cards are face down, each completion is solved on ``late_nodes`` (2,000)
+nodes instead of ``sample_nodes`` (200). Dick's deal's losses are spread over
+the whole game, but where fewer than ten cards were face down 12 of 17 fatal
+moves were ones a one-move look on the player's own information would change
+(`benchmarks/blunders.py`, docs/strategies.md), while the player still looked
+there as at the start. On development deals (dick-1883 2001-2600) it won 285
+where version 11 won 274 (17 deals won only by it, 6 only by version 11), at
+0.70 CPU s a deal against 0.65; a bigger late budget (10,000) or a wider late
+window (14 cards, 5,000 nodes) won no more. ``fast`` keeps ``late_hidden=0``
+(it won 182 of 2001-2600 with the late look and 181 without) and so plays as
+version 11's, move for move; so does ``late_hidden=0`` with any other setting.
+
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
 """
@@ -201,7 +214,8 @@ from strategies.solver.strategy import (
 POLICY_SAMPLING = POLICY_WORK + 1
 """The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
 at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
-SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_PLANS, SP_UNIT, SP_SIZE = range(9)
+(SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_PLANS, SP_UNIT, SP_LATE_HIDDEN,
+ SP_LATE_NODES, SP_SIZE) = range(11)
 TIEBREAKS = ("length", "nodes")
 """Values of the ``tiebreak`` parameter, by their code in ``SP_TIEBREAK``."""
 TIE_NODES = TIEBREAKS.index("nodes")
@@ -341,29 +355,29 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
                 if is_safe_home(st, prm, c, prm[P_WORRY] != 0):
                     i = k
                     break
+    budget = scfg[SP_LATE_NODES] if hidden <= scfg[SP_LATE_HIDDEN] else scfg[SP_SAMPLE_NODES]
     if i >= 0:
         _advance(status, lines, llen, moves[i], samples, prm, shift, tline, mbuf)
     elif scfg[SP_PLANS] != 0:
-        budget = scfg[SP_SAMPLE_NODES]
         i = by_plans(st, prm, moves, n, cfg, sample_work(work, budget), budget, restart_unit(cfg, budget, scfg[SP_UNIT]),
                      scfg[SP_CANDIDATES], shift, rng, scratch, samples, status, lines, llen, mbuf, plan)
     else:
-        i = _by_samples(st, prm, moves, n, cfg, sample_work(work, scfg[SP_SAMPLE_NODES]), scfg, rng, scratch, samples,
+        i = _by_samples(st, prm, moves, n, cfg, sample_work(work, budget), budget, scfg, rng, scratch, samples,
                         status, lines, llen, tline, mbuf)
     store_kept(scratch, KEEP_BASE, prm, st, samples, status, lines, llen)
     return i
 
 
 @nb.njit(cache=True)
-def _by_samples(st, prm, moves, n, cfg, work, scfg, rng, scratch, samples, status, lines, llen, tline, mbuf):  # noqa: ANN001, ANN202 (numba)
+def _by_samples(st, prm, moves, n, cfg, work, budget, scfg, rng, scratch, samples, status, lines, llen, tline, mbuf):  # noqa: ANN001, ANN202 (numba)
     """Steps 3-5 of the module text on the completions ``samples``, given what is kept of each
     (``status``, ``lines``, ``llen``: won with a line from here, lost, or to be solved); returns the
     move's index and leaves in those arrays each completion's status after the move. ``cfg``,
     ``work`` and ``scfg`` are the solver's configuration, its work arrays for a completion's solve
-    (`sample_work`) and the sampling configuration; ``tline`` and ``mbuf`` are work buffers (a line
+    (`sample_work`) and the sampling configuration, ``budget`` the node budget of a completion's
+    solve at this decision (``sample_nodes``, or ``late_nodes`` late in the game); ``tline`` and ``mbuf`` are work buffers (a line
     plus one, a move buffer)."""
     S = scfg[SP_SAMPLES]
-    budget = scfg[SP_SAMPLE_NODES]
     order = np.zeros(n, dtype=np.int64)
     okeys = np.zeros(n, dtype=np.int64)
     turns = np.zeros(n, dtype=np.int64)  # 1 where the move turns a card up
@@ -549,7 +563,7 @@ been measured for it."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
-    "fast": {"samples": 10, "candidates": 5},
+    "fast": {"samples": 10, "candidates": 5, "late_hidden": 0},
 }
 """Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
 
@@ -562,7 +576,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "11"
+    version: ClassVar[str] = "12"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
@@ -575,6 +589,10 @@ class SamplingStrategy(Strategy):
                               maximum=1_000_000_000),
         "sample_unit": Param(int, 0, "Luby restart unit in nodes of a completion's solve (0: half of sample_nodes)",
                              minimum=0, maximum=1_000_000_000),
+        "late_hidden": Param(int, 9, "late in the game, with at most this many cards face down, solve each completion "
+                             "on late_nodes instead of sample_nodes (0: never)", minimum=0, maximum=DECK_SIZE),
+        "late_nodes": Param(int, 2000, "solver node budget per solve of a completion late in the game (late_hidden)",
+                            minimum=1, maximum=1_000_000_000),
         "shift": Param(bool, False, "before solving a candidate on a completion won by a line that starts otherwise, "
                        "try that line with the candidate played first (replayed to check it still wins)"),
         "nodes": Param(int, 4_000_000, "node budget of the solver once nothing is hidden", minimum=1,
@@ -609,6 +627,8 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_SHIFT] = int(self.params["shift"])
         self._scfg[SP_PLANS] = int(self.params["plans"])
         self._scfg[SP_UNIT] = self.params["sample_unit"]
+        self._scfg[SP_LATE_HIDDEN] = self.params["late_hidden"]
+        self._scfg[SP_LATE_NODES] = self.params["late_nodes"]
         if p["plans"] and (p["tiebreak"] != "length" or p["reveal"]):
             raise StrategyError("strategy 'sampling': tiebreak and reveal order the move vote's ties; "
                                 "give them with plans=false")
