@@ -17,7 +17,8 @@ At each decision with cards still face down it:
    place, a fair conditional draw), and only those that no longer fit are
    drawn again;
 3. solves every completion with the solver (`strategies.solver.strategy.decide`) on a
-   budget of ``sample_nodes`` nodes, except those kept with a winning line
+   budget of ``sample_nodes`` nodes (``late_nodes`` once at most ``late_hidden``
+   cards are face down: version 12), except those kept with a winning line
    (its next move is their vote) or proven lost (lost whatever is played);
    the first moves of the winning lines are the candidates. When they are all the same move it plays it (there is
    nothing to compare). Otherwise each candidate, most votes first and at most
@@ -375,8 +376,8 @@ def _by_samples(st, prm, moves, n, cfg, work, budget, scfg, rng, scratch, sample
     move's index and leaves in those arrays each completion's status after the move. ``cfg``,
     ``work`` and ``scfg`` are the solver's configuration, its work arrays for a completion's solve
     (`sample_work`) and the sampling configuration, ``budget`` the node budget of a completion's
-    solve at this decision (``sample_nodes``, or ``late_nodes`` late in the game); ``tline`` and ``mbuf`` are work buffers (a line
-    plus one, a move buffer)."""
+    solve at this decision (``sample_nodes``, or ``late_nodes`` late in the game); ``tline`` and
+    ``mbuf`` are work buffers (a line plus one, a move buffer)."""
     S = scfg[SP_SAMPLES]
     order = np.zeros(n, dtype=np.int64)
     okeys = np.zeros(n, dtype=np.int64)
