@@ -4,6 +4,8 @@ written as data (`studies.atlas`: ``summary.csv`` and one Parquet file a variant
 Each variant's deals run through `bakers_dozen.escalate` (each rung a run of the solver in the store), so a killed
 atlas run again resumes where it stopped; each variant's files are written as soon as its ladder finishes, so a
 variant done is never lost to a later one's failure. The summary keeps the rows of the variants not run this time.
+With ``--reuse`` a variant climbs from an atlas already written instead of from rung 0 (`bakers_dozen.atlas_reuse`),
+so the shipped atlas's unknown deals can be escalated on a machine without its store.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from typing import Any
 
 import click
 
+from bakers_dozen.atlas_reuse import reused_reports, reused_rows
 from bakers_dozen.escalate import budgets, ladder, ladder_help, rung_strategies
 from bakers_dozen.limits import Bounded
 from bakers_dozen.simulate import run_exits
-from bakers_dozen.solve import escalate, parse_deals, parse_params
+from bakers_dozen.solve import climb, escalate, parse_deals, parse_params
 from sim.deals import MAX_SEED
 from sim.errors import UserError, quoted
 from sim.rules import Rules, find_variant, is_variant_file, preset_named, variant_names
@@ -91,10 +94,15 @@ def check_out(out: Path) -> None:
               help="Results directory: every deal is stored as it is decided, and the same command resumes.")
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), default=DEFAULT_OUT, show_default=True,
               help="Folder for summary.csv and the deal files.")
+@click.option("--reuse", type=click.Path(path_type=Path), default=None, metavar="FOLDER",
+              help="An atlas already written (e.g. data/atlas) to climb from: the deals its rows decided are taken "
+                   "as they are (not solved or replayed again) and only its unknown deals go on to the rungs above "
+                   "those it ran. Its row must have these rules, numbering, seed, solver version and rung budgets, "
+                   "agree with its deal file and cover the deals asked for.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, seed: int, extra: tuple[str, ...],
           rung_texts: tuple[str, ...], last_rung: int | None, jobs: int | None, chunk: int | None, backend: str, scheduler: str | None,
-          store_dir: str, out: Path, quiet: bool) -> None:
+          store_dir: str, out: Path, reuse: Path | None, quiet: bool) -> None:
     """Decide every deal of a range of each variant (the escalation ladder) and write the atlas: summary.csv (one
     row a variant: counts, win rate, interval, budgets, command) and one Parquet file a variant (one row a deal).
 
@@ -134,14 +142,25 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
         for strategy in rung_strategies(rules, base, rungs):
             check_memory(strategy, rules, jobs or cpu_count())
 
+    reused = {}
+    if reuse is not None:
+        for rules in chosen:
+            first, last = ranges[rules.name]
+            reused[rules.name] = reused_rows(reuse, rules, source, seed, first, last, SolverStrategy.version,
+                                             budgets(rungs, base))
     screen = console()
     failed = False
     for rules in chosen:
         first, last = ranges[rules.name]
+        options = {"store": store_dir, "jobs": jobs, "chunk": chunk, "backend": backend, "scheduler": scheduler,
+                   "progress": make_progress(quiet), "command": sys.argv}
         with run_exits():
-            rows, reports, _ = escalate(
-                rules, base, first, last, seed, source, rungs, store=store_dir, jobs=jobs, chunk=chunk,
-                backend=backend, scheduler=scheduler, progress=make_progress(quiet), command=sys.argv)
+            if rules.name in reused:
+                rows, ran = reused[rules.name]
+                rows, reports = climb(rules, base, rows, reused_reports(rows, rungs, ran, rules, base), rungs, seed,
+                                      source, **options)
+            else:
+                rows, reports, _ = escalate(rules, base, first, last, seed, source, rungs, **options)
         bad = [r["deal"] for r in rows if r["verdict"] not in ("won", "lost", "unknown")]
         if bad:
             screen.print(f"{rules.name}: {len(bad):,} deal(s) without a verdict (a win the referee rejected, or an "

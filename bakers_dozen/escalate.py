@@ -121,13 +121,14 @@ class RungReport:
     lost: int = 0
     left: int = 0
     skipped: bool = False
+    reused: bool = False
 
     def line(self) -> str:
         """One line for the summary."""
         if self.skipped:
             return f"rung {self.rung} ({self.budget}): skipped, its stage does not apply to these rules"
         return (f"rung {self.rung} ({self.budget}): {self.tried:,} deal(s), won {self.won:,}, lost {self.lost:,}, "
-                f"left unknown {self.left:,}")
+                f"left unknown {self.left:,}" + (" (as the atlas reused ran it)" if self.reused else ""))
 
 
 def rung_strategies(rules: Rules, base: dict[str, Any], rungs: tuple[Rung, ...]) -> list[Any]:

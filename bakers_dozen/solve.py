@@ -396,8 +396,18 @@ def escalate(rules: Rules, base: dict[str, Any], first: int, last: int, seed: in
     rows, result = solve_deals(rules, {**base, **rungs[0].params}, first, last, seed, source, **options)
     for r in rows:
         r["rung"] = 0
-    reports = [rung_report(0, rungs[0], base, rows)]
-    for i, rung in enumerate(rungs[1:], start=1):
+    rows, reports = climb(rules, base, rows, [rung_report(0, rungs[0], base, rows)], rungs, seed, source, **options)
+    return rows, reports, result
+
+
+def climb(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], reports: list[RungReport],
+          rungs: tuple[Rung, ...], seed: int = 0, source: str = "default", **options: Any
+          ) -> tuple[list[dict[str, Any]], list[RungReport]]:
+    """Run the rungs after the ``len(reports)`` already run (whose ``rows`` each carry the ``rung`` that decided
+    them, or the last that tried them) on the deals still unknown, each rung on those the one below left; the rows
+    and every rung's report. ``options`` go to `solve_deals`."""
+    reports = list(reports)
+    for i, rung in enumerate(rungs[len(reports):], start=len(reports)):
         if rung.applies is not None and not rung.applies(rules):
             reports.append(RungReport(i, Rung({**base, **rung.params}).budget, skipped=True))
             continue
@@ -410,4 +420,4 @@ def escalate(rules: Rules, base: dict[str, Any], first: int, last: int, seed: in
             if r["deal"] in unknown:
                 r["rung"] = i
         reports.append(rung_report(i, rung, base, [r for r in rows if r["deal"] in unknown]))
-    return rows, reports, result
+    return rows, reports

@@ -143,33 +143,39 @@ def write_not_winnable(table: pa.Table, path: Path) -> None:
 
 
 def check_atlas(folder: Path) -> list[str]:
-    """What in the atlas at ``folder`` disagrees: each summary row against its deal file (counts, range, rate,
-    interval) and, for PySolFC numbering, the not-winnable list. Empty when everything agrees."""
+    """What in the atlas at ``folder`` disagrees: each summary row against its deal file (`row_problems`). Empty when
+    everything agrees."""
+    return [p for row in read_summary(folder / SUMMARY) for p in row_problems(folder, row)]
+
+
+def row_problems(folder: Path, row: dict[str, Any]) -> list[str]:
+    """What disagrees between one summary ``row`` of the atlas at ``folder`` and its deal file (counts, range, rate,
+    interval) and, for PySolFC numbering, its not-winnable list. Empty when they agree."""
     import pyarrow.parquet as pq
 
     problems = []
-    for row in read_summary(folder / SUMMARY):
-        name = deals_file(row["variant"], row["source"])
-        if not (folder / name).exists():
-            problems.append(f"{name}: missing")
-            continue
-        table = pq.read_table(folder / name)
-        deals = table.column("deal").to_pylist()
-        if deals != sorted(set(deals)):
-            problems.append(f"{name}: deals not sorted and unique")
-        expected = summary_row(table)
-        for key in ("first", "last", "deals", *VERDICTS, TIMEOUT):
-            if row[key] != expected[key]:
-                problems.append(f"{name}: summary {key} {_recorded(row[key])}, rows {_recorded(expected[key])}")
-        for key in FLOAT_COLUMNS:
-            if not math.isclose(row[key], expected[key], rel_tol=1e-9, abs_tol=1e-12):
-                problems.append(f"{name}: summary {key} {row[key]}, rows {expected[key]}")
-        if row["source"] == "pysol":
-            listed = folder / not_winnable_file(row["variant"])
-            with listed.open(newline="", encoding="utf-8") as f:
-                lines = [(int(r["deal"]), r["verdict"]) for r in csv.DictReader(f)]
-            if lines != [(d, v) for d, v in zip(deals, table.column("verdict").to_pylist(), strict=True) if v != "won"]:
-                problems.append(f"{listed.name}: not the deals of {name} that are not won")
+    name = deals_file(row["variant"], row["source"])
+    if not (folder / name).exists():
+        return [f"{name}: missing"]
+    table = pq.read_table(folder / name)
+    deals = table.column("deal").to_pylist()
+    if deals != sorted(set(deals)):
+        problems.append(f"{name}: deals not sorted and unique")
+    expected = summary_row(table)
+    for key in ("first", "last", "deals", *VERDICTS, TIMEOUT):
+        if row[key] != expected[key]:
+            problems.append(f"{name}: summary {key} {_recorded(row[key])}, rows {_recorded(expected[key])}")
+    for key in FLOAT_COLUMNS:
+        if not math.isclose(row[key], expected[key], rel_tol=1e-9, abs_tol=1e-12):
+            problems.append(f"{name}: summary {key} {row[key]}, rows {expected[key]}")
+    if row["source"] == "pysol":
+        listed = folder / not_winnable_file(row["variant"])
+        if not listed.exists():
+            return [*problems, f"{listed.name}: missing"]
+        with listed.open(newline="", encoding="utf-8") as f:
+            lines = [(int(r["deal"]), r["verdict"]) for r in csv.DictReader(f)]
+        if lines != [(d, v) for d, v in zip(deals, table.column("verdict").to_pylist(), strict=True) if v != "won"]:
+            problems.append(f"{listed.name}: not the deals of {name} that are not won")
     return problems
 
 

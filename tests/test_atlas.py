@@ -74,6 +74,42 @@ def test_a_shorter_ladder_leaves_open_deals_unknown_and_says_so_and_the_full_lad
     assert r.exit_code == 2 and r.output.strip().splitlines() == ["bakers-dozen: error: --last-rung 2: this ladder has rungs 0-1"]
 
 
+def test_reuse_climbs_from_a_written_atlas_without_its_store_and_writes_what_the_full_ladder_writes(tmp_path):
+    both = ("-v", "bakers-dozen", "-v", "good-measure", "--deals", "28-35")
+    short = _atlas(tmp_path, *both, "--last-rung", "0", out="short", store="short-store")
+    assert read_summary(short / "summary.csv")[1]["unknown"] >= 2
+    climbed = _atlas(tmp_path, *both, "--reuse", str(short), out="climbed", store="climb-store")
+    full = _atlas(tmp_path, *both, out="full", store="full-store")
+    assert (climbed / "summary.csv").read_text() == (full / "summary.csv").read_text()  # the command too: no --reuse
+    for name in ("bakers-dozen.parquet", "good-measure.parquet"):
+        assert pq.read_table(climbed / name).equals(pq.read_table(full / name))
+    runs = lambda store: sorted(p.name for p in store.iterdir() if p.is_dir())  # noqa: E731
+    assert len(runs(tmp_path / "climb-store")) == 2 and len(runs(tmp_path / "full-store")) == 4  # rung 1 alone ran
+    again = _atlas(tmp_path, *both, "--reuse", str(full), out="again", store="again-store")  # nothing left to climb
+    assert (again / "summary.csv").read_text() == (full / "summary.csv").read_text()
+    assert not (tmp_path / "again-store").exists() or runs(tmp_path / "again-store") == []
+
+
+def test_reuse_refuses_verdicts_it_cannot_vouch_for_in_one_line_before_any_work(tmp_path):
+    short = _atlas(tmp_path, "-v", "bakers-dozen", "--deals", "28-35", "--last-rung", "0", out="short")
+    summary = (short / "summary.csv").read_text()
+    cases = [(["--deals", "27-35"], summary, "covers deals 28-35, not 27-35"),
+             (["--deals", "28-35", "--param", "nodes=3000"], summary, "rung 0 ran with nodes=2000"),
+             (["--deals", "28-35", "--last-rung", "0"],
+              summary.replace('5000000",', '5000000; 1: nodes=200000, seconds=600.0, capacity_states=5000000",'),
+              "ran rungs 0-1, more than this command's 0-0"),
+             (["--deals", "28-35", "-v", "dick-1883"], summary, "no row for dick-1883"),
+             (["--deals", "28-35"], summary.replace(",11,", ",10,"), "solver version 10"),
+             (["--deals", "28-35"], summary.replace(",bf62c6d47d1a,", ",000000000000,"), "rules fingerprint"),
+             (["--deals", "28-35"], summary.replace(",8,7,0,1,", ",8,8,0,0,"), "disagrees with its deal file")]
+    for args, text, message in cases:
+        (short / "summary.csv").write_text(text)
+        r = CliRunner().invoke(main, ["atlas", "-v", "bakers-dozen", *SMALL, *args, "--reuse", str(short),
+                                      "--store", str(tmp_path / "s"), "--out", str(tmp_path / "o")])
+        assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1 and message in r.output, (args, r.output)
+        assert not (tmp_path / "o" / "summary.csv").exists() and not (tmp_path / "s").exists()
+
+
 def test_the_check_finds_a_summary_that_disagrees_with_its_rows(tmp_path):
     out = _atlas(tmp_path, "-v", "bakers-dozen", "--deals", "28-31")
     text = (out / "summary.csv").read_text()
