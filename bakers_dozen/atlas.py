@@ -5,7 +5,7 @@ Each variant's deals run through `bakers_dozen.escalate` (each rung a run of the
 atlas run again resumes where it stopped; each variant's files are written as soon as its ladder finishes, so a
 variant done is never lost to a later one's failure. The summary keeps the rows of the variants not run this time.
 With ``--reuse`` a variant climbs from an atlas already written instead of from rung 0 (`bakers_dozen.atlas_reuse`),
-so the shipped atlas's unknown deals can be escalated on a machine without its store.
+so the shipped atlas's unknown deals can be escalated, and its range extended, on a machine without its store.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 
 import click
 
-from bakers_dozen.atlas_reuse import reused_reports, reused_rows
-from bakers_dozen.escalate import budgets, ladder, ladder_help, rung_strategies
+from bakers_dozen.atlas_reuse import reused_reports, reused_rows, uncovered
+from bakers_dozen.escalate import budgets, ladder, ladder_help, rung_report, rung_strategies
 from bakers_dozen.limits import Bounded
 from bakers_dozen.simulate import run_exits
-from bakers_dozen.solve import climb, escalate, parse_deals, parse_params
+from bakers_dozen.solve import climb, escalate, parse_deals, parse_params, solve_scattered
 from sim.deals import MAX_SEED
 from sim.errors import UserError, quoted
 from sim.rules import Rules, find_variant, is_variant_file, preset_named, variant_names
@@ -96,9 +96,10 @@ def check_out(out: Path) -> None:
               help="Folder for summary.csv and the deal files.")
 @click.option("--reuse", type=click.Path(path_type=Path), default=None, metavar="FOLDER",
               help="An atlas already written (e.g. data/atlas) to climb from: the deals its rows decided are taken "
-                   "as they are (not solved or replayed again) and only its unknown deals go on to the rungs above "
-                   "those it ran. Its row must have these rules, numbering, seed, solver version and rung budgets, "
-                   "agree with its deal file and cover the deals asked for.")
+                   "as they are (not solved or replayed again), only its unknown deals go on to the rungs above "
+                   "those it ran, and deals asked for outside its range start at rung 0. Its row must have these "
+                   "rules, numbering, seed, solver version and rung budgets, agree with its deal file and share "
+                   "deals with the range asked for.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, seed: int, extra: tuple[str, ...],
           rung_texts: tuple[str, ...], last_rung: int | None, jobs: int | None, chunk: int | None, backend: str, scheduler: str | None,
@@ -157,8 +158,16 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
         with run_exits():
             if rules.name in reused:
                 rows, ran = reused[rules.name]
-                rows, reports = climb(rules, base, rows, reused_reports(rows, rungs, ran, rules, base), rungs, seed,
-                                      source, **options)
+                reports = reused_reports(rows, rungs, ran, rules, base)
+                missing = uncovered(rows, first, last)
+                if missing:  # deals outside the reused range: rung 0 first
+                    new, _ = solve_scattered(rules, {**base, **rungs[0].params}, missing, seed, source, **options)
+                    for r in new:
+                        r["rung"] = 0
+                    reports.append(rung_report(0, rungs[0], base, new))
+                    rows = sorted([*rows, *new], key=lambda r: r["deal"])
+                rows, climbed = climb(rules, base, rows, rungs, 1, seed, source, **options)
+                reports += climbed
             else:
                 rows, reports, _ = escalate(rules, base, first, last, seed, source, rungs, **options)
         bad = [r["deal"] for r in rows if r["verdict"] not in ("won", "lost", "unknown")]

@@ -168,6 +168,7 @@ def store_rows(rules: Rules, result: RunSummary, verify: bool,
         wanted = [d for a, b in spans for d in range(a, b + 1)]
         table = table.filter(pc.is_in(table["deal"], value_set=pa.array(wanted, type=table.schema.field("deal").type)))
     rows = []
+    fingerprint = rules.fingerprint  # a hash of the rules: once, not once a deal
     for r in table.to_pylist():
         verified: bool | None = None
         if verify and r["outcome"] == "won":
@@ -177,7 +178,7 @@ def store_rows(rules: Rules, result: RunSummary, verify: bool,
         rows.append({
             "variant": rules.name, "source": result.source, "seed": result.seed, "deal": r["deal"],
             "verdict": r["outcome"], "nodes": r["nodes"], "seconds": r["micros"] / 1e6, "moves": r["moves"],
-            "verified": verified, "rules_fingerprint": rules.fingerprint, "strategy": result.strategy_identity,
+            "verified": verified, "rules_fingerprint": fingerprint, "strategy": result.strategy_identity,
             "termination": r["termination"],
         })
     return rows
@@ -396,28 +397,30 @@ def escalate(rules: Rules, base: dict[str, Any], first: int, last: int, seed: in
     rows, result = solve_deals(rules, {**base, **rungs[0].params}, first, last, seed, source, **options)
     for r in rows:
         r["rung"] = 0
-    rows, reports = climb(rules, base, rows, [rung_report(0, rungs[0], base, rows)], rungs, seed, source, **options)
-    return rows, reports, result
+    first_rung = rung_report(0, rungs[0], base, rows)
+    rows, reports = climb(rules, base, rows, rungs, 1, seed, source, **options)
+    return rows, [first_rung, *reports], result
 
 
-def climb(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], reports: list[RungReport],
-          rungs: tuple[Rung, ...], seed: int = 0, source: str = "default", **options: Any
-          ) -> tuple[list[dict[str, Any]], list[RungReport]]:
-    """Run the rungs after the ``len(reports)`` already run (whose ``rows`` each carry the ``rung`` that decided
-    them, or the last that tried them) on the deals still unknown, each rung on those the one below left; the rows
-    and every rung's report. ``options`` go to `solve_deals`."""
-    reports = list(reports)
-    for i, rung in enumerate(rungs[len(reports):], start=len(reports)):
+def climb(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], rungs: tuple[Rung, ...], start: int,
+          seed: int = 0, source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], list[RungReport]]:
+    """Run rungs ``start`` and up on ``rows`` (each with the ``rung`` that decided it, or the last that tried it):
+    each rung on the deals still unknown that no rung as high has tried; the rows and what each of these rungs did.
+    ``options`` go to `solve_deals`."""
+    reports = []
+    for i, rung in enumerate(rungs[start:], start=start):
         if rung.applies is not None and not rung.applies(rules):
             reports.append(RungReport(i, Rung({**base, **rung.params}).budget, skipped=True))
             continue
-        unknown = {r["deal"] for r in rows if r["verdict"] == "unknown"}
-        if not unknown:
+        below = {r["deal"] for r in rows if r["verdict"] == "unknown" and r["rung"] < i}
+        if not below:
             reports.append(RungReport(i, Rung({**base, **rung.params}).budget))
             continue
-        rows, _ = retry_unknown(rules, rows, {**base, **rung.params}, seed, source, **options)
-        for r in rows:
-            if r["deal"] in unknown:
-                r["rung"] = i
-        reports.append(rung_report(i, rung, base, [r for r in rows if r["deal"] in unknown]))
+        retried, _ = retry_unknown(rules, [r for r in rows if r["deal"] in below], {**base, **rung.params}, seed,
+                                   source, **options)
+        for r in retried:
+            r["rung"] = i
+        by_deal = {r["deal"]: r for r in retried}
+        rows = [by_deal.get(r["deal"], r) for r in rows]
+        reports.append(rung_report(i, rung, base, retried))
     return rows, reports

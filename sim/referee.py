@@ -168,6 +168,8 @@ def _resolve(rules: Rules, position: Position, move: Move) -> Move:
     nothing fits, the move is returned unchanged and `why_illegal` explains.
     """
     card, src, dst = move
+    if src != ANY_FOUNDATION and dst != ANY_FOUNDATION:  # a numbered slot or a pile: nothing to resolve
+        return move
     if src == ANY_FOUNDATION:
         for f in range(4):
             stack = position.foundations[f]
@@ -196,14 +198,13 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
     n = len(position.piles)
     if not isinstance(card, int) or not 0 <= card < DECK_SIZE:
         return f"card code {quoted(card)} is not a card (allowed: 0..51)"
-    name = card_str(card)
 
     # The source: an existing pile or foundation whose exposed/top card is `card`.
     if _is_foundation(src):
         if src == ANY_FOUNDATION:
             if not rules.worrying_back:
                 return "cards never come back from the foundations in this variant (worrying_back is off)"
-            return f"{name} is not the top card of any foundation"
+            return f"{card_str(card)} is not the top card of any foundation"
         f = src - FOUNDATION
         if not 0 <= f < 4:
             return f"foundation F{f + 1} does not exist (foundations are F1..F4)"
@@ -213,7 +214,7 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
         if not stack:
             return f"foundation F{f + 1} is empty"
         if stack[-1] != card:
-            return f"{name} is not the top card of foundation F{f + 1} (the top card is {card_str(stack[-1])})"
+            return f"{card_str(card)} is not the top card of foundation F{f + 1} (the top card is {card_str(stack[-1])})"
     else:
         if not 0 <= src < n:
             return f"pile {src + 1} does not exist (piles are 1..{n})"
@@ -221,7 +222,7 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
         if not pile:
             return f"pile {src + 1} is empty"
         if pile[-1] != card:
-            return f"{name} is not the exposed card of pile {src + 1} (the exposed card is {card_str(pile[-1])})"
+            return f"{card_str(card)} is not the exposed card of pile {src + 1} (the exposed card is {card_str(pile[-1])})"
 
     if src == dst:
         return "the source and the destination are the same place"
@@ -231,7 +232,7 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
         if _is_foundation(src):
             return "a card cannot move from one foundation to another"
         if dst == ANY_FOUNDATION:
-            return f"no foundation accepts {name} " + _foundation_rule(rules)
+            return f"no foundation accepts {card_str(card)} " + _foundation_rule(rules)
         f = dst - FOUNDATION
         if not 0 <= f < 4:
             return f"foundation F{f + 1} does not exist (foundations are F1..F4)"
@@ -251,8 +252,8 @@ def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
         return f"pile {dst + 1} is empty and only a king may enter an empty pile"
     top = target[-1]
     if rank_of(card) + 1 != rank_of(top):
-        return f"{name} cannot go on {card_str(top)}: a card goes only on a card one rank higher"
-    return f"{name} cannot go on {card_str(top)}: in this variant a card builds down on {BUILD_WORDS[rules.build]}"
+        return f"{card_str(card)} cannot go on {card_str(top)}: a card goes only on a card one rank higher"
+    return f"{card_str(card)} cannot go on {card_str(top)}: in this variant a card builds down on {BUILD_WORDS[rules.build]}"
 
 
 def _foundation_rule(rules: Rules) -> str:

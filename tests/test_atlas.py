@@ -90,10 +90,21 @@ def test_reuse_climbs_from_a_written_atlas_without_its_store_and_writes_what_the
     assert not (tmp_path / "again-store").exists() or runs(tmp_path / "again-store") == []
 
 
+def test_reuse_grows_a_written_range_and_writes_what_the_whole_range_from_rung_0_writes(tmp_path):
+    short = _atlas(tmp_path, "-v", "good-measure", "--deals", "28-31", "--last-rung", "0", out="short", store="s1")
+    grown = _atlas(tmp_path, "-v", "good-measure", "--deals", "25-35", "--reuse", str(short), out="grown", store="s2")
+    full = _atlas(tmp_path, "-v", "good-measure", "--deals", "25-35", out="full", store="s3")
+    assert (grown / "summary.csv").read_text() == (full / "summary.csv").read_text()
+    assert pq.read_table(grown / "good-measure.parquet").equals(pq.read_table(full / "good-measure.parquet"))
+    assert read_summary(grown / "summary.csv")[0]["command"].startswith("bakers-dozen atlas --variant good-measure "
+                                                                         "--deals 25-35 ")
+
+
 def test_reuse_refuses_verdicts_it_cannot_vouch_for_in_one_line_before_any_work(tmp_path):
     short = _atlas(tmp_path, "-v", "bakers-dozen", "--deals", "28-35", "--last-rung", "0", out="short")
     summary = (short / "summary.csv").read_text()
-    cases = [(["--deals", "27-35"], summary, "covers deals 28-35, not 27-35"),
+    cases = [(["--deals", "40-45"], summary, "covers deals 28-35, none of 40-45"),
+             (["--deals", "28-35"], summary.replace(",28,35,8,", ",27,35,8,"), "not every deal of 27-35"),
              (["--deals", "28-35", "--param", "nodes=3000"], summary, "rung 0 ran with nodes=2000"),
              (["--deals", "28-35", "--last-rung", "0"],
               summary.replace('5000000",', '5000000; 1: nodes=200000, seconds=600.0, capacity_states=5000000",'),
