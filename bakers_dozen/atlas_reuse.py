@@ -67,7 +67,7 @@ def reused_rows(folder: Path, rules: Rules, source: str, seed: int, first: int, 
     table = pq.read_table(folder / files.deals_file(rules.name, source))
     table = table.filter(pc.and_(pc.greater_equal(table["deal"], first), pc.less_equal(table["deal"], last)))
     rows = [{"deal": r["deal"], "verdict": r["verdict"], "nodes": r["nodes"], "rung": r["rung"],
-             "termination": files.TIMEOUT if r[files.TIMEOUT] else None} for r in table.to_pylist()]
+             "termination": files.TIMEOUT if r.get(files.TIMEOUT) else None} for r in table.to_pylist()]
     return rows, len(ran)
 
 
