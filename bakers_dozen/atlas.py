@@ -167,7 +167,7 @@ def atlas(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, s
                     reports.append(rung_report(0, rungs[0], base, new))
                     rows = sorted([*rows, *new], key=lambda r: r["deal"])
                 rows, climbed = climb(rules, base, rows, rungs, 1, seed, source, **options)
-                reports += climbed
+                reports += [r for r in climbed if r.rung >= ran or r.tried]  # not the reused rungs again, idle
             else:
                 rows, reports, _ = escalate(rules, base, first, last, seed, source, rungs, **options)
         bad = [r["deal"] for r in rows if r["verdict"] not in ("won", "lost", "unknown")]
