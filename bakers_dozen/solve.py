@@ -416,8 +416,7 @@ def climb(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], rungs:
         if not below:
             reports.append(RungReport(i, Rung({**base, **rung.params}).budget))
             continue
-        retried, _ = retry_unknown(rules, [r for r in rows if r["deal"] in below], {**base, **rung.params}, seed,
-                                   source, **options)
+        retried, _ = solve_scattered(rules, {**base, **rung.params}, sorted(below), seed, source, **options)
         for r in retried:
             r["rung"] = i
         by_deal = {r["deal"]: r for r in retried}
