@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from bakers_dozen.cli import main
+from sim.rules import variant_names
 from studies.atlas import SUMMARY_COLUMNS, check_atlas, interval, read_summary
 
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "atlas"
@@ -182,3 +183,19 @@ def test_the_shipped_atlas_summary_matches_its_deal_files():
     for r in rows:
         assert r["clairvoyant"] == str(r["variant"] in ("dick-1883", "castles-in-spain"))
         assert r["command"].startswith("bakers-dozen atlas --variant ")
+
+
+PYSOL_GAMES = ("bakers-dozen", "kings-into-empty", "spanish-patience", "castles-in-spain", "good-measure")
+"""The presets that are games PySolFC has (Baker's Dozen, Portuguese Solitaire, Spanish Patience, Castles in Spain,
+Good Measure): the atlas ships PySolFC's numbering of each."""
+
+
+def test_the_shipped_atlas_holds_every_range_it_publishes():
+    """Baker's Dozen deals 1-1,000,000, every other preset's 1-100,000, and PySolFC's deals 1-100,000 of each game
+    it has: a smaller row must never replace a published one."""
+    rows = {(r["variant"], r["source"]): r for r in read_summary(SHIPPED / "summary.csv")}
+    wanted = {(name, "default"): 1_000_000 if name == "bakers-dozen" else 100_000 for name in variant_names()}
+    wanted |= {(name, "pysol"): 100_000 for name in PYSOL_GAMES}
+    short = {key: rows[key]["deals"] if key in rows else 0 for key, size in wanted.items()
+             if key not in rows or rows[key]["first"] != 1 or rows[key]["deals"] < size}
+    assert short == {}
