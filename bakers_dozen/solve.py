@@ -144,9 +144,17 @@ def retry_unknown(rules: Rules, rows: list[dict[str, Any]], params: dict[str, An
     unknown = [r["deal"] for r in rows if r["verdict"] == "unknown"]
     if not unknown:
         return rows, 0
-    again, _ = solve_scattered(rules, params, unknown, seed, source, **options)
-    retried = {r["deal"]: r for r in again}
-    return [retried.get(r["deal"], r) for r in rows], len(unknown)
+    rows, _ = solve_again(rules, rows, unknown, params, seed, source, **options)
+    return rows, len(unknown)
+
+
+def solve_again(rules: Rules, rows: list[dict[str, Any]], deals: list[int], params: dict[str, Any], seed: int = 0,
+                source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Solve ``deals`` (some of those ``rows`` hold) again with ``params`` (`solve_scattered` with ``options``) and
+    put their new rows in place of the old; the rows, and the new rows alone."""
+    again, _ = solve_scattered(rules, params, deals, seed, source, **options)
+    by_deal = {r["deal"]: r for r in again}
+    return [by_deal.get(r["deal"], r) for r in rows], again
 
 
 def store_rows(rules: Rules, result: RunSummary, verify: bool,
@@ -416,10 +424,8 @@ def climb(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], rungs:
         if not below:
             reports.append(RungReport(i, Rung({**base, **rung.params}).budget))
             continue
-        retried, _ = solve_scattered(rules, {**base, **rung.params}, sorted(below), seed, source, **options)
+        rows, retried = solve_again(rules, rows, sorted(below), {**base, **rung.params}, seed, source, **options)
         for r in retried:
             r["rung"] = i
-        by_deal = {r["deal"]: r for r in retried}
-        rows = [by_deal.get(r["deal"], r) for r in rows]
         reports.append(rung_report(i, rung, base, retried))
     return rows, reports
