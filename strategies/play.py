@@ -17,11 +17,13 @@ stops the run, as `KeyboardInterrupt`.
 from __future__ import annotations
 
 import copy
+import gc
 import math
 import os
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -107,7 +109,9 @@ FORKED_CHILD_EXIT = 70
 
 
 TIMER_RETRY = 0.005
-"""Seconds after which the deal's timer strikes again when it found numba busy (`_NumbaBusy`)."""
+"""Seconds after which the deal's timer strikes again once it has struck in the strategy's code: it may have found
+numba busy (`_NumbaBusy`), landed where its exception is swallowed (`_swallowed_there`), or met a strategy that
+caught it."""
 
 
 class _DealTimeout(BaseException):
@@ -132,6 +136,39 @@ class _NumbaBusy(numba_event.Listener):
 
 _NUMBA_BUSY = _NumbaBusy()
 numba_event.register("numba:compiler_lock", _NUMBA_BUSY)
+
+
+class _Collecting:
+    """Whether the garbage collector is in a collection, followed through `gc.callbacks` (first in the list, so
+    that it says so before the other callbacks' start and through every finaliser the collection runs)."""
+
+    def __init__(self) -> None:
+        self.active = False
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        self.active = phase == "start"
+
+
+_COLLECTING = _Collecting()
+gc.callbacks.insert(0, _COLLECTING)
+_FINALISE_CODE = weakref.finalize.__call__.__code__
+
+
+def _swallowed_there(frame: Any) -> bool:
+    """Whether an exception raised by a signal handler at ``frame`` would be swallowed by Python, reported as
+    unraisable instead of reaching the strategy's code: in a collection of garbage (its finalisers and weak
+    reference callbacks), in a collector callback that another library registered after this module (hypothesis
+    does), in a ``__del__`` or a `weakref.finalize` callback. A plain weak reference's callback outside a collection
+    cannot be told from its frame: there `_Guard.on_alarm`'s timer strikes again."""
+    if _COLLECTING.active:
+        return True
+    callbacks = {getattr(getattr(cb, "__func__", cb), "__code__", None) for cb in gc.callbacks}
+    while frame is not None:
+        code = frame.f_code
+        if code in callbacks or code is _FINALISE_CODE or code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 class _Guard:
@@ -164,8 +201,8 @@ class _Guard:
         self.expired = True
         if not self.inside:
             return
-        if _NUMBA_BUSY.depth:  # strike again once numba is done
-            signal.setitimer(signal.ITIMER_REAL, TIMER_RETRY)
+        signal.setitimer(signal.ITIMER_REAL, TIMER_RETRY)
+        if _NUMBA_BUSY.depth or _swallowed_there(frame):
             return
         raise _DealTimeout
 

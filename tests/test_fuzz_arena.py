@@ -5,6 +5,7 @@ impossible stored; the referee checks every stored game of the Python tier (``--
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -339,6 +340,63 @@ def test_a_timer_that_fires_at_once_is_a_timeout_never_a_traceback(timeout):
         game, rec = _play(load_strategy("greedy"), number, deal_timeout=timeout)
         assert rec.termination in ("timeout", "no_moves", "no_progress", "won", "resigned"), rec.error
         _referee_agrees(game, rec)
+
+
+class _SlowToCollect:
+    """What a strategy's collection of garbage runs, slowly: a garbage-collector callback or a finaliser, where an
+    exception from the deal's timer would be swallowed by Python as unraisable."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.armed = False  # slow only in the strategy's own collection, not in one the arena happens to start
+
+    def spin(self, *_: object) -> None:
+        end = time.perf_counter() + 0.002
+        while self.armed and time.perf_counter() < end:
+            pass
+
+    def collect(self) -> None:
+        if self.where == "__del__":
+            Finalised(self.spin)
+        self.armed = True
+        gc.collect()
+        self.armed = False
+
+
+class Finalised:
+    """An object in a reference cycle whose finaliser runs inside a collection."""
+
+    def __init__(self, spin) -> None:
+        self.spin, self.me = spin, self  # a cycle: only the collector frees it
+
+    def __del__(self) -> None:
+        self.spin()
+
+
+@pytest.mark.parametrize("where", ["gc", "__del__"])
+def test_a_timer_that_lands_in_a_collector_callback_or_finaliser_is_still_a_timeout(where, monkeypatch):
+    slow = _SlowToCollect(where)
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+
+    class Collecting(First):
+        def choose(self, view, moves):
+            end = time.perf_counter() + 0.1  # nearly all of it in the slow callback or finaliser
+            while time.perf_counter() < end:
+                slow.collect()
+            return moves[0]
+
+    if where == "gc":
+        gc.callbacks.append(slow.spin)  # the collector's own list: replacing the attribute would not reach it
+    try:
+        for number in range(1, 4):
+            game, rec = _play(Collecting(), number, deal_timeout=0.02)
+            assert rec.termination == "timeout", rec
+            _referee_agrees(game, rec)
+    finally:
+        if where == "gc":
+            gc.callbacks.remove(slow.spin)
+    assert unraisable == []
 
 
 def test_a_run_with_a_tiny_deal_timeout_records_timeouts_not_errors(tmp_path):
