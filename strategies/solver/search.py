@@ -190,30 +190,40 @@ def _rekey(st, prm, keys, lin, ksum, p):  # noqa: ANN001, ANN202 (numba)
         lin[p] = new
 
 
+@nb.njit(cache=True, inline="always")
+def first_empty_pile(st, prm):  # noqa: ANN001, ANN202 (numba)
+    """The first empty pile of st (-1: none)."""
+    for p in range(prm[P_PILES]):
+        if st[p] == 0:
+            return p
+    return -1
+
+
+@nb.njit(cache=True, inline="always")
+def never_needed(st, m, first_empty, lone_rule):  # noqa: ANN001, ANN202 (numba)
+    """Whether move m is one of the moves a shortest winning line never makes (the filters above): into an empty
+    pile other than ``first_empty``, a lone card into an empty pile, and with ``lone_rule`` a lone card onto
+    another pile."""
+    src = move_from(m)
+    dst = move_to(m)
+    if dst >= FOUNDATION:
+        return False
+    if st[dst] == 0:
+        return dst != first_empty or (src < FOUNDATION and st[src] == 1)
+    return lone_rule and src < FOUNDATION and st[src] == 1
+
+
 @nb.njit(cache=True)
 def _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise):  # noqa: ANN001, ANN202 (numba)
     """Generate, filter and order the moves of st into mbuf[mtop:]; return how many (-1: no room)."""
-    P = prm[P_PILES]
     n = gen_moves(st, prm, tmp)
-    first_empty = -1
-    for p in range(P):
-        if st[p] == 0:
-            first_empty = p
-            break
+    first_empty = first_empty_pile(st, prm)
     lone_rule = (flags & F_LONE) != 0 and prm[P_FILL] == FILL_NONE
     k = 0
     for i in range(n):
         m = tmp[i]
-        src = move_from(m)
-        dst = move_to(m)
-        if dst < FOUNDATION:
-            if st[dst] == 0:
-                if dst != first_empty:
-                    continue
-                if src < FOUNDATION and st[src] == 1:
-                    continue
-            elif lone_rule and src < FOUNDATION and st[src] == 1:
-                continue
+        if never_needed(st, m, first_empty, lone_rule):
+            continue
         if mtop + k >= mbuf.shape[0]:
             return -1
         sc = move_score(st, prm, m) if (flags & F_ORDER) != 0 else np.int64(0)

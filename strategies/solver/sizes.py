@@ -5,7 +5,8 @@ arrays (``depth``) and the relaxation cut's kept set (``relax_states``) when the
 strategy first plays; the free-parking relaxation allocates its set of
 configurations (``capacity_states``) for a deal the searches leave undecided, and
 the layered prover may fill ``prover_mb`` when it runs (``prover_seconds`` above
-0). Nothing is allocated here: the figures are what those allocations will be, so
+0), and the beam search its set of seen positions, candidates and paths (``beam_width``
+above 0). Nothing is allocated here: the figures are what those allocations will be, so
 that a run can be refused before any of them (`strategies.memory`).
 """
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from sim.engine import MAX_PILE_CAP, rule_params
 from sim.rules import Rules
+from strategies.solver.beam import beam_bytes
 from strategies.solver.capacity import applies_to, pack_fields, slots_for
 from strategies.solver.relax_cut import KEPT_CALLS, MEMO_SLOTS
 from strategies.solver.search import FRAME_FIELDS
@@ -49,4 +51,7 @@ def solver_memory(params: dict[str, Any], rules: Rules) -> dict[str, int]:
         use[f"capacity_states={capacity}"] = slots_for(capacity) * words * WORD
     if params["prover_seconds"] > 0:
         use[f"prover_mb={params['prover_mb']}"] = int(params["prover_mb"]) * MIB
+    if params["beam_width"] > 0:
+        use[f"beam_width={params['beam_width']}, beam_nodes={params['beam_nodes']}"] = beam_bytes(
+            int(params["beam_width"]), int(params["beam_nodes"]), rule_params(rules))
     return use

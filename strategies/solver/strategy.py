@@ -180,6 +180,7 @@ from sim.notation import Move
 from sim.position import Position
 from sim.rules import FOUND_SUIT, Rules
 from strategies.base import TIMED_OUT, UNDECIDED, CompiledPolicy, Param, Strategy, _Undecided
+from strategies.solver.beam import beam_search
 from strategies.solver.capacity import LOST, applies_to, free_parking_state
 from strategies.solver.layers import layered_rules, prove
 from strategies.solver.line import shorten_line
@@ -207,7 +208,7 @@ POLICY_CONFIG, POLICY_WORK = 0, 1
 arrays (`SolverWork.arrays`)."""
 # configuration (int64) slots
 (PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE, PP_CALM_NOISE, PP_PROVER_MB, PP_PROVER_MICROS, PP_FINAL,
- PP_CAPACITY, PP_CAPACITY_AFTER, PP_RELAX_AFTER, PP_SIZE) = range(13)
+ PP_CAPACITY, PP_CAPACITY_AFTER, PP_RELAX_AFTER, PP_BEAM_WIDTH, PP_BEAM_NODES, PP_SIZE) = range(15)
 # scratch slots after the engine's
 SC_STATUS, SC_LEN, SC_POS, SCRATCH_SIZE = range(SCRATCH_OWN, SCRATCH_OWN + 4)
 # SC_STATUS values
@@ -334,6 +335,10 @@ def decide_config(st, prm, work, cfg):  # noqa: ANN001, ANN201 (numba)
                                    cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY],
                                    cfg[PP_CAPACITY_AFTER], cfg[PP_RELAX_AFTER])
     line = work[W_LINE]
+    if v == S_UNKNOWN and cfg[PP_BEAM_WIDTH] > 0:
+        bv, bnodes, length, bsec = beam_search(st, prm, work[W_KEYS], line, cfg[PP_BEAM_WIDTH], cfg[PP_BEAM_NODES],
+                                               max(cfg[PP_MICROS] / 1e6 - sec, 0.0), cfg[PP_FLAGS])
+        v, nodes, sec = bv, nodes + bnodes, sec + bsec
     if v == S_WON and length <= line.shape[0]:
         t0 = clock()
         length = shorten_line(st, prm, work[W_KEYS], line, length, work[W_TMP])
@@ -437,6 +442,11 @@ class SolverStrategy(Strategy):
                              "(with `relax_states`)", minimum=0, maximum=10**12),
         "capacity_after": Param(int, 250_000, "nodes of search before the free-parking relaxation runs, once "
                                 "(at least `nodes`: after the searches)", minimum=0, maximum=10**12),
+        "beam_width": Param(int, 0, "positions kept at each depth by a beam search for a win, run on a deal the "
+                            "searches and the stages leave unknown (0: none; it finds wins only: "
+                            "strategies.solver.beam)", minimum=0, maximum=10_000_000),
+        "beam_nodes": Param(int, 20_000_000, "positions the beam search may generate (with `beam_width`; a set "
+                            "of 8-16 bytes a position of this)", minimum=1, maximum=10**10),
         "safe": Param(bool, True, "play safe moves home without search"),
         "dead": Param(bool, True, "cut dead positions (strategies.solver.dead)"),
         "order": Param(bool, True, "order moves by the heuristic score"),
@@ -485,6 +495,8 @@ class SolverStrategy(Strategy):
         cfg[PP_CAPACITY] = p["capacity_states"]
         cfg[PP_CAPACITY_AFTER] = p["capacity_after"]
         cfg[PP_RELAX_AFTER] = p["relax_after"]
+        cfg[PP_BEAM_WIDTH] = p["beam_width"]
+        cfg[PP_BEAM_NODES] = p["beam_nodes"]
         return cfg
 
     def solve_state(self, rules: Rules, st: np.ndarray, prm: np.ndarray | None = None) -> tuple[str, int, list[int], float]:
@@ -551,14 +563,15 @@ class SolverStrategy(Strategy):
 
     def ready(self, rules: Rules) -> None:
         """Compile (or load from numba's cache) everything a deal may run, before any deal's clock starts, so
-        that no deal's seconds, nor the prover's time budget, pay for it: the search (`decide_config` on
-        deal 1 for one node; in the compiled tier it is already loaded with the game loop), the free-parking
+        that no deal's seconds, nor the prover's time budget, pay for it: the search and the beam search
+        (`decide_config` on deal 1 for one node and one position of the beam; in the compiled tier it is already
+        loaded with the game loop), the free-parking
         relaxation, which `decide` calls from object mode on the deals its searches leave undecided (9-12 s
         on a fresh machine; on deal 1 for one state), and the layered prover when it is on (about a minute
         on a fresh machine; on a position of six cards, `_warm_position`)."""
         game = Game.from_deal(rules, 1)
         cfg = self.config()
-        cfg[PP_NODES], cfg[PP_CAPACITY], cfg[PP_PROVER_MICROS] = 1, 0, 0
+        cfg[PP_NODES], cfg[PP_CAPACITY], cfg[PP_PROVER_MICROS], cfg[PP_BEAM_NODES] = 1, 0, 0, 1
         decide_config(game.state_array(), game.rule_params, self.work(rules).arrays(), cfg)
         if self.params["capacity_states"] > 0 and applies_to(game._prm):
             free_parking_state(game._st, game._prm, 1)
