@@ -63,6 +63,15 @@ the 26 good-measure deals among 1-1,000 that the searches leave unknown (469,
 675 and 801, lost) and none of bakers-dozen's five among 1-10,000, at 4 s
 more on every deal still unknown (docs/performance.md, "The solver").
 
+A deal still unknown after all that goes, with ``beam_width`` above 0 (off by
+default), to a beam search for a win (`strategies.solver.beam`), within
+``beam_nodes`` positions: it finds wins that no restart of the searches reaches
+(bakers-dozen 38418, which a search of 30 million nodes, the relaxation with 20
+million states and the prover in 2 GiB leave unknown: won in 90 moves after 5.4
+million positions at width 20,000), and it claims nothing else. With the beam
+off every verdict, node count and line is what it was before the beam existed,
+so the version stays 11.
+
 WON comes with the moves; LOST means a search (or the prover) ran out of
 positions; UNKNOWN means the node budget for the whole deal ran out (``nodes``,
 then the relaxation's ``capacity_states``); TIMEOUT (outcome unknown, termination
