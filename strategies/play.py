@@ -138,30 +138,16 @@ _NUMBA_BUSY = _NumbaBusy()
 numba_event.register("numba:compiler_lock", _NUMBA_BUSY)
 
 
-class _Collecting:
-    """Whether the garbage collector is in a collection, followed through `gc.callbacks` (first in the list, so
-    that it says so before the other callbacks' start and through every finaliser the collection runs)."""
-
-    def __init__(self) -> None:
-        self.active = False
-
-    def __call__(self, phase: str, info: dict[str, int]) -> None:
-        self.active = phase == "start"
-
-
-_COLLECTING = _Collecting()
-gc.callbacks.insert(0, _COLLECTING)
 _FINALISE_CODE = weakref.finalize.__call__.__code__
 
 
 def _swallowed_there(frame: Any) -> bool:
     """Whether an exception raised by a signal handler at ``frame`` would be swallowed by Python, reported as
-    unraisable instead of reaching the strategy's code: in a collection of garbage (its finalisers and weak
-    reference callbacks), in a collector callback that another library registered after this module (hypothesis
-    does), in a ``__del__`` or a `weakref.finalize` callback. A plain weak reference's callback outside a collection
-    cannot be told from its frame: there `_Guard.on_alarm`'s timer strikes again."""
-    if _COLLECTING.active:
-        return True
+    unraisable instead of reaching the strategy's code: in a garbage-collector callback (`gc.callbacks`; hypothesis
+    registers one), a ``__del__`` or a `weakref.finalize` callback. A plain weak reference's callback cannot be told
+    from its frame, nor can a collection be seen from outside without a callback of this module's own in
+    `gc.callbacks`, which would itself fail (and print) when a collection starts at the recursion limit: there
+    `_Guard.on_alarm`'s timer strikes again."""
     callbacks = {getattr(getattr(cb, "__func__", cb), "__code__", None) for cb in gc.callbacks}
     while frame is not None:
         code = frame.f_code

