@@ -133,3 +133,14 @@ def nb_rng_below(rng: np.ndarray, n: np.int64) -> np.int64:
     value, counter = nb_below(rng[0], np.int64(rng[1]), n)
     rng[1] = np.uint64(counter)
     return value
+
+
+@nb.njit(cache=True, inline="always")
+def nb_xorshift64(x: np.uint64) -> np.uint64:
+    """The next state of Marsaglia's xorshift64 generator (shifts 13, 7, 17) after ``x`` (never 0): the cheap
+    pseudo-random terms of the solver's move order and the beam search's tie-break, where the counter-based
+    streams above would cost a mix per draw."""
+    x ^= x << np.uint64(13)
+    x ^= x >> np.uint64(7)
+    x ^= x << np.uint64(17)
+    return x

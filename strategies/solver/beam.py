@@ -42,9 +42,9 @@ from sim.engine import (
     gen_moves,
     pile_base,
 )
-from sim.rng import nb_mix64
+from sim.rng import nb_mix64, nb_xorshift64
 from sim.rules import FILL_NONE, FOUND_SUIT
-from strategies.solver.dead import DW_ROWS, N_RANKS, is_dead
+from strategies.solver.dead import is_dead, new_dead_work
 from strategies.solver.hash import position_key
 from strategies.solver.safe import play_safe_moves, played_move
 from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, S_TIMEOUT, S_UNKNOWN, S_WON, first_empty_pile, never_needed
@@ -146,7 +146,7 @@ def beam_search(st0, prm, keys, line, width, max_nodes, max_seconds, flags):  # 
     size = prm[P_SIZE]
     moves = np.empty(prm[P_MOVEBUF], dtype=np.int64)
     step = np.empty(DECK_SIZE + 1, dtype=np.int64)
-    dwork = np.zeros((DW_ROWS, max(N_RANKS, P)), dtype=np.int64)
+    dwork = new_dead_work(P)
     seen = np.zeros(seen_slots(max_nodes), dtype=np.uint64)
     seen_limit = np.int64(seen.shape[0] * SEEN_FILL)
     cap = width * prm[P_MOVES]
@@ -201,9 +201,7 @@ def beam_search(st0, prm, keys, line, width, max_nodes, max_seconds, flags):  # 
                     continue
                 if k >= cap:
                     continue
-                rng ^= rng << np.uint64(13)
-                rng ^= rng >> np.uint64(7)
-                rng ^= rng << np.uint64(17)
+                rng = nb_xorshift64(rng)
                 c_parent[k] = i
                 c_move[k] = m
                 c_key[k] = -((beam_score(tmp, prm) << TIE_BITS) + np.int64(rng >> np.uint64(64 - TIE_BITS)))

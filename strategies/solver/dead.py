@@ -99,6 +99,7 @@ N_SUITS = len(SUITS)
 N_RANKS = KING + 1
 
 
+@nb.njit(cache=True)
 def new_dead_work(piles: int) -> np.ndarray:
     """The int64 ``work`` array `is_dead` needs with ``piles`` piles (its ``DW_*`` rows)."""
     return np.zeros((DW_ROWS, max(N_RANKS, piles)), dtype=np.int64)

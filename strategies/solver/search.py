@@ -104,7 +104,7 @@ from sim.engine import (
     pile_base,
     undo_move,
 )
-from sim.rng import nb_mix64
+from sim.rng import nb_mix64, nb_xorshift64
 from sim.rules import FILL_NONE, FOUND_SUIT
 from strategies.solver.capacity import applies_to
 from strategies.solver.census import C_DEAD, C_SKIPPED, C_TABLE_CUT, census_node
@@ -228,9 +228,7 @@ def _ordered_moves(st, prm, flags, tmp, scores, mbuf, mtop, rng, noise):  # noqa
             return -1
         sc = move_score(st, prm, m) if (flags & F_ORDER) != 0 else np.int64(0)
         if noise > 0:
-            rng[0] ^= rng[0] << np.uint64(13)
-            rng[0] ^= rng[0] >> np.uint64(7)
-            rng[0] ^= rng[0] << np.uint64(17)
+            rng[0] = nb_xorshift64(rng[0])
             sc += np.int64(rng[0] % np.uint64(noise))
         # insertion by score, stable (ties keep engine order)
         j = k
