@@ -2,16 +2,9 @@
 
 Prints one row per deal (verdict, nodes, seconds, moves, referee check) and a
 summary: decided fraction, wins with a 95% Wilson interval, time and nodes per
-deal; writes the rows to a CSV or Parquet file.
-
-The deals run through the runner (`studies.runner.run`) like any strategy: the
-solver with the given parameters is the run's strategy (its parameters are in
-the run key), chunks go to worker processes (a solve of a few deals, or with
-``--jobs 1``, plays in this process: `studies.backends.plays_in_process`) and into
-the store as they finish, so a killed or interrupted solve loses only the chunks
-in flight and the same command resumes; the rows are then read back from the
-store. PySol's numbering
-comes from the runner's deal sources.
+deal; writes the rows to a CSV or Parquet file. The solving itself (through the
+runner and its store, so a killed solve resumes) is `studies.solving`; the
+escalation ladder is `studies.atlas.ladder`: this module parses and prints.
 """
 
 from __future__ import annotations
@@ -26,18 +19,15 @@ from typing import Any
 
 import click
 import numpy as np
-import pyarrow as pa
 
-from bakers_dozen.escalate import LADDER, Rung, RungReport, ladder, ladder_help, rung_report, rung_strategies
 from bakers_dozen.limits import MAX_SOLVE_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from bakers_dozen.simulate import run_exits
 from sim.deals import MAX_SEED, check_deal_range
 from sim.errors import UserError, quoted
 from sim.rules import LONG_NUMBER, MAX_NAME, PARAMETERS, Rules, resolve_variant
-from studies.chunks import REJECTED
-from studies.progress import Progress
-from studies.runner import run
-from studies.spec import DEFAULT_STORE, MAX_CHUNK, RunSpec, RunSummary, max_jobs
+from studies.atlas.ladder import escalate, ladder, ladder_help, rung_strategies
+from studies.solving import retry_unknown, solve_deals
+from studies.spec import DEFAULT_STORE, MAX_CHUNK, max_jobs
 
 
 class SolveInputError(UserError):
@@ -97,107 +87,6 @@ def apply_overrides(rules: Rules, items: tuple[str, ...]) -> Rules:
         return changed
     name = f"{rules.name}[{','.join(f'{k}={json.dumps(v)}' for k, v in changes.items())}]"
     return changed.replace(name=name if len(name) <= MAX_NAME else f"{rules.name}[modified]")
-
-
-def solver_spec(params: dict[str, Any]) -> str:
-    """The strategy spec (``solver:key=value,...``) the runner loads for these solver parameters."""
-    return "solver" + (":" + ",".join(f"{k}={v}" for k, v in sorted(params.items())) if params else "")
-
-
-def solve_deals(rules: Rules, params: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
-                **options: Any) -> tuple[list[dict[str, Any]], RunSummary]:
-    """Solve deals first..last through the runner and its store; the rows (sorted by deal) and the run's summary.
-
-    The runner plays the deals the store does not hold yet (a killed run resumes; ``force``
-    replays) and, with ``verify``, replays every win with the referee in the worker before
-    storing it (a rejected win is stored as an error). Wins stored by an earlier run that did
-    not verify are replayed here, so every win in the rows has been checked when ``verify``.
-    ``options`` are `solve_spec`'s.
-    """
-    return solve_spec(rules, RunSpec(rules, solver_spec(params), last - first + 1, first, seed, source), **options)
-
-
-def solve_scattered(rules: Rules, params: dict[str, Any], deals: Sequence[int], seed: int = 0,
-                    source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], RunSummary]:
-    """Solve just the deal numbers ``deals``, however scattered, as one run on every worker (`solve_deals`
-    otherwise)."""
-    return solve_spec(rules, RunSpec.over(rules, solver_spec(params), deals, seed=seed, source=source), **options)
-
-
-def solve_spec(rules: Rules, spec: RunSpec, *, store: str | Path = DEFAULT_STORE, jobs: int | None = None,
-               chunk: int | None = None, verify: bool = True, force: bool = False, backend: str = "loky",
-               scheduler: str | None = None, progress: Progress | None = None, command: list[str] | None = None
-               ) -> tuple[list[dict[str, Any]], RunSummary]:
-    """Run the solver run ``spec`` in ``store`` and read back its rows (`store_rows`) and summary."""
-    result = run(spec, store, jobs=jobs, chunk=chunk, backend=backend, scheduler=scheduler, force=force,
-                 progress=progress, command=command, verify=verify)
-    return store_rows(rules, result, verify, spec.spans), result
-
-
-def retry_unknown(rules: Rules, rows: list[dict[str, Any]], params: dict[str, Any], seed: int = 0,
-                  source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], int]:
-    """Solve again, with ``params`` (a bigger budget), only the deals ``rows`` leave unknown.
-
-    They are one run under the bigger budget's run key (`solve_scattered` with ``options``: store,
-    jobs, verify, ...), played on every worker however scattered they are, and resumed like any solve; the
-    decided rows stay. Returns the rows with the retried ones in place, and how many were retried."""
-    unknown = [r["deal"] for r in rows if r["verdict"] == "unknown"]
-    if not unknown:
-        return rows, 0
-    rows, _ = solve_again(rules, rows, unknown, params, seed, source, **options)
-    return rows, len(unknown)
-
-
-def solve_again(rules: Rules, rows: list[dict[str, Any]], deals: list[int], params: dict[str, Any], seed: int = 0,
-                source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Solve ``deals`` (some of those ``rows`` hold) again with ``params`` (`solve_scattered` with ``options``) and
-    put their new rows in place of the old; the rows, and the new rows alone."""
-    again, _ = solve_scattered(rules, params, deals, seed, source, **options)
-    by_deal = {r["deal"]: r for r in again}
-    return [by_deal.get(r["deal"], r) for r in rows], again
-
-
-def store_rows(rules: Rules, result: RunSummary, verify: bool,
-               spans: Sequence[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
-    """The solve rows (`COLUMNS`, and the termination: ``timeout`` where the seconds cap, not the node
-    budget, left a deal unknown) of a finished run over ``spans`` (default: its deals from first on), read from
-    its store (as Arrow rows: no pandas to import)."""
-    from studies.reading import read_table
-    from studies.store import Store
-
-    spans = spans or ((result.first, result.first + result.deals - 1),)
-    recheck = verify and not all(m.get("parameters", {}).get("verify") is True
-                                 for m in Store.open(result.store, create=False).read_manifests(result.key)[0])
-    columns = ["deal", "outcome", "termination", "nodes", "micros", "moves", "error"] + (["win_moves"] if recheck else [])
-    table = read_table(result.store, key=result.key, deals=(spans[0][0], spans[-1][1]), columns=columns)
-    if len(spans) > 1:  # the key may hold other deals between the run's
-        import pyarrow.compute as pc
-
-        wanted = [d for a, b in spans for d in range(a, b + 1)]
-        table = table.filter(pc.is_in(table["deal"], value_set=pa.array(wanted, type=table.schema.field("deal").type)))
-    rows = []
-    fingerprint = rules.fingerprint  # a hash of the rules: once, not once a deal
-    for r in table.to_pylist():
-        verified: bool | None = None
-        if verify and r["outcome"] == "won":
-            verified = _replayed(rules, result, r["deal"], r["win_moves"]) if recheck else True
-        elif verify and r["outcome"] == "error" and str(r["error"]).startswith(REJECTED):
-            verified = False
-        rows.append({
-            "variant": rules.name, "source": result.source, "seed": result.seed, "deal": r["deal"],
-            "verdict": r["outcome"], "nodes": r["nodes"], "seconds": r["micros"] / 1e6, "moves": r["moves"],
-            "verified": verified, "rules_fingerprint": fingerprint, "strategy": result.strategy_identity,
-            "termination": r["termination"],
-        })
-    return rows
-
-
-def _replayed(rules: Rules, result: RunSummary, deal: int, codes: Any) -> bool:
-    """Whether the referee wins deal ``deal`` with the stored move ``codes``."""
-    from studies.reading import check_win
-
-    v = check_win(rules, {"deal": deal, "seed": result.seed, "source": result.source, "win_moves": list(codes)})
-    return bool(v.legal and v.won)
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -397,35 +286,3 @@ def solve(variant: str, overrides: tuple[str, ...], deal_range: str, seed: int, 
         sys.exit(1)
 
 
-def escalate(rules: Rules, base: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
-             rungs: tuple[Rung, ...] = LADDER, **options: Any) -> tuple[list[dict[str, Any]], list[RungReport], Any]:
-    """Solve deals first..last with rung 0 (``base`` with its parameters), then each later rung on the deals the
-    rung below left unknown; the rows (sorted by deal, each with the ``rung`` that gave its verdict), what each
-    rung did, and rung 0's run summary. ``options`` go to `solve_deals` (store, jobs, verify, ...)."""
-    rows, result = solve_deals(rules, {**base, **rungs[0].params}, first, last, seed, source, **options)
-    for r in rows:
-        r["rung"] = 0
-    first_rung = rung_report(0, rungs[0], base, rows)
-    rows, reports = climb(rules, base, rows, rungs, 1, seed, source, **options)
-    return rows, [first_rung, *reports], result
-
-
-def climb(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], rungs: tuple[Rung, ...], start: int,
-          seed: int = 0, source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], list[RungReport]]:
-    """Run rungs ``start`` and up on ``rows`` (each with the ``rung`` that decided it, or the last that tried it):
-    each rung on the deals still unknown that no rung as high has tried; the rows and what each of these rungs did.
-    ``options`` go to `solve_deals`."""
-    reports = []
-    for i, rung in enumerate(rungs[start:], start=start):
-        if rung.applies is not None and not rung.applies(rules):
-            reports.append(RungReport(i, Rung({**base, **rung.params}).budget, skipped=True))
-            continue
-        below = {r["deal"] for r in rows if r["verdict"] == "unknown" and r["rung"] < i}
-        if not below:
-            reports.append(RungReport(i, Rung({**base, **rung.params}).budget))
-            continue
-        rows, retried = solve_again(rules, rows, sorted(below), {**base, **rung.params}, seed, source, **options)
-        for r in retried:
-            r["rung"] = i
-        reports.append(rung_report(i, rung, base, retried))
-    return rows, reports

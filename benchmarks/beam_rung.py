@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, before benchmarks/strategies.py
 
-from bakers_dozen.escalate import LADDER  # noqa: E402
+from studies.atlas.ladder import LADDER  # noqa: E402
 from sim.errors import UserError, run_script  # noqa: E402
 from sim.game import Game  # noqa: E402
 from sim.referee import replay_codes  # noqa: E402

@@ -8,8 +8,8 @@ import csv
 from click.testing import CliRunner
 
 from bakers_dozen.cli import main
-from bakers_dozen.escalate import LADDER, Rung
-from bakers_dozen.solve import escalate
+from studies.atlas.ladder import LADDER, Rung
+from studies.atlas.ladder import escalate
 from sim.rules import find_variant
 from studies.store import Store
 

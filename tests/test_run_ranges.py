@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bakers_dozen.escalate import Rung
-from bakers_dozen.solve import escalate, solve_deals
+from studies.atlas.ladder import Rung
+from studies.atlas.ladder import escalate
+from studies.solving import solve_deals
 from sim.rules import find_variant
 from studies.reading import read_table
 from studies.runner import run

@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from bakers_dozen.solve import solve_deals
+from studies.solving import solve_deals
 from sim.rules import find_variant
 from studies.spec import RunInterrupted
 from studies.store import Store

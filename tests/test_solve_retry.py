@@ -6,7 +6,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from bakers_dozen.cli import main
-from bakers_dozen.solve import retry_unknown, solve_deals
+from studies.solving import retry_unknown, solve_deals
 from sim.rules import find_variant
 from studies.store import Store
 

@@ -421,7 +421,7 @@ def test_solve_bad_input_exits_2_with_one_line(args, message):
 @pytest.mark.slow
 def test_pysol_deals_1_to_1000(tmp_path):
     """The published cross-check: 997 winnable, 2 not winnable (64, 477), 1 left (417). Each win verified."""
-    rows, _ = __import__("bakers_dozen.solve", fromlist=["solve_deals"]).solve_deals(
+    rows, _ = __import__("studies.solving", fromlist=["solve_deals"]).solve_deals(
         BD, {}, 1, 1000, source="pysol", jobs=2, store=tmp_path)
     verdicts = {r["deal"]: r["verdict"] for r in rows}
     assert [d for d, v in verdicts.items() if v == "lost"] == [64, 477]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bakers_dozen.escalate import LADDER, budgets
+from studies.atlas.ladder import LADDER, budgets
 from sim.game import Game
 from sim.referee import replay_codes
 from sim.rules import find_variant

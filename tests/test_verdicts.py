@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bakers_dozen.solve import solve_deals
+from studies.solving import solve_deals
 from sim import engine as E
 from sim.cards import DECK_SIZE
 from sim.deals import make_deal

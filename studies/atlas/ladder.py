@@ -1,7 +1,7 @@
 """The escalation ladder behind `solve --escalate` and `atlas`: the default budget first, then bigger ones on only the
 deals still undecided.
 
-Each rung is a solver with its own parameters, so its own run in the store (its own key: `solve.solve_deals`): the
+Each rung is a solver with its own parameters, so its own run in the store (its own key: `studies.solving.solve_deals`): the
 store stays keyed by strategy identity, a killed escalation run again reuses every rung's finished deals, and a
 rung reads the deals the rung below left unknown (at its node budget, or stopped by its seconds cap: ``timeout``)
 from that rung's rows. A deal's verdict is the highest rung's that solved it, and its row names that rung
@@ -22,6 +22,7 @@ from typing import Any
 
 from sim.errors import UserError, quoted
 from sim.rules import Rules
+from studies.solving import solve_again, solve_deals
 
 
 def _relaxation_applies(rules: Rules) -> bool:
@@ -152,3 +153,37 @@ def rung_report(i: int, rung: Rung, base: dict[str, Any], rows: list[dict[str, A
     verdicts = [r["verdict"] for r in rows]
     return RungReport(i, Rung({**base, **rung.params}).budget, len(rows), verdicts.count("won"), verdicts.count("lost"),
                       verdicts.count("unknown"))
+
+
+def escalate(rules: Rules, base: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
+             rungs: tuple[Rung, ...] = LADDER, **options: Any) -> tuple[list[dict[str, Any]], list[RungReport], Any]:
+    """Solve deals first..last with rung 0 (``base`` with its parameters), then each later rung on the deals the
+    rung below left unknown; the rows (sorted by deal, each with the ``rung`` that gave its verdict), what each
+    rung did, and rung 0's run summary. ``options`` go to `solve_deals` (store, jobs, verify, ...)."""
+    rows, result = solve_deals(rules, {**base, **rungs[0].params}, first, last, seed, source, **options)
+    for r in rows:
+        r["rung"] = 0
+    first_rung = rung_report(0, rungs[0], base, rows)
+    rows, reports = climb(rules, base, rows, rungs, 1, seed, source, **options)
+    return rows, [first_rung, *reports], result
+
+
+def climb(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], rungs: tuple[Rung, ...], start: int,
+          seed: int = 0, source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], list[RungReport]]:
+    """Run rungs ``start`` and up on ``rows`` (each with the ``rung`` that decided it, or the last that tried it):
+    each rung on the deals still unknown that no rung as high has tried; the rows and what each of these rungs did.
+    ``options`` go to `solve_deals`."""
+    reports = []
+    for i, rung in enumerate(rungs[start:], start=start):
+        if rung.applies is not None and not rung.applies(rules):
+            reports.append(RungReport(i, Rung({**base, **rung.params}).budget, skipped=True))
+            continue
+        below = {r["deal"] for r in rows if r["verdict"] == "unknown" and r["rung"] < i}
+        if not below:
+            reports.append(RungReport(i, Rung({**base, **rung.params}).budget))
+            continue
+        rows, retried = solve_again(rules, rows, sorted(below), {**base, **rung.params}, seed, source, **options)
+        for r in retried:
+            r["rung"] = i
+        reports.append(rung_report(i, rung, base, retried))
+    return rows, reports

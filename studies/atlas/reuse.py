@@ -17,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bakers_dozen.escalate import Rung, RungReport
 from sim.errors import UserError, quoted
 from sim.rules import Rules
+from studies.atlas.ladder import Rung, RungReport
 
 
 class AtlasReuseError(UserError):

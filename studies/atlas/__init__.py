@@ -10,8 +10,17 @@ and unknown), which a PySolFC user can load to skip them.
 The summary row counts the deal file's rows and gives the win rate's interval the way Solvitaire reports it: from
 the lower Wilson bound of the won deals to the upper Wilson bound of the won and unknown deals, so the unknowns
 widen the interval instead of being dropped; its ``timeout`` counts the unknown deals the seconds cap stopped.
-Files written before the ``timeout`` column existed read with that count as None (not recorded), never as 0.
+Files written before the ``timeout`` column existed read with that count as None (not recorded), never as 0. A
+row whose verdicts were taken from another atlas (``atlas --reuse``) names it in ``reused``: that folder and a digest
+of the summary row and deal file taken.
 `check_atlas` recounts every row from its deal file.
+
+An atlas's files are read strictly (`read_summary`, `read_deals`): a file that is damaged, not what its name says, a
+link or not a file is one `AtlasFileError` line naming it, never a traceback. The atlas shipped with the toolkit is
+package data of this package, found with importlib.resources wherever the user stands (`shipped`); the escalation
+ladder that computes an atlas (`studies.atlas.ladder`), the reuse of one already written (`studies.atlas.reuse`),
+its writing (`studies.atlas.writing`), its checking by sample (`studies.atlas.verify`) and its look-up
+(`studies.atlas.lookup`) are the package's modules.
 """
 
 from __future__ import annotations
@@ -24,17 +33,59 @@ from typing import Any
 
 import pyarrow as pa
 
+from sim.deals import MAX_SEED
+from sim.errors import UserError, quoted
 from studies.stats import win_rate_interval
 
 SUMMARY = "summary.csv"
 SUMMARY_COLUMNS = ("variant", "fingerprint", "source", "seed", "first", "last", "deals", "won", "lost", "unknown",
-                   "timeout", "win_rate", "ci_low", "ci_high", "solver_version", "budgets", "clairvoyant", "command")
+                   "timeout", "win_rate", "ci_low", "ci_high", "solver_version", "budgets", "clairvoyant", "command", "reused")
 VERDICTS = ("won", "lost", "unknown")
 INTEGER_COLUMNS = ("seed", "first", "last", "deals", "won", "lost", "unknown")
 FLOAT_COLUMNS = ("win_rate", "ci_low", "ci_high")
 TIMEOUT = "timeout"
 """The column (summary and deal file) of the deals the seconds cap stopped; a termination of that name in a solve
 row marks one."""
+REUSED = "reused"
+"""The summary column naming the atlas a row's verdicts were taken from (empty: computed by its command)."""
+OPTIONAL_COLUMNS = (TIMEOUT, REUSED)
+"""Summary columns that older atlases lack: read as None."""
+DEAL_COLUMNS = ("deal", "verdict", "nodes", "rung")
+"""The columns every deal file has (``timeout`` came later)."""
+MAX_COUNT = (1 << 63) - 1
+"""The largest deal number or count a summary may hold: what a deal file's int64 column holds."""
+
+
+class AtlasFileError(UserError):
+    """An atlas file that cannot be read as one (damaged, not what its name says, a link, not a file): one line."""
+
+
+def shipped() -> Path:
+    """The atlas shipped with the toolkit: package data of `studies.atlas` (``data/``), read where the package is
+    installed, wherever the user stands."""
+    from importlib.resources import files
+
+    folder = files(__name__).joinpath("data")
+    if not isinstance(folder, Path):  # a zipped install: no folder to read Parquet from
+        raise AtlasFileError(f"the shipped atlas is inside {folder} and cannot be read as files; name an atlas "
+                             "folder with --atlas")
+    return folder
+
+
+def _plain_file(path: Path) -> None:
+    """Refuse ``path`` in one line unless it is a regular file (not a link, a folder, a device)."""
+    import stat
+
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        raise AtlasFileError(f"{path}: missing") from None
+    except OSError as exc:
+        raise AtlasFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(mode):
+        raise AtlasFileError(f"{path} is a symbolic link; an atlas holds its own files (copy the file there)")
+    if not stat.S_ISREG(mode):
+        raise AtlasFileError(f"{path} is not a file")
 
 
 def deals_file(variant: str, source: str) -> str:
@@ -102,19 +153,83 @@ def merge_summary(rows: list[dict[str, Any]], new: dict[str, Any]) -> list[dict[
 
 
 def read_summary(path: Path) -> list[dict[str, Any]]:
-    """The rows of a summary CSV (none when there is no file), numbers as numbers; ``timeout`` is None where the
-    file has no such column or the row leaves it empty (not recorded)."""
-    if not path.exists():
+    """The rows of a summary CSV (none when there is no file), numbers as numbers; ``timeout`` and ``reused`` are None
+    where the file has no such column or the row leaves it empty. A file that is not a summary, or a row that is
+    not one (a field missing or extra, a count that is not a whole number 0..2**63-1, a rate that is not a number
+    0..1), is an `AtlasFileError` naming the file and line."""
+    if not path.exists() and not path.is_symlink():
         return []
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        for key in INTEGER_COLUMNS:
-            r[key] = int(r[key])
-        for key in FLOAT_COLUMNS:
-            r[key] = float(r[key])
-        r[TIMEOUT] = int(r[TIMEOUT]) if r.get(TIMEOUT) else None
+    _plain_file(path)
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            missing = [c for c in SUMMARY_COLUMNS if c not in header and c not in OPTIONAL_COLUMNS]
+            if missing:
+                raise AtlasFileError(f"{path} is not an atlas summary (no column {', '.join(missing)})")
+            rows = [_summary_values(path, reader.line_num, r) for r in reader]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise AtlasFileError(f"{path} cannot be read as an atlas summary "
+                             f"({getattr(exc, 'strerror', None) or exc})") from None
     return rows
+
+
+def _summary_values(path: Path, line: int, r: dict[str | None, Any]) -> dict[str, Any]:
+    """One summary row (``r``, as csv.DictReader gives it) with its numbers as numbers, or an `AtlasFileError`."""
+    where = f"{path}, line {line}"
+    if None in r or any(v is None for v in r.values()):
+        raise AtlasFileError(f"{where}: a row with {'more' if None in r else 'fewer'} fields than the header")
+    row: dict[str, Any] = dict(r)
+    for key in (*INTEGER_COLUMNS, *((TIMEOUT,) if row.get(TIMEOUT) else ())):
+        text = str(row[key]).strip()
+        if not (text.isdigit() and text.isascii() and len(text) <= 19 and int(text) <= MAX_COUNT):
+            raise AtlasFileError(f"{where}: {key} {quoted(text)} is not a whole number 0..{MAX_COUNT}")
+        row[key] = int(text)
+    if row["seed"] > MAX_SEED:
+        raise AtlasFileError(f"{where}: seed {row['seed']} is above the largest seed {MAX_SEED}")
+    for key in FLOAT_COLUMNS:
+        try:
+            row[key] = float(row[key])
+        except ValueError:
+            row[key] = math.nan
+        if not 0.0 <= row[key] <= 1.0:
+            raise AtlasFileError(f"{where}: {key} {quoted(r[key])} is not a rate 0..1")
+    if Path(row["variant"]).name != row["variant"] or not row["variant"]:
+        raise AtlasFileError(f"{where}: variant {quoted(row['variant'])} is not a name a deal file can have")
+    row.setdefault(TIMEOUT, None)
+    row[TIMEOUT] = row[TIMEOUT] if row[TIMEOUT] != "" else None
+    row[REUSED] = row.get(REUSED) or None
+    return row
+
+
+def read_deals(folder: Path, variant: str, source: str, columns: tuple[str, ...] | None = None) -> pa.Table:
+    """The deal file of ``variant`` in numbering ``source`` of the atlas at ``folder`` (only ``columns`` where given),
+    checked: a regular Parquet file with every column of `DEAL_COLUMNS`, a number for every deal and a verdict of
+    `VERDICTS` for each; anything else is an `AtlasFileError` naming the file."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    path = folder / deals_file(variant, source)
+    _plain_file(path)
+    try:
+        names = pq.read_schema(path).names
+        missing = [c for c in DEAL_COLUMNS if c not in names]
+        if missing:
+            raise AtlasFileError(f"{path} is not an atlas deal file (no column {', '.join(missing)})")
+        wanted = [c for c in names if c in (columns or names)]
+        table = pq.read_table(path, columns=wanted)
+        if table.column("deal").null_count:
+            raise AtlasFileError(f"{path}: {table.column('deal').null_count:,} deal(s) without a number")
+        if not pa.types.is_integer(table.schema.field("deal").type):
+            raise AtlasFileError(f"{path}: its deal numbers are {table.schema.field('deal').type}, not whole numbers")
+        if "verdict" in wanted:
+            verdict = table.column("verdict").cast(pa.string())
+            bad = pc.invert(pc.fill_null(pc.is_in(verdict, value_set=pa.array(VERDICTS)), False))
+            if pc.any(bad).as_py():
+                raise AtlasFileError(f"{path}: {pc.sum(bad).as_py():,} deal(s) without a verdict won/lost/unknown")
+    except (OSError, pa.ArrowException) as exc:
+        raise AtlasFileError(f"{path} cannot be read as an atlas deal file ({exc})") from None
+    return table
 
 
 def write_summary(rows: list[dict[str, Any]], path: Path) -> None:
@@ -150,14 +265,14 @@ def check_atlas(folder: Path) -> list[str]:
 
 def row_problems(folder: Path, row: dict[str, Any]) -> list[str]:
     """What disagrees between one summary ``row`` of the atlas at ``folder`` and its deal file (counts, range, rate,
-    interval) and, for PySolFC numbering, its not-winnable list. Empty when they agree."""
-    import pyarrow.parquet as pq
-
+    interval, deals repeated or out of order) and, for PySolFC numbering, its not-winnable list. Empty when they
+    agree; a deal file that cannot be read is one problem."""
     problems = []
     name = deals_file(row["variant"], row["source"])
-    if not (folder / name).exists():
-        return [f"{name}: missing"]
-    table = pq.read_table(folder / name)
+    try:
+        table = read_deals(folder, row["variant"], row["source"])
+    except AtlasFileError as exc:
+        return [str(exc)]
     deals = table.column("deal").to_pylist()
     if deals != sorted(set(deals)):
         problems.append(f"{name}: deals not sorted and unique")
@@ -170,10 +285,14 @@ def row_problems(folder: Path, row: dict[str, Any]) -> list[str]:
             problems.append(f"{name}: summary {key} {row[key]}, rows {expected[key]}")
     if row["source"] == "pysol":
         listed = folder / not_winnable_file(row["variant"])
-        if not listed.exists():
-            return [*problems, f"{listed.name}: missing"]
-        with listed.open(newline="", encoding="utf-8") as f:
-            lines = [(int(r["deal"]), r["verdict"]) for r in csv.DictReader(f)]
+        try:
+            _plain_file(listed)
+            with listed.open(newline="", encoding="utf-8") as f:
+                lines = [(int(r["deal"]), r["verdict"]) for r in csv.DictReader(f)]
+        except AtlasFileError as exc:
+            return [*problems, str(exc)]
+        except (OSError, UnicodeDecodeError, csv.Error, KeyError, TypeError, ValueError) as exc:
+            return [*problems, f"{listed.name}: cannot be read as a list of deals ({exc})"]
         if lines != [(d, v) for d, v in zip(deals, table.column("verdict").to_pylist(), strict=True) if v != "won"]:
             problems.append(f"{listed.name}: not the deals of {name} that are not won")
     return problems
