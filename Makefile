@@ -3,7 +3,7 @@
 #   make test  set up the environment and run the test suite on every core, the slow exhaustive checks left out
 #              (kept within about 10 minutes on 2 cores; `make test-slow` runs those, and CI's .ci/run runs both)
 #   make docs  build the documentation site (mkdocs.yml, the pages in docs/) into site/, strictly: a broken link fails
-#   make atlas-docs  rewrite docs/atlas.md's table and docs/atlas-winnability.png from data/atlas/ (after the atlas changes)
+#   make atlas-docs  rewrite docs/atlas.md's table and docs/atlas-winnability.png from studies/atlas/data/ (after the atlas changes)
 # All are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
 
 PYTHON ?= python3
@@ -40,7 +40,7 @@ $(DOCS_STAMP): $(STAMP)
 docs: $(DOCS_STAMP)
 	$(BIN)/mkdocs build --strict
 
-# The atlas page's table and chart, made from data/atlas/summary.csv once the atlas agrees with its deal files.
+# The atlas page's table and chart, made from studies/atlas/data/summary.csv once the atlas agrees with its deal files.
 atlas-docs: $(STAMP)
 	$(BIN)/python -m reports.atlas_page
 

@@ -56,7 +56,7 @@ def _force(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 ATLAS_HELP = ("The winnability atlas whose perfect-play figures the report shows beside its own, for the same rules "
-              "[default: data/atlas under the current folder, when it holds summary.csv; none otherwise].")
+              "[default: the atlas shipped with bakers-dozen].")
 
 
 def _atlas(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -3,7 +3,7 @@
     python benchmarks/beam_rung.py --variant good-measure --count 40
     python benchmarks/beam_rung.py --variant bakers-dozen --source pysol --width 20000 --nodes 20000000
 
-Takes the first ``--count`` unknown deals of the row in ``data/atlas`` (or ``--atlas``) and solves each with the
+Takes the first ``--count`` unknown deals of the row in ``studies/atlas/data`` (or ``--atlas``) and solves each with the
 ladder's beam rung alone (`bakers_dozen.escalate.LADDER`'s last rung, or ``--width`` / ``--nodes``), one process:
 prints each deal's verdict, positions and seconds (every win replayed by the referee), then the totals. A win here
 is what the rung would add to that row if the row's ladder reached it.
@@ -45,7 +45,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--variant", default="bakers-dozen")
     ap.add_argument("--source", default="default", choices=("default", "pysol"))
-    ap.add_argument("--atlas", type=Path, default=Path(__file__).resolve().parents[1] / "data" / "atlas")
+    ap.add_argument("--atlas", type=Path, default=Path(__file__).resolve().parents[1] / "studies" / "atlas" / "data")
     ap.add_argument("--count", type=int, default=20, help="unknown deals to try, the lowest-numbered first")
     ap.add_argument("--width", type=int, default=rung["beam_width"])
     ap.add_argument("--nodes", type=int, default=rung["beam_nodes"], help="positions the beam may generate")

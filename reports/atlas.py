@@ -1,14 +1,15 @@
 """The winnability atlas as a report reads it: the perfect-play figure of the rules a report shows, where the atlas
-(``data/atlas``, `studies.atlas`) holds them.
+(shipped with the toolkit as package data, `studies.atlas`) holds them.
 
 A report's variants are matched to the atlas's rows by rules fingerprint, never by name, in the toolkit's own deal
 numbering (source ``default``); the row with the most deals wins a tie. A row is shown only when it adds up (won, lost
-and unknown make its deals; its rate and interval are those of its counts) and its deal file counts the same: an atlas
+and unknown make its deals; its rate and interval are those of its counts) and its deal file counts the same, each
+deal once: an atlas
 half rewritten or damaged shows nothing rather than a figure that is not true. Anything that cannot be used is said in
 one `AtlasWarning` line; no atlas file ever stops a report.
 
-Where the atlas is: `atlas_folder` (``--atlas PATH``; without it, ``data/atlas`` under the current folder when it holds
-``summary.csv``, as in a checkout of the repository).
+Where the atlas is: `atlas_folder` (``--atlas PATH``; without it, the atlas shipped with the toolkit,
+`studies.atlas.shipped`, wherever the user stands).
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ import pandas as pd
 
 from reports.formats import count, pct, runs_text
 from reports.render import Cell
-from studies.atlas import FLOAT_COLUMNS, INTEGER_COLUMNS, SUMMARY, TIMEOUT, VERDICTS, counts, deals_file, interval
-
-DEFAULT_FOLDER = Path("data") / "atlas"
-"""The atlas a report reads when no ``--atlas`` is given: this folder under the current one, when it has a summary."""
+from studies.atlas import FLOAT_COLUMNS, INTEGER_COLUMNS, SUMMARY, TIMEOUT, VERDICTS, counts, deals_file, interval, shipped
 COLUMN = "perfect play (atlas)"
 """The report grid's column of atlas figures."""
 NEEDED = ("variant", "fingerprint", "source", *INTEGER_COLUMNS, *FLOAT_COLUMNS, "clairvoyant", "command")
@@ -61,11 +59,12 @@ class Figure:
 
 
 def atlas_folder(given: Path | None) -> Path | None:
-    """The atlas a report reads: ``given`` (``--atlas``), else `DEFAULT_FOLDER` when it holds the summary, else
+    """The atlas a report reads: ``given`` (``--atlas``), else the shipped atlas when it holds the summary, else
     none. A folder given but missing is still returned, so that reading it says so."""
     if given is not None:
         return given
-    return DEFAULT_FOLDER if (DEFAULT_FOLDER / SUMMARY).is_file() else None
+    folder = shipped()
+    return folder if (folder / SUMMARY).is_file() else None
 
 
 def _warn(text: str, row: bool = False) -> None:
@@ -183,6 +182,11 @@ def _agrees(path: Path, n: dict[str, Any], stopped: int | None) -> str:
         return f"its deal file {path.name} does not exist"
     except (OSError, pa.ArrowException, KeyError, ValueError, TypeError) as exc:
         return f"its deal file {path.name} cannot be read ({exc})"
+    import pyarrow.compute as pc
+
+    repeated = len(table) - pc.count_distinct(table.column("deal")).as_py()
+    if repeated:
+        return f"its deal file {path.name} holds {repeated:,} deal(s) more than once"
     wrong = [k for k in ("first", "last", "deals", *VERDICTS) if found[k] != n[k]]
     if stopped is not None and found[TIMEOUT] is not None and found[TIMEOUT] != stopped:
         wrong.append(TIMEOUT)

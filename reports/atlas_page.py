@@ -22,11 +22,11 @@ from reports.output import write_file_atomically
 from sim.errors import UserError
 from studies.atlas import SUMMARY, TIMEOUT, check_atlas, read_summary
 
-START = "<!-- atlas-table: made by `make atlas-docs` from data/atlas/summary.csv; edits inside are replaced -->"
+START = "<!-- atlas-table: made by `make atlas-docs` from studies/atlas/data/summary.csv; edits inside are replaced -->"
 END = "<!-- /atlas-table -->"
 PAGE = Path("docs") / "atlas.md"
 CHART = Path("docs") / "atlas-winnability.png"
-TITLE = "Deals winnable with perfect play, by variant (the winnability atlas, data/atlas/summary.csv)"
+TITLE = "Deals winnable with perfect play, by variant (the winnability atlas, studies/atlas/data/summary.csv)"
 
 
 class AtlasPageError(UserError):
@@ -110,7 +110,7 @@ def refresh(folder: Path, page: Path, chart: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     """``python -m reports.atlas_page``: refresh the guide's atlas table and chart; a problem is one line, exit 2."""
     parser = argparse.ArgumentParser(prog="python -m reports.atlas_page", description=__doc__.splitlines()[0])
-    parser.add_argument("--atlas", type=Path, default=Path("data") / "atlas", help="the atlas folder [data/atlas]")
+    parser.add_argument("--atlas", type=Path, default=Path("studies") / "atlas" / "data", help="the atlas folder [studies/atlas/data]")
     parser.add_argument("--page", type=Path, default=PAGE, help=f"the page holding the table [{PAGE}]")
     parser.add_argument("--chart", type=Path, default=CHART, help=f"the chart to write [{CHART}]")
     args = parser.parse_args(argv)

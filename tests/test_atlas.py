@@ -1,5 +1,5 @@
 """`bakers-dozen atlas`: every variant's deals decided by the ladder, written as a summary and one deal file a variant
-that agree, resumed after a kill; and the atlas shipped in data/atlas agrees with itself."""
+that agree, resumed after a kill; and the atlas shipped in studies/atlas/data agrees with itself."""
 
 from __future__ import annotations
 
@@ -178,7 +178,7 @@ def test_a_killed_atlas_resumes_and_gives_the_same_files(tmp_path):
 
 def test_the_shipped_atlas_summary_matches_its_deal_files():
     rows = read_summary(SHIPPED / "summary.csv")
-    assert rows, "data/atlas/summary.csv is shipped"
+    assert rows, "studies/atlas/data/summary.csv is shipped"
     assert check_atlas(SHIPPED) == []
     for r in rows:
         assert r["clairvoyant"] == str(r["variant"] in ("dick-1883", "castles-in-spain"))

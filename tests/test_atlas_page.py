@@ -93,7 +93,7 @@ def test_the_shipped_page_shows_the_shipped_summary():
     text = PAGE.read_text(encoding="utf-8")
     block = text[text.index(START) + len(START): text.index(END)].strip()
     assert block == table_markdown(read_summary(SHIPPED / "summary.csv")), (
-        "docs/atlas.md's table is not data/atlas/summary.csv's: run `make atlas-docs`")
+        "docs/atlas.md's table is not studies/atlas/data/summary.csv's: run `make atlas-docs`")
     assert (ROOT / "docs" / "atlas-winnability.png").is_file()
 
 
@@ -104,7 +104,7 @@ def _blocks(language: str) -> list[str]:
 def test_the_pandas_example_runs_on_the_shipped_files():
     (code,) = _blocks("python")
     names: dict = {}
-    exec(code.replace("data/atlas/", f"{SHIPPED.as_posix()}/"), names)  # noqa: S102 - the page's own example
+    exec(code.replace("studies/atlas/data/", f"{SHIPPED.as_posix()}/"), names)  # noqa: S102 - the page's own example
     summary = read_summary(SHIPPED / "summary.csv")
     bakers = next(r for r in summary if r["variant"] == "bakers-dozen" and r["source"] == "default")
     assert len(names["lost"]) == bakers["lost"] and int(names["counts"]["won"]) == bakers["won"]
@@ -116,7 +116,7 @@ def test_the_pandas_example_runs_on_the_shipped_files():
 def test_the_duckdb_examples_run_on_the_shipped_files():
     duckdb = pytest.importorskip("duckdb")
     (sql,) = _blocks("sql")
-    statements = [s.strip() for s in sql.replace("data/atlas/", f"{SHIPPED.as_posix()}/").split(";") if s.strip()]
+    statements = [s.strip() for s in sql.replace("studies/atlas/data/", f"{SHIPPED.as_posix()}/").split(";") if s.strip()]
     results = [duckdb.sql(s).fetchall() for s in statements]
     summary = read_summary(SHIPPED / "summary.csv")
     bakers = next(r for r in summary if r["variant"] == "bakers-dozen" and r["source"] == "default")

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from sim.deals import MAX_SEED
@@ -206,30 +207,47 @@ def read_deals(folder: Path, variant: str, source: str, columns: tuple[str, ...]
     """The deal file of ``variant`` in numbering ``source`` of the atlas at ``folder`` (only ``columns`` where given),
     checked: a regular Parquet file with every column of `DEAL_COLUMNS`, a number for every deal and a verdict of
     `VERDICTS` for each; anything else is an `AtlasFileError` naming the file."""
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     path = folder / deals_file(variant, source)
     _plain_file(path)
     try:
-        names = pq.read_schema(path).names
-        missing = [c for c in DEAL_COLUMNS if c not in names]
-        if missing:
-            raise AtlasFileError(f"{path} is not an atlas deal file (no column {', '.join(missing)})")
-        wanted = [c for c in names if c in (columns or names)]
-        table = pq.read_table(path, columns=wanted)
+        with pq.ParquetFile(path) as parquet:  # not read_table: its datasets import pandas, a second of a look-up
+            names = parquet.schema_arrow.names
+            missing = [c for c in DEAL_COLUMNS if c not in names]
+            if missing:
+                raise AtlasFileError(f"{path} is not an atlas deal file (no column {', '.join(missing)})")
+            wanted = [c for c in names if c in (columns or names)]
+            table = parquet.read(columns=wanted)
         if table.column("deal").null_count:
             raise AtlasFileError(f"{path}: {table.column('deal').null_count:,} deal(s) without a number")
         if not pa.types.is_integer(table.schema.field("deal").type):
             raise AtlasFileError(f"{path}: its deal numbers are {table.schema.field('deal').type}, not whole numbers")
         if "verdict" in wanted:
-            verdict = table.column("verdict").cast(pa.string())
-            bad = pc.invert(pc.fill_null(pc.is_in(verdict, value_set=pa.array(VERDICTS)), False))
-            if pc.any(bad).as_py():
-                raise AtlasFileError(f"{path}: {pc.sum(bad).as_py():,} deal(s) without a verdict won/lost/unknown")
+            codes, labels = verdict_codes(table)
+            used = {labels[i] for i in np.unique(codes).tolist()}
+            if table.column("verdict").null_count or not used <= set(VERDICTS):
+                raise AtlasFileError(f"{path}: deal(s) without a verdict won/lost/unknown")
     except (OSError, pa.ArrowException) as exc:
         raise AtlasFileError(f"{path} cannot be read as an atlas deal file ({exc})") from None
     return table
+
+
+def deal_numbers(table: pa.Table) -> np.ndarray:
+    """A deal table's deal numbers as a numpy int64 array (no nulls: `read_deals` checked). Read from the Arrow
+    buffer, not with ``to_numpy``, which imports pandas: a second of a look-up that needs none of it."""
+    deals = table.column("deal").combine_chunks().cast(pa.int64())
+    return np.frombuffer(deals.buffers()[1], dtype=np.int64)[deals.offset:deals.offset + len(deals)]
+
+
+def verdict_codes(table: pa.Table) -> tuple[np.ndarray, list[str]]:
+    """A deal table's verdicts as (numpy codes, the label of each code), read as `deal_numbers` reads deals."""
+    verdicts = table.column("verdict").combine_chunks()
+    if not pa.types.is_dictionary(verdicts.type):
+        verdicts = verdicts.dictionary_encode()
+    codes = verdicts.indices
+    view = np.frombuffer(codes.buffers()[1], dtype=np.dtype(str(codes.type)))[codes.offset:codes.offset + len(codes)]
+    return view, [str(v) for v in verdicts.dictionary.to_pylist()]
 
 
 def write_summary(rows: list[dict[str, Any]], path: Path) -> None:

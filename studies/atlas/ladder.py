@@ -85,6 +85,8 @@ def parse_rung(text: str) -> Rung:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UserError(f"--rung {quoted(text)}: expected KEY=VALUE[,KEY=VALUE...] of solver parameters")
+        if key.strip() in params:
+            raise UserError(f"--rung {quoted(text)}: {quoted(key.strip())} given twice; name each parameter once")
         params[key.strip()] = value.strip()
     return Rung(params)
 

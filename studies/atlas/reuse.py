@@ -2,15 +2,18 @@
 
 A variant's deal file holds every deal's verdict and the rung that gave it, and its summary row names every rung's
 budget, so the deals its ladder decided need no solving again: only its unknown deals go on to the rungs above the
-ones it ran, and deals asked for outside its range start at rung 0. This is what lets the shipped atlas (data/atlas)
-be escalated, or grown a range at a time, on a machine that does not hold the store it was computed in. Nothing
-false is carried over: the row must be for the same rules (fingerprint), numbering, seed and solver version, must
-agree with its own deal file (`studies.atlas.row_problems`), must share deals with the range asked for, and each
-rung it ran must have this command's budget for that rung; otherwise the command stops before any work, saying
-which of these differs. The rows written are then the ones the same command without ``--reuse`` gives from rung 0
-(the budgets are node budgets, so the verdicts do not depend on the machine), and the summary's command is that
-command. The reused wins are not replayed: the deal file keeps no lines (the referee checked each when it was
-solved)."""
+ones it ran, and deals asked for outside its range start at rung 0. This is what lets the shipped atlas be escalated,
+or grown a range at a time, on a machine that does not hold the store it was computed in.
+
+Nothing unchecked is carried over. The row must be for the same rules (fingerprint), numbering, seed and solver
+version, must agree with its own deal file (`studies.atlas.row_problems`), must share deals with the range asked
+for, and each rung it ran must have this command's budget for that rung; then a random sample of its decided deals
+is solved again at rung 0 (`studies.atlas.verify.check_sample`), and any disagreement refuses the whole source.
+Otherwise the command stops before any work, saying which of these differs. A file edited to agree with itself
+passes the first checks but not the sample once enough of its deals are forged; the row written says where its
+verdicts came from (`provenance`: the source folder and a digest of the row and deal file taken, and ``--reuse`` in
+its command), so it never passes for a row computed from scratch. The reused wins are not replayed: the deal file
+keeps no lines (the referee checked each when it was solved)."""
 
 from __future__ import annotations
 
@@ -32,11 +35,14 @@ def reused_rows(folder: Path, rules: Rules, source: str, seed: int, first: int, 
     ``termination``) and how many rungs its row ran, after checking that they are the verdicts this command's
     ladder (``budget_line``: `bakers_dozen.escalate.budgets`) gives on those rungs."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     from studies import atlas as files
 
     where = f"--reuse {quoted(str(folder))}"
+    if not folder.is_dir():
+        raise AtlasReuseError(f"{where}: {'not a folder' if folder.exists() else 'no such folder'}")
+    if not (folder / files.SUMMARY).exists():
+        raise AtlasReuseError(f"{where}: holds no {files.SUMMARY}, so it is not an atlas")
     row = next((r for r in files.read_summary(folder / files.SUMMARY)
                 if (r["variant"], r["source"]) == (rules.name, source)), None)
     if row is None:
@@ -64,11 +70,24 @@ def reused_rows(folder: Path, rules: Rules, source: str, seed: int, first: int, 
     problems = files.row_problems(folder, row)
     if problems:
         raise AtlasReuseError(f"{where}: {rules.name}'s row disagrees with its deal file ({problems[0]})")
-    table = pq.read_table(folder / files.deals_file(rules.name, source))
+    table = files.read_deals(folder, rules.name, source)
     table = table.filter(pc.and_(pc.greater_equal(table["deal"], first), pc.less_equal(table["deal"], last)))
     rows = [{"deal": r["deal"], "verdict": r["verdict"], "nodes": r["nodes"], "rung": r["rung"],
              "termination": files.TIMEOUT if r.get(files.TIMEOUT) else None} for r in table.to_pylist()]
     return rows, len(ran)
+
+
+def provenance(folder: Path, rules: Rules, source: str) -> str:
+    """Where a reused row's verdicts came from: the folder ``folder`` and the sha256 (first 16 digits) of the summary
+    row and deal file taken from it, so that a changed source is told from the one reused."""
+    import hashlib
+
+    from studies import atlas as files
+
+    row = next(r for r in files.read_summary(folder / files.SUMMARY) if (r["variant"], r["source"]) == (rules.name, source))
+    digest = hashlib.sha256(",".join(str(row.get(k)) for k in files.SUMMARY_COLUMNS if k != files.REUSED).encode())
+    digest.update((folder / files.deals_file(rules.name, source)).read_bytes())
+    return f"{folder} sha256:{digest.hexdigest()[:16]}"
 
 
 def uncovered(rows: list[dict[str, Any]], first: int, last: int) -> list[int]:
@@ -92,3 +111,24 @@ def reused_reports(rows: list[dict[str, Any]], rungs: tuple[Rung, ...], ran: int
         reports.append(RungReport(i, budget, len(tried), here.count("won"), here.count("lost"),
                                   len(tried) - here.count("won") - here.count("lost"), reused=True))
     return reports
+
+
+def climb_reused(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], ran: int, first: int, last: int,
+                 rungs: tuple[Rung, ...], seed: int = 0, source: str = "default",
+                 **options: Any) -> tuple[list[dict[str, Any]], list[RungReport]]:
+    """Deals first..last decided from the reused ``rows`` (whose row ran ``ran`` rungs): the deals outside them
+    through rung 0, then every deal still open through the rungs above; the rows and what each rung did (the reused
+    rungs marked so). ``options`` go to `studies.solving.solve_deals`."""
+    from studies.atlas.ladder import climb, rung_report
+    from studies.solving import solve_scattered
+
+    reports = reused_reports(rows, rungs, ran, rules, base)
+    missing = uncovered(rows, first, last)
+    if missing:  # deals outside the reused range: rung 0 first
+        new, _ = solve_scattered(rules, {**base, **rungs[0].params}, missing, seed, source, **options)
+        for r in new:
+            r["rung"] = 0
+        reports.append(rung_report(0, rungs[0], base, new))
+        rows = sorted([*rows, *new], key=lambda r: r["deal"])
+    rows, climbed = climb(rules, base, rows, rungs, 1, seed, source, **options)
+    return rows, reports + [r for r in climbed if r.rung >= ran or r.tried]  # not the reused rungs again, idle
