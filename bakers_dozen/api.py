@@ -29,7 +29,8 @@ from sim.rules import Rules, resolve_variant
 from strategies.analyse import Analysis, analyse_game
 from studies.reading import read_store as _read_store
 
-__all__ = ["SVG", "analyse", "deal", "draw", "play", "read_store", "replay", "simulate"]
+__all__ = ["SVG", "LadderResult", "analyse", "atlas", "atlas_run", "deal", "draw", "escalate", "play", "read_store", "replay",
+           "simulate"]
 
 
 class SVG(str):
@@ -118,3 +119,131 @@ def replay(game: Game, path: str | Path, analysis: Analysis | None = None, revea
     p = Path(path)
     p.write_text(page, encoding="utf-8")
     return p
+
+
+# ---- the escalation ladder and the winnability atlas ------------------------------------------------------------------
+
+class LadderResult:
+    """What `escalate` or `atlas_run` decided: one row per deal (``to_frame``) and ``summary`` (counts, win rate and
+    interval, and what each rung did)."""
+
+    def __init__(self, rows: list[dict[str, Any]], reports: list[Any], extra: dict[str, Any] | None = None) -> None:
+        from studies.stats import win_rate_interval
+
+        self.rows = rows
+        n = len(rows)
+        counts = {v: sum(r["verdict"] == v for r in rows) for v in ("won", "lost", "unknown")}
+        low, high = win_rate_interval(counts["won"], n) if n else (0.0, 0.0)
+        self.summary: dict[str, Any] = {"deals": n, **counts, "win_rate": counts["won"] / n if n else None,
+                                        "win_low": low, "win_high": high,
+                                        "rungs": [report.line() for report in reports], **(extra or {})}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per deal: deal, verdict, nodes, the rung that gave the verdict, and the run's labels."""
+        return pd.DataFrame(self.rows)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return f"LadderResult({s['deals']} deals: won {s['won']}, lost {s['lost']}, unknown {s['unknown']})"
+
+
+def _deal_range(deals: tuple[int, int] | int) -> tuple[int, int]:
+    from sim.deals import check_deal_range
+
+    first, last = deals if isinstance(deals, tuple) else (deals, deals)
+    return check_deal_range(first, last, f"deals={deals!r}")
+
+
+def _ladder(rungs: list[dict[str, Any]] | None, last_rung: int | None) -> tuple[Any, ...]:
+    from studies.atlas.ladder import ladder
+
+    texts = tuple(",".join(f"{k}={v}" for k, v in rung.items()) for rung in rungs or ())
+    return ladder(texts, last_rung)
+
+
+def escalate(variant: str | Rules = "bakers-dozen", deals: tuple[int, int] | int = (1, 100), *,
+             params: dict[str, Any] | None = None, rungs: list[dict[str, Any]] | None = None,
+             last_rung: int | None = None, seed: int = 0, source: str = "default", store: str | Path | None = None,
+             jobs: int | None = None) -> LadderResult:
+    """Decide ``deals`` (first, last) with the solver's escalation ladder (`studies.atlas.ladder`): rung 0 with
+    ``params``, then each deal still unknown with the next rung (``rungs``: parameter dicts of your own, or the
+    default ladder; ``last_rung`` cuts it). Every win is replayed by the referee. With ``store`` the rows stay there
+    and a later call resumes; without it they go to a temporary store."""
+    from studies.atlas.ladder import escalate as run_ladder
+    from studies.atlas.ladder import rung_strategies
+
+    rules = _rules(variant)
+    first, last = _deal_range(deals)
+    base = dict(params or {})
+    ladder_rungs = _ladder(rungs, last_rung)
+    rung_strategies(rules, base, ladder_rungs)  # a bad parameter is one line, before any work
+    with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
+        where = Path(tmp) / "store" if store is None else Path(store)
+        rows, reports, _ = run_ladder(rules, base, first, last, seed, source, ladder_rungs, store=where, jobs=jobs)
+    return LadderResult(rows, reports, {"variant": rules.name, "first": first, "last": last})
+
+
+def atlas(variant: str = "bakers-dozen", deal: int | None = None, *, listing: str | None = None,
+          source: str = "default", folder: str | Path | None = None) -> dict[str, Any]:
+    """What the atlas says of ``variant`` (a preset): its row's counts, win rate and interval and winnable fraction,
+    and with ``deal`` that deal's verdict (``answer["deal"]``), with ``listing`` ("lost" or "unknown") the deals of
+    that verdict; from the atlas shipped with the toolkit, or ``folder``. Nothing is solved (`studies.atlas.lookup`)."""
+    from studies.atlas import shipped
+    from studies.atlas.lookup import look_up
+
+    if deal is not None:
+        from sim.deals import check_deal_number
+
+        check_deal_number(deal, 0, source)
+    return look_up(Path(folder) if folder is not None else shipped(), variant, source, deal, listing)
+
+
+def atlas_run(variant: str = "bakers-dozen", deals: tuple[int, int] | int = (1, 100), *, out: str | Path,
+              params: dict[str, Any] | None = None, rungs: list[dict[str, Any]] | None = None,
+              last_rung: int | None = None, seed: int = 0, source: str = "default", reuse: str | Path | None = None,
+              force: bool = False, store: str | Path | None = None, jobs: int | None = None) -> LadderResult:
+    """`bakers-dozen atlas run` for one preset: decide ``deals`` by the ladder (climbing from the atlas ``reuse`` once
+    a sample of its verdicts solved again agrees) and write the variant's deal file and summary row into ``out``
+    (a row that knows more is replaced only with ``force``). ``summary`` holds the row written."""
+    from sim.errors import UserError
+    from sim.rules import find_variant, is_variant_file
+    from strategies.solver.strategy import SolverStrategy
+    from studies.atlas.ladder import budgets, rung_strategies
+    from studies.atlas.ladder import escalate as run_ladder
+    from studies.atlas.reuse import AtlasReuseError, climb_reused, provenance, reused_rows
+    from studies.atlas.verify import check_sample
+    from studies.atlas.writing import Planned, check_out, write_variant
+
+    if isinstance(variant, str) and is_variant_file(variant):
+        raise UserError(f"variant {variant!r}: the atlas holds presets only (see `bakers-dozen variants`)")
+    rules = find_variant(variant)
+    first, last = _deal_range(deals)
+    base = dict(params or {})
+    ladder_rungs = _ladder(rungs, last_rung)
+    rung_strategies(rules, base, ladder_rungs)
+    out = Path(out)
+    check_out(out, [Planned(rules.name, source, first, last, len(ladder_rungs))], force)
+    line = budgets(ladder_rungs, base)
+    with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
+        options = {"store": Path(tmp) / "store" if store is None else Path(store), "jobs": jobs}
+        if reuse is not None:
+            rows, ran = reused_rows(Path(reuse), rules, source, seed, first, last, SolverStrategy.version, line)
+            import pyarrow as pa
+
+            table = pa.Table.from_pylist([{k: r[k] for k in ("deal", "verdict", "rung")} for r in rows])
+            check = check_sample(rules, {"variant": rules.name, "source": source, "seed": seed}, table,
+                                 params={**base, **ladder_rungs[0].params}, **options)
+            if check.disagreements:
+                raise AtlasReuseError(f"reuse={str(reuse)!r}: not reused: {check.line()}")
+            rows, reports = climb_reused(rules, base, rows, ran, first, last, ladder_rungs, seed, source, **options)
+        else:
+            rows, reports, _ = run_ladder(rules, base, first, last, seed, source, ladder_rungs, **options)
+    bad = [r["deal"] for r in rows if r["verdict"] not in ("won", "lost", "unknown")]
+    if bad:
+        raise UserError(f"{rules.name}: {len(bad):,} deal(s) without a verdict (a win the referee rejected, or an "
+                        f"error), e.g. {bad[:5]}; nothing written")
+    command = f"bakers_dozen.api.atlas_run({rules.name!r}, ({first}, {last}), params={base!r}, rungs={rungs!r}, " \
+              f"last_rung={last_rung!r}, seed={seed}, source={source!r}, reuse={None if reuse is None else str(reuse)!r})"
+    row = write_variant(out, rules, source, seed, rows, line, SolverStrategy.version, command,
+                        provenance(Path(reuse), rules, source) if reuse is not None else None, force)
+    return LadderResult(rows, reports, {"row": row})

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from bakers_dozen.cli import main
 from sim.rules import variant_names
-from studies.atlas import SUMMARY_COLUMNS, check_atlas, interval, read_summary
+from studies.atlas import SUMMARY_COLUMNS, check_atlas, interval, read_summary, shipped
 
-SHIPPED = Path(__file__).resolve().parent.parent / "data" / "atlas"
+SHIPPED = shipped()
 SMALL = ["--param", "nodes=2000", "--rung", "nodes=200000", "--jobs", "1", "--quiet"]
 """Small budgets: bakers-dozen 31 and several good-measure deals among 28-35 are unknown at 2,000 nodes, and all but
 one decided at 200,000, within seconds."""
@@ -81,21 +81,30 @@ def test_reuse_climbs_from_a_written_atlas_without_its_store_and_writes_what_the
     assert read_summary(short / "summary.csv")[1]["unknown"] >= 2
     climbed = _atlas(tmp_path, *both, "--reuse", str(short), out="climbed", store="climb-store")
     full = _atlas(tmp_path, *both, out="full", store="full-store")
-    assert (climbed / "summary.csv").read_text() == (full / "summary.csv").read_text()  # the command too: no --reuse
+    assert _computed(climbed) == _computed(full)
+    for row, there in zip(read_summary(climbed / "summary.csv"), read_summary(full / "summary.csv"), strict=True):
+        assert row["command"] == f"{there['command']} --reuse {short}" and there["reused"] is None
+        assert row["reused"].startswith(f"{short} sha256:")  # the source and a digest of what was taken from it
     for name in ("bakers-dozen.parquet", "good-measure.parquet"):
         assert pq.read_table(climbed / name).equals(pq.read_table(full / name))
     runs = lambda store: sorted(p.name for p in store.iterdir() if p.is_dir())  # noqa: E731
-    assert len(runs(tmp_path / "climb-store")) == 2 and len(runs(tmp_path / "full-store")) == 4  # rung 1 alone ran
+    # rung 1 alone climbed; rung 0 solved only the sample of reused deals, under the same key as a fresh rung 0
+    assert len(runs(tmp_path / "climb-store")) == 4 and len(runs(tmp_path / "full-store")) == 4
     again = _atlas(tmp_path, *both, "--reuse", str(full), out="again", store="again-store")  # nothing left to climb
-    assert (again / "summary.csv").read_text() == (full / "summary.csv").read_text()
-    assert not (tmp_path / "again-store").exists() or runs(tmp_path / "again-store") == []
+    assert _computed(again) == _computed(full)
+    assert len(runs(tmp_path / "again-store")) == 2  # rung 0 on the sample of reused deals alone
+
+
+def _computed(out: Path) -> list[dict]:
+    """The summary rows without what says how they were made (command and source)."""
+    return [{k: v for k, v in r.items() if k not in ("command", "reused")} for r in read_summary(out / "summary.csv")]
 
 
 def test_reuse_grows_a_written_range_and_writes_what_the_whole_range_from_rung_0_writes(tmp_path):
     short = _atlas(tmp_path, "-v", "good-measure", "--deals", "28-31", "--last-rung", "0", out="short", store="s1")
     grown = _atlas(tmp_path, "-v", "good-measure", "--deals", "25-35", "--reuse", str(short), out="grown", store="s2")
     full = _atlas(tmp_path, "-v", "good-measure", "--deals", "25-35", out="full", store="s3")
-    assert (grown / "summary.csv").read_text() == (full / "summary.csv").read_text()
+    assert _computed(grown) == _computed(full)
     assert pq.read_table(grown / "good-measure.parquet").equals(pq.read_table(full / "good-measure.parquet"))
     assert read_summary(grown / "summary.csv")[0]["command"].startswith("bakers-dozen atlas --variant good-measure "
                                                                          "--deals 25-35 ")

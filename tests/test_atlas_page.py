@@ -11,11 +11,11 @@ import pytest
 
 from reports import charts
 from reports.atlas_page import END, START, AtlasPageError, chart_table, main, refresh, rungs_run, table_markdown, with_block
-from studies.atlas import read_summary
+from studies.atlas import read_summary, shipped
 from tests.atlas_helpers import BAKERS, make_atlas, verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ROOT / "data" / "atlas"
+SHIPPED = shipped()
 PAGE = ROOT / "docs" / "atlas.md"
 
 

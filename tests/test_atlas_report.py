@@ -16,11 +16,11 @@ from bakers_dozen.cli import main
 from reports.atlas import COLUMN, DEFAULT_FOLDER, AtlasWarning, atlas_folder, cell, grid_column, perfect_play
 from reports.render import Cell
 from sim.rules import VARIANTS, Rules, find_variant
-from studies.atlas import read_summary
+from studies.atlas import read_summary, shipped
 from studies.runner import RunSpec, run
 from tests.atlas_helpers import BAKERS, make_atlas, verdicts
 
-SHIPPED = Path(__file__).resolve().parent.parent / "data" / "atlas"
+SHIPPED = shipped()
 SPANISH = find_variant("spanish-patience").fingerprint
 
 
