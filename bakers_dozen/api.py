@@ -205,6 +205,9 @@ def atlas_run(variant: str = "bakers-dozen", deals: tuple[int, int] | int = (1, 
     """`bakers-dozen atlas run` for one preset: decide ``deals`` by the ladder (climbing from the atlas ``reuse`` once
     a sample of its verdicts solved again agrees) and write the variant's deal file and summary row into ``out``
     (a row that knows more is replaced only with ``force``). ``summary`` holds the row written."""
+    import pyarrow as pa
+
+    from bakers_dozen.atlas_run import row_command
     from sim.errors import UserError
     from sim.rules import find_variant, is_variant_file
     from strategies.solver.strategy import SolverStrategy
@@ -228,8 +231,6 @@ def atlas_run(variant: str = "bakers-dozen", deals: tuple[int, int] | int = (1, 
         options = {"store": Path(tmp) / "store" if store is None else Path(store), "jobs": jobs}
         if reuse is not None:
             rows, ran = reused_rows(Path(reuse), rules, source, seed, first, last, SolverStrategy.version, line)
-            import pyarrow as pa
-
             table = pa.Table.from_pylist([{k: r[k] for k in ("deal", "verdict", "rung")} for r in rows])
             check = check_sample(rules, {"variant": rules.name, "source": source, "seed": seed}, table,
                                  params={**base, **ladder_rungs[0].params}, **options)
@@ -242,8 +243,9 @@ def atlas_run(variant: str = "bakers-dozen", deals: tuple[int, int] | int = (1, 
     if bad:
         raise UserError(f"{rules.name}: {len(bad):,} deal(s) without a verdict (a win the referee rejected, or an "
                         f"error), e.g. {bad[:5]}; nothing written")
-    command = f"bakers_dozen.api.atlas_run({rules.name!r}, ({first}, {last}), params={base!r}, rungs={rungs!r}, " \
-              f"last_rung={last_rung!r}, seed={seed}, source={source!r}, reuse={None if reuse is None else str(reuse)!r})"
+    command = row_command(rules.name, first, last, source, seed, tuple(f"{k}={v}" for k, v in base.items()),
+                          tuple(",".join(f"{k}={v}" for k, v in rung.items()) for rung in rungs or ()), last_rung,
+                          None if reuse is None else Path(reuse))  # the command line's: it computes the row again
     row = write_variant(out, rules, source, seed, rows, line, SolverStrategy.version, command,
                         provenance(Path(reuse), rules, source) if reuse is not None else None, force)
     return LadderResult(rows, reports, {"row": row})

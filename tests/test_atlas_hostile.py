@@ -321,3 +321,26 @@ def test_the_old_form_of_atlas_still_runs(tmp_path):
                 str(tmp_path / "o"))
     assert r.exit_code == 0 and (tmp_path / "o" / "bakers-dozen.parquet").exists(), r.output
     assert os.path.exists(tmp_path / "o" / "summary.csv")
+
+
+# ---- the API (issue 62, 4) ------------------------------------------------------------------------------------------
+
+def test_the_api_looks_up_escalates_and_refuses_in_one_line(tmp_path, no_solving):
+    import json
+
+    from bakers_dozen import api
+    from sim.errors import UserError
+
+    answer = api.atlas("bakers-dozen", 417, source="pysol")
+    assert answer == json.loads(_invoke("atlas", "show", "-v", "bakers-dozen", "--deal", "417", "--source", "pysol",
+                                        "--json").output)
+    assert answer["deal"]["verdict"] == "lost"
+    for call, message in ((lambda: api.atlas("no-such"), "unknown variant"),
+                          (lambda: api.atlas("bakers-dozen", 0), "deal"),
+                          (lambda: api.atlas("bakers-dozen", listing="maybe"), "listing"),
+                          (lambda: api.escalate("bakers-dozen", (5, 3)), "after the last"),
+                          (lambda: api.escalate("bakers-dozen", (1, 3), rungs=[{"nodes": -1}]), "nodes"),
+                          (lambda: api.atlas_run("bakers-dozen", (1, 4), out=_reusable(tmp_path / "a"),
+                                                 params={"nodes": 2000}, last_rung=0), "--force")):
+        with pytest.raises(UserError, match=message):
+            call()

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from bakers_dozen.cli import main
-from reports.atlas import COLUMN, DEFAULT_FOLDER, AtlasWarning, atlas_folder, cell, grid_column, perfect_play
+from reports.atlas import COLUMN, AtlasWarning, atlas_folder, cell, grid_column, perfect_play
 from reports.render import Cell
 from sim.rules import VARIANTS, Rules, find_variant
 from studies.atlas import read_summary, shipped
@@ -121,13 +121,10 @@ def test_a_missing_or_damaged_file_is_one_warning(tmp_path, damage, said):
     assert figures == {} and len(warned) == 1 and said in warned[0], warned
 
 
-def test_the_atlas_is_the_one_given_else_data_atlas_here_when_it_holds_a_summary(tmp_path):
-    assert atlas_folder(None) is None  # each test runs in an empty folder of its own
+def test_the_atlas_is_the_one_given_else_the_shipped_one_wherever_the_report_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an empty folder: no checkout around
+    assert atlas_folder(None) == SHIPPED and (SHIPPED / "summary.csv").is_file()
     assert atlas_folder(tmp_path / "elsewhere") == tmp_path / "elsewhere"
-    (DEFAULT_FOLDER).mkdir(parents=True)
-    assert atlas_folder(None) is None  # the folder without a summary is no atlas
-    make_atlas(DEFAULT_FOLDER, [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
-    assert atlas_folder(None) == DEFAULT_FOLDER
 
 
 def test_the_atlas_column_stands_after_the_live_perfect_play_and_only_where_the_rules_match(tmp_path):
@@ -183,11 +180,9 @@ def test_a_damaged_atlas_is_one_warning_line_and_the_report_is_written(store, tm
     assert COLUMN not in md and "summary.csv cannot be read" in md
 
 
-def test_without_atlas_the_report_reads_data_atlas_in_the_current_folder(store, tmp_path):
+def test_without_atlas_the_report_reads_the_shipped_atlas_from_any_folder(store, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     done = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "rep")])
-    assert done.exit_code == 0 and COLUMN not in (tmp_path / "rep" / "report.md").read_text()
-    make_atlas(DEFAULT_FOLDER, [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
-    done = CliRunner().invoke(main, ["report", str(store), "--out", str(tmp_path / "rep"), "--force"])
     assert done.exit_code == 0, done.output
     assert COLUMN in (tmp_path / "rep" / "report.md").read_text()
 

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 import bakers_dozen.report
 import bakers_dozen.solve
+import studies.solving
 from bakers_dozen.cli import main
 from bakers_dozen.limits import MAX_RUN_DEALS, MAX_SOLVE_DEALS, Bounded, OptionRangeError
 from bakers_dozen.simulate import simulate
@@ -25,6 +26,7 @@ def no_work(monkeypatch):
 
     monkeypatch.setattr(bakers_dozen.report, "run_study", played)
     monkeypatch.setattr(bakers_dozen.solve, "solve_deals", played)
+    monkeypatch.setattr(studies.solving, "solve_spec", played)
 
 
 def one_line(args: list[str], *expected: str) -> str:

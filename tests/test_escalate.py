@@ -8,9 +8,8 @@ import csv
 from click.testing import CliRunner
 
 from bakers_dozen.cli import main
-from studies.atlas.ladder import LADDER, Rung
-from studies.atlas.ladder import escalate
 from sim.rules import find_variant
+from studies.atlas.ladder import LADDER, Rung, escalate
 from studies.store import Store
 
 BD = find_variant("bakers-dozen")

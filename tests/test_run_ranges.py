@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from studies.atlas.ladder import Rung
-from studies.atlas.ladder import escalate
-from studies.solving import solve_deals
 from sim.rules import find_variant
+from studies.atlas.ladder import Rung, escalate
 from studies.reading import read_table
 from studies.runner import run
+from studies.solving import solve_deals
 from studies.spec import RunnerError, RunSpec, check_run, deal_ranges
 from studies.store import Store
 

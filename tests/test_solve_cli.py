@@ -14,8 +14,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from studies.solving import solve_deals
 from sim.rules import find_variant
+from studies.solving import solve_deals
 from studies.spec import RunInterrupted
 from studies.store import Store
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from bakers_dozen.cli import main
-from studies.solving import retry_unknown, solve_deals
 from sim.rules import find_variant
+from studies.solving import retry_unknown, solve_deals
 from studies.store import Store
 
 BD = find_variant("bakers-dozen")

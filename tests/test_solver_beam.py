@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from studies.atlas.ladder import LADDER, budgets
 from sim.game import Game
 from sim.referee import replay_codes
 from sim.rules import find_variant
 from strategies.solver.beam import beam_bytes, seen_slots
 from strategies.solver.sizes import solver_memory
+from studies.atlas.ladder import LADDER, budgets
 from tests.solver_helpers import solver
 
 VARIANTS = ("bakers-dozen", "good-measure", "spanish-patience", "castles-in-spain", "other-suit", "kings-into-empty")

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from studies.solving import solve_deals
 from sim import engine as E
 from sim.cards import DECK_SIZE
 from sim.deals import make_deal
@@ -22,6 +21,7 @@ from strategies.base import DealInfo
 from strategies.play import play_compiled, play_python
 from strategies.solver.strategy import SolverStrategy
 from studies.reading import read_table
+from studies.solving import solve_deals
 
 EIGHT_BY_SIX = Rules(name="eight-by-six", columns=8, cards_per_column=6, kings_to_bottom=False, empty_fill="any",
                      start_home=("AC", "AD", "AH", "AS"))
