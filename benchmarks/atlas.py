@@ -30,9 +30,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bakers_dozen.solve import apply_overrides, parse_deals  # noqa: E402
-from studies.solving import solve_deals  # noqa: E402
 from sim.errors import run_script  # noqa: E402
 from sim.rules import Rules, find_variant  # noqa: E402
+from studies.solving import solve_deals  # noqa: E402
 
 HEAVY_SECONDS = 0.1
 """A deal whose search takes longer than this is in the heavy tail."""

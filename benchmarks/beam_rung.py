@@ -18,13 +18,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, before benchmarks/strategies.py
 
-from studies.atlas.ladder import LADDER  # noqa: E402
 from sim.errors import UserError, run_script  # noqa: E402
 from sim.game import Game  # noqa: E402
 from sim.referee import replay_codes  # noqa: E402
 from sim.rules import find_variant  # noqa: E402
 from strategies.solver.strategy import SolverStrategy  # noqa: E402
 from studies import atlas as files  # noqa: E402
+from studies.atlas.ladder import LADDER  # noqa: E402
 
 
 def unknown_deals(folder: Path, variant: str, source: str, count: int) -> list[int]:

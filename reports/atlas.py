@@ -27,6 +27,7 @@ import pandas as pd
 from reports.formats import count, pct, runs_text
 from reports.render import Cell
 from studies.atlas import FLOAT_COLUMNS, INTEGER_COLUMNS, SUMMARY, TIMEOUT, VERDICTS, counts, deals_file, interval, shipped
+
 COLUMN = "perfect play (atlas)"
 """The report grid's column of atlas figures."""
 NEEDED = ("variant", "fingerprint", "source", *INTEGER_COLUMNS, *FLOAT_COLUMNS, "clairvoyant", "command")
