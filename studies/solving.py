@@ -82,9 +82,9 @@ def solve_again(rules: Rules, rows: list[dict[str, Any]], deals: list[int], para
 
 def store_rows(rules: Rules, result: RunSummary, verify: bool,
                spans: Sequence[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
-    """The solve rows (`bakers_dozen.solve.COLUMNS`, and the termination: ``timeout`` where the seconds cap, not the node
-    budget, left a deal unknown) of a finished run over ``spans`` (default: its deals from first on), read from
-    its store (as Arrow rows: no pandas to import)."""
+    """The solve rows (deal, verdict, nodes, seconds, moves, the referee's check, the run's labels, and the
+    termination: ``timeout`` where the seconds cap, not the node budget, left a deal unknown) of a finished run over
+    ``spans`` (default: its deals from first on), read from its store (as Arrow rows: no pandas to import)."""
     from studies.reading import read_table
     from studies.store import Store
 

@@ -76,7 +76,7 @@ def test_wins_stored_without_the_referee_are_checked_when_read_with_it(tmp_path,
     rows, _ = solve_deals(BD, {}, 62, 65, source="pysol", store=tmp_path, jobs=2, verify=False)
     assert [r["verified"] for r in rows] == [None] * 4
     checked: list[int] = []
-    import bakers_dozen.solve as S
+    import studies.solving as S
 
     real = S._replayed
     monkeypatch.setattr(S, "_replayed", lambda rules, result, deal, codes: checked.append(deal) or real(rules, result,

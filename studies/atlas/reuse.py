@@ -33,7 +33,7 @@ def reused_rows(folder: Path, rules: Rules, source: str, seed: int, first: int, 
                 budget_line: str) -> tuple[list[dict[str, Any]], int]:
     """The rows of deals first..last that the atlas at ``folder`` holds (``deal``, ``verdict``, ``nodes``, ``rung``,
     ``termination``) and how many rungs its row ran, after checking that they are the verdicts this command's
-    ladder (``budget_line``: `bakers_dozen.escalate.budgets`) gives on those rungs."""
+    ladder (``budget_line``: `studies.atlas.ladder.budgets`) gives on those rungs."""
     import pyarrow.compute as pc
 
     from studies import atlas as files
