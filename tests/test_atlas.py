@@ -208,3 +208,31 @@ def test_the_shipped_atlas_holds_every_range_it_publishes():
     short = {key: rows[key]["deals"] if key in rows else 0 for key, size in wanted.items()
              if key not in rows or rows[key]["first"] != 1 or rows[key]["deals"] < size}
     assert short == {}
+
+
+def test_shipped_rows_of_the_same_game_give_each_deal_one_verdict():
+    """Rows whose rules differ only in face-down cards hold the same game for the clairvoyant solver (it sees every
+    card): on the deals they share, in the same numbering and seed, they must give each deal the same verdict."""
+    import itertools
+
+    import pyarrow.compute as pc
+
+    from sim.rules import find_variant
+
+    groups: dict[tuple, list[dict]] = {}
+    for row in read_summary(SHIPPED / "summary.csv"):
+        game = find_variant(row["variant"]).replace(face_down=0).fingerprint
+        groups.setdefault((game, row["source"], row["seed"]), []).append(row)
+    pairs = [pair for rows in groups.values() for pair in itertools.combinations(rows, 2)]
+    assert any({a["variant"], b["variant"]} == {"bakers-dozen", "dick-1883"} for a, b in pairs)
+    for a, b in pairs:
+        first, last = max(a["first"], b["first"]), min(a["last"], b["last"])
+        tables = []
+        for row in (a, b):
+            t = pq.read_table(SHIPPED / f"{'pysol-' if row['source'] == 'pysol' else ''}{row['variant']}.parquet",
+                              columns=["deal", "verdict"])
+            tables.append(t.filter(pc.and_(pc.greater_equal(t["deal"], first), pc.less_equal(t["deal"], last))))
+        left, right = (t.column("verdict").cast("string").to_pylist() for t in tables)
+        assert tables[0].column("deal").equals(tables[1].column("deal"))
+        differ = [(d, x, y) for d, x, y in zip(tables[0].column("deal").to_pylist(), left, right, strict=True) if x != y]
+        assert not differ, f"{a['variant']} and {b['variant']} ({a['source']}) disagree on {len(differ)} deals: {differ[:12]}"
