@@ -51,6 +51,15 @@ def test_deal_and_play_load_no_study_library(args):
     assert loaded.isdisjoint(heavy), loaded & heavy
 
 
+@pytest.mark.parametrize("args", [("atlas", "show", "-v", "bakers-dozen", "--deal", "417"),
+                                  ("atlas", "show", "-v", "good-measure", "--unknown", "--json")])
+def test_an_atlas_look_up_reads_two_files_and_loads_no_solver(args):
+    # pyarrow reads the files; pandas alone would cost a look-up a second, numba and the runner more
+    loaded = _loaded_after(*args)
+    assert "pyarrow" in loaded
+    assert loaded.isdisjoint({*HEAVY, "numba"} - {"pyarrow"}), loaded & ({*HEAVY, "numba"} - {"pyarrow"})
+
+
 def test_the_cli_module_imports_no_verb():
     loaded = _loaded_after("--version")
     assert loaded.isdisjoint({*HEAVY, "numba", "numpy"})
