@@ -161,6 +161,18 @@ def _ladder(rungs: list[dict[str, Any]] | None, last_rung: int | None) -> tuple[
     return ladder(texts, last_rung)
 
 
+def _check_rungs(rules: Rules, base: dict[str, Any], rungs: tuple[Any, ...], jobs: int | None) -> None:
+    """The command line's checks of a ladder, before any work: each rung's parameters, and its solvers' memory on
+    ``jobs`` workers."""
+    from joblib import cpu_count
+
+    from strategies.memory import check_memory
+    from studies.atlas.ladder import rung_strategies
+
+    for strategy in rung_strategies(rules, base, rungs):
+        check_memory(strategy, rules, jobs or cpu_count())
+
+
 def escalate(variant: str | Rules = "bakers-dozen", deals: tuple[int, int] | int = (1, 100), *,
              params: dict[str, Any] | None = None, rungs: list[dict[str, Any]] | None = None,
              last_rung: int | None = None, seed: int = 0, source: str = "default", store: str | Path | None = None,
@@ -170,13 +182,12 @@ def escalate(variant: str | Rules = "bakers-dozen", deals: tuple[int, int] | int
     default ladder; ``last_rung`` cuts it). Every win is replayed by the referee. With ``store`` the rows stay there
     and a later call resumes; without it they go to a temporary store."""
     from studies.atlas.ladder import escalate as run_ladder
-    from studies.atlas.ladder import rung_strategies
 
     rules = _rules(variant)
     first, last = _deal_range(deals)
     base = dict(params or {})
     ladder_rungs = _ladder(rungs, last_rung)
-    rung_strategies(rules, base, ladder_rungs)  # a bad parameter is one line, before any work
+    _check_rungs(rules, base, ladder_rungs, jobs)
     with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
         where = Path(tmp) / "store" if store is None else Path(store)
         rows, reports, _ = run_ladder(rules, base, first, last, seed, source, ladder_rungs, store=where, jobs=jobs)
@@ -211,7 +222,7 @@ def atlas_run(variant: str = "bakers-dozen", deals: tuple[int, int] | int = (1, 
     from sim.errors import UserError
     from sim.rules import find_variant, is_variant_file
     from strategies.solver.strategy import SolverStrategy
-    from studies.atlas.ladder import budgets, rung_strategies
+    from studies.atlas.ladder import budgets
     from studies.atlas.ladder import escalate as run_ladder
     from studies.atlas.reuse import AtlasReuseError, climb_reused, provenance, reused_rows
     from studies.atlas.verify import check_sample
@@ -223,7 +234,7 @@ def atlas_run(variant: str = "bakers-dozen", deals: tuple[int, int] | int = (1, 
     first, last = _deal_range(deals)
     base = dict(params or {})
     ladder_rungs = _ladder(rungs, last_rung)
-    rung_strategies(rules, base, ladder_rungs)
+    _check_rungs(rules, base, ladder_rungs, jobs)
     out = Path(out)
     check_out(out, [Planned(rules.name, source, first, last, len(ladder_rungs))], force)
     line = budgets(ladder_rungs, base)
