@@ -1,4 +1,4 @@
-"""The wheel holds every module of the source tree: an installed copy imports what the editable install does.
+"""The wheel holds every file of the source tree's packages: an installed copy imports and reads what the editable install does.
 
 The suite runs on an editable install, which reads the source tree directly and so
 hides a package that the wheel leaves out (issue 62: ``strategies.sampling`` was
@@ -29,12 +29,17 @@ def shipped_packages() -> list[str]:
     return sorted(p.parent.name for p in ROOT.glob("*/__init__.py") if p.parent.name not in NOT_SHIPPED)
 
 
+CACHES = ("*.pyc", "*.nbi", "*.nbc", "__pycache__")
+"""What the interpreter and numba may leave beside the sources: not part of the package."""
+
+
 def source_files(packages: list[str]) -> set[str]:
-    """Every ``.py`` file under ``packages`` (any depth, ``__init__.py`` or not) and their ``py.typed`` markers."""
+    """Every file under ``packages`` at any depth: the modules (``__init__.py`` or not), the ``py.typed`` markers
+    and any data a package reads from itself (the shipped atlas), less the `CACHES`."""
     found = set()
     for package in packages:
         for path in (ROOT / package).rglob("*"):
-            if path.is_file() and (path.suffix == ".py" or path.name == "py.typed") and "__pycache__" not in path.parts:
+            if path.is_file() and not any(path.match(c) or c in path.parts for c in CACHES):
                 found.add(path.relative_to(ROOT).as_posix())
     return found
 
@@ -46,7 +51,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("build", reason="the `build` package (in the test extra) builds the wheel")
     src, dist = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("dist")
     for package in shipped_packages():
-        shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns(*CACHES))
     for name in BUILD_FILES:
         shutil.copy2(ROOT / name, src / name)
     done = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(src)],
@@ -56,11 +61,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-def test_every_module_of_the_source_tree_is_in_the_wheel(wheel: Path) -> None:
+def test_every_file_of_the_source_tree_is_in_the_wheel(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         shipped = set(z.namelist())
     missing = sorted(source_files(shipped_packages()) - shipped)
-    assert missing == [], f"the wheel leaves out {missing}: pyproject.toml's [tool.setuptools.packages.find] must include them"
+    assert missing == [], (f"the wheel leaves out {missing}: pyproject.toml's [tool.setuptools.packages.find] (modules) "
+                           "or [tool.setuptools.package-data] (data files) must include them")
 
 
 def test_the_wheel_ships_only_the_toolkit(wheel: Path) -> None:
