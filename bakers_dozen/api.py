@@ -167,9 +167,10 @@ class Study:
 
 @dataclass
 class Tuned:
-    """What `tune` found: the ``best`` strategy spec, its win rate on the tuning deals, its parameters, the
-    confirmation on fresh deals (None with ``confirm=0``), every trial (``trials``), and ``report`` when an
-    ``out`` folder was given."""
+    """What `tune` found: the ``best`` strategy spec, its win rate on the tuning deals (``best_value``), its
+    parameters, ``summary`` (the command's JSON: trials by state, and under ``"confirm"`` the best setting against
+    the default on fresh deals, None with ``confirm=0``), every trial (``trials``), and ``report`` when an ``out``
+    folder was given."""
 
     best: str
     best_value: float
