@@ -159,6 +159,9 @@ class Study:
     rows: pd.DataFrame
     tables: dict[str, pd.DataFrame]
     report: Path | None
+    sequential: dict[str, Any] | None = None
+    """A sequential tournament's stop: whether every adjacent pair of the ranking was decided, the deals played,
+    the ranking, and each adjacent pair's test (as the command's ``--json``)."""
 
     def to_frame(self) -> pd.DataFrame:
         """The rows, one per deal of each run."""
@@ -252,21 +255,32 @@ def _names(items: str | Sequence[str | Rules]) -> list[str | Rules]:
     return [s.strip() for s in items.split(",") if s.strip()] if isinstance(items, str) else list(items)
 
 
-def _study(runs: list[Any], what: list[str], *, title: str, maker: str, store: str | Path | None, out: str | Path | None,
+def _study(runs: list[Any], what: list[str], where: Path, report_dir: Path, keep_report: bool, *, title: str, maker: str,
            jobs: int | None, atlas_dir: str | Path | None, force: bool) -> Study:
-    """Play ``runs`` and build their report (`bakers_dozen.report.play_study`); the report's tables, the runs'
-    summaries and the study's rows. ``what`` is the command line that does the same, recorded with every run."""
+    """Play ``runs`` into the store ``where`` and build their report in ``report_dir``
+    (`bakers_dozen.report.play_study`); the report's tables, the runs' summaries and the study's rows. ``what`` is
+    the command line that does the same, recorded with every run."""
     from bakers_dozen.report import play_study
-    from studies.spec import check_whole
 
-    check_whole("deals", runs[0].deals, 1, MAX_RUN_DEALS)
-    with _folder(store, "store") as where, _folder(out, "report") as report_dir:
-        summaries, html, _, report, rows = play_study(runs, where, report_dir, title=title, maker=maker, force=force,
-                                                      atlas_dir=None if atlas_dir is None else Path(atlas_dir), jobs=jobs,
-                                                      command=["bakers-dozen", *what])
+    summaries, html, _, report, rows = play_study(runs, where, report_dir, title=title, maker=maker, force=force,
+                                                  atlas_dir=None if atlas_dir is None else Path(atlas_dir), jobs=jobs,
+                                                  command=what)
     tables = {caption if len(s.tables) > 1 else s.heading: df for s in report.sections for caption, df in s.tables}
     summary = pd.DataFrame([s.to_json() for s in summaries])
-    return Study(summary, rows.reset_index(drop=True), tables, html.resolve() if out is not None else None)
+    return Study(summary, rows.reset_index(drop=True), tables, html.resolve() if keep_report else None)
+
+
+def _check_number(name: str, value: Any, low: float, high: float) -> float:
+    """``value`` as a float when it is a finite number in low..high; else a `UserError` naming the range."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise UserError(f"{name}={value!r} is out of range; allowed: a number in {low:g}..{high:g}")
+    return float(value)
+
+
+def _check_deals(deals: int) -> None:
+    from studies.spec import check_whole
+
+    check_whole("deals", deals, 1, MAX_RUN_DEALS)
 
 
 def _run_options(first: int, seed: int, source: str) -> list[str]:
@@ -285,31 +299,66 @@ def compare(variants: str | Sequence[str | Rules] = ("bakers-dozen", "dick-1883"
     names = _names(variants)
     if not names:
         raise StudyInputError("variants needs at least one variant name, e.g. ['bakers-dozen', 'dick-1883']")
+    _check_deals(deals)
     runs = [RunSpec(_rules(v), strategy, deals, first, seed, source) for v in names]
-    what = ["compare", "--variants", ",".join(r.rules.name for r in runs), "--strategy", strategy, "--deals", str(deals),
-            *_run_options(first, seed, source)]
-    return _study(runs, what, title=f"Variant comparison: {strategy}, {deals:,} deals", maker="compare", store=store,
-                  out=out, jobs=jobs, atlas_dir=atlas_dir, force=force)
+    what = ["bakers-dozen", "compare", "--variants", ",".join(r.rules.name for r in runs), "--strategy", strategy,
+            "--deals", str(deals), *_run_options(first, seed, source)]
+    with _folder(store, "store") as where, _folder(out, "report") as report_dir:
+        return _study(runs, what, where, report_dir, out is not None, title=f"Variant comparison: {strategy}, {deals:,} deals",
+                      maker="compare", jobs=jobs, atlas_dir=atlas_dir, force=force)
 
 
 def tournament(strategies: str | Sequence[str] = ("greedy", "heuristic"), variant: str | Rules = "bakers-dozen",
                deals: int = 1000, *, first: int = 1, seed: int = 0, source: str = "default",
                store: str | Path | None = None, out: str | Path | None = None, jobs: int | None = None,
-               atlas_dir: str | Path | None = None, force: bool = False) -> Study:
+               atlas_dir: str | Path | None = None, force: bool = False, sequential: bool = False,
+               round_deals: int = 1000, alpha: float = 0.05, beta: float = 0.05, delta: float = 0.01) -> Study:
     """Every strategy plays the same deals of ``variant``; the report's "Ranking" and "Pairwise comparisons"
     tables rank them with paired tests, as ``bakers-dozen tournament`` does. ``strategies`` is a list of specs or
-    the command line's text (separated by ';', or ',' when none has parameters)."""
-    from bakers_dozen.report import StudyInputError, _split_strategies
+    the command line's text (separated by ';', or ',' when none has parameters).
+
+    With ``sequential`` the strategies play rounds of ``round_deals`` until a sequential test (SPRT) decides every
+    adjacent pair of the ranking, ``deals`` being then the most played: ``alpha`` is the chance of calling two equal
+    strategies different, ``beta`` of missing a difference of ``delta`` (a fraction: 0.01 is one percentage
+    point); the result's ``sequential`` says where it stopped.
+    """
+    from bakers_dozen.report import StudyInputError, _split_strategies, check_study
 
     specs = _split_strategies(strategies) if isinstance(strategies, str) else list(strategies)
     if len(specs) < 2:
         raise StudyInputError(f"a tournament needs at least two strategies; got {specs}")
+    _check_deals(deals)
     rules = _rules(variant)
-    runs = [RunSpec(rules, s, deals, first, seed, source) for s in specs]
-    what = ["tournament", "--variant", rules.name, "--strategies", ";".join(specs), "--deals", str(deals),
+    what = ["bakers-dozen", "tournament", "--variant", rules.name, "--strategies", ";".join(specs), "--deals", str(deals),
             *_run_options(first, seed, source)]
-    return _study(runs, what, title=f"Tournament on {rules.name}, {deals:,} deals", maker="tournament", store=store,
-                  out=out, jobs=jobs, atlas_dir=atlas_dir, force=force)
+    if sequential:
+        if len(set(specs)) != len(specs):
+            raise StudyInputError(f"a sequential tournament names each strategy once; got {specs}")
+        _check_deals(round_deals)
+        what += ["--sequential", "--round-deals", str(round_deals), "--alpha", f"{_check_number('alpha', alpha, 0.0001, 0.49):g}",
+                 "--beta", f"{_check_number('beta', beta, 0.0001, 0.49):g}",
+                 "--delta", f"{_check_number('delta', delta, 0.0001, 0.99) * 100:g}"]
+    with _folder(store, "store") as where, _folder(out, "report") as report_dir:
+        stop = None
+        if sequential:
+            from studies.paired import store_player
+            from studies.rounds import play_rounds
+
+            check_study([RunSpec(rules, s, deals, first, seed, source) for s in specs], str(report_dir))
+            stop = play_rounds(rules, specs, store_player(where, jobs, what), max_deals=deals, round_deals=round_deals,
+                               first=first, seed=seed, source=source, alpha=alpha, beta=beta, delta=delta)
+            deals = stop.deals_played
+        runs = [RunSpec(rules, s, deals, first, seed, source) for s in specs]
+        study = _study(runs, what, where, report_dir, out is not None, title=f"Tournament on {rules.name}, {deals:,} deals",
+                       maker="tournament", jobs=jobs, atlas_dir=atlas_dir, force=force)
+        if stop is not None:
+            if out is not None:
+                from reports.sequential import write_sequential_report
+
+                write_sequential_report(stop, report_dir)
+            study.sequential = {"decided": stop.decided, "deals_played": stop.deals_played, "ranking": stop.ranking,
+                                "pairs": [p.to_json() for p in stop.pairs]}
+    return study
 
 
 def tune(strategy: str, variant: str | Rules = "bakers-dozen", *, trials: int = 20, deals: int = 1000,

@@ -30,6 +30,10 @@ REFUSED = [
     (lambda: api.tournament(["greedy"]), "at least two strategies"),
     (lambda: api.tournament("greedy;no-such-strategy", deals=10), "no-such-strategy"),
     (lambda: api.tournament(["greedy", "random"], deals=10, jobs=0), "jobs"),
+    (lambda: api.tournament(["greedy", "greedy"], deals=10, sequential=True), "names each strategy once"),
+    (lambda: api.tournament(["greedy", "random"], deals=10, sequential=True, alpha=0.5), "alpha=0.5 is out of range"),
+    (lambda: api.tournament(["greedy", "random"], deals=10, sequential=True, delta=float("nan")), "delta=nan"),
+    (lambda: api.tournament(["greedy", "random"], deals=10, sequential=True, round_deals=0), "deals"),
     (lambda: api.tune("heuristic", trials=0), "trials"),
     (lambda: api.tune("greedy", trials=1), "declares no parameters"),
     (lambda: api.tune("heuristic", params=["no_such=1..2"]), "no_such"),
@@ -52,3 +56,15 @@ def test_a_report_folder_that_cannot_be_written_is_refused_before_play(tmp_path)
     with pytest.raises(UserError, match="report"):
         api.compare("bakers-dozen", "greedy", deals=10, out=tmp_path / "file" / "report", store=tmp_path / "store")
     assert not (tmp_path / "store").exists()
+
+
+def test_a_sequential_tournament_stops_by_its_tests_and_says_where(tmp_path):
+    """The rounds and the study are one store: the study's runs are the deals the rounds played."""
+    ranked = api.tournament(["random:home_first=true", "greedy"], deals=600, round_deals=200, sequential=True, jobs=1,
+                            store=tmp_path / "store", out=tmp_path / "report")
+    stop = ranked.sequential
+    assert stop is not None and stop["deals_played"] in (200, 400, 600) and len(stop["pairs"]) == 1
+    assert stop["decided"] or stop["deals_played"] == 600
+    assert set(ranked.summary["deals"]) == {stop["deals_played"]} and len(ranked.to_frame()) == 2 * stop["deals_played"]
+    assert sorted(stop["ranking"]) == ["greedy", "random:home_first=true"]
+    assert (tmp_path / "report" / "sequential.md").exists() and ranked.report == tmp_path / "report" / "report.html"
