@@ -25,8 +25,10 @@ run: $(STAMP)
 	$(BIN)/bakers-dozen demo
 
 # -n auto: one pytest-xdist worker per core; --dist loadfile keeps a file's tests (and its shared fixtures) on one worker.
+# --max-rss-gib 4: the run fails if any process (or a child it ran) peaked above 4 GiB resident, so the suite fits a
+# laptop (tests/peak_memory.py; every run ends with each process's peak and the test that reached it).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not slow"
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not slow" --max-rss-gib 4
 
 # The checks marked slow (exhaustive volumes, numba's bounds checking, the README's commands): CI runs them after `make test`.
 test-slow: $(STAMP)

@@ -5,6 +5,8 @@
     >>> game = api.play("bakers-dozen", 3, "heuristic")            # a `sim.game.Game`; a notebook draws it
     >>> api.analyse(game).losing_move                               # where the game was lost
     >>> api.replay(game, "game.html", api.analyse(game))           # a page to step through it
+    >>> api.solve("bakers-dozen", "1-20").summary                   # the solver's verdicts (won/lost/unknown)
+    >>> api.tournament(["greedy", "heuristic"]).tables["Ranking"]   # compare, tournament, tune: the study verbs
 
 Every function takes the names the command line takes (variant names or
 files, strategy specs such as ``"heuristic:preset=balanced"``) and raises
@@ -14,23 +16,31 @@ docs/notebook.md is a page of this API in use; the tests run it.
 
 from __future__ import annotations
 
+import shlex
 import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from bakers_dozen.limits import MAX_RUN_DEALS
 from reports.replay import replay_page
 from sim.deals import check_strategy_seed
 from sim.draw import position_svg
+from sim.errors import UserError
 from sim.game import Game
 from sim.position import Position
 from sim.rules import Rules, resolve_variant
 from strategies.analyse import Analysis, analyse_game
 from studies.reading import read_store as _read_store
+from studies.spec import RunSpec
 
-__all__ = ["SVG", "LadderResult", "analyse", "atlas", "atlas_run", "deal", "draw", "escalate", "play", "read_store", "replay",
-           "simulate"]
+__all__ = ["SVG", "analyse", "deal", "draw", "play", "read_store", "replay", "simulate"]
+__all__ += ["Solved", "Study", "Tuned", "compare", "solve", "tournament", "tune"]  # the studies section, below
+__all__ += ["LadderResult", "atlas", "atlas_run", "escalate"]  # the escalation ladder and the atlas, below
 
 
 class SVG(str):
@@ -260,3 +270,270 @@ def atlas_run(variant: str = "bakers-dozen", deals: tuple[int, int] | int = (1, 
     row = write_variant(out, rules, source, seed, rows, line, SolverStrategy.version, command,
                         provenance(Path(reuse), rules, source) if reuse is not None else None, force)
     return LadderResult(rows, reports, {"row": row})
+
+# --- Studies: solve, compare, tournament, tune -------------------------------------------------------------------
+# Each runs the command's own machinery (the runner and its store, the report builder, the tuner) with the command's
+# checks, before any deal is played; without ``store`` the deals are played into a temporary store that is removed
+# afterwards (what they return stays), and without ``out`` no report folder is left behind.
+
+
+@dataclass
+class Solved:
+    """What `solve` decided: one row per deal (``rows``: verdict, nodes, seconds, moves, referee check, ...) and
+    ``summary`` (counts, decided fraction, win rate with its 95% Wilson interval, time and nodes per deal)."""
+
+    rows: pd.DataFrame
+    summary: dict[str, Any]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The rows, one per deal."""
+        return self.rows
+
+
+@dataclass
+class Study:
+    """What `compare` or `tournament` played: ``summary`` has one row per run (variant, strategy, wins, win rate
+    and its 95% interval, ...), ``rows`` one row per deal of each run, ``tables`` the report's tables by name
+    (paired comparisons, ranking, ...), and ``report`` its HTML file when an ``out`` folder was given."""
+
+    summary: pd.DataFrame
+    rows: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
+    report: Path | None
+    sequential: dict[str, Any] | None = None
+    """A sequential tournament's stop: whether every adjacent pair of the ranking was decided, the deals played,
+    the ranking, and each adjacent pair's test (as the command's ``--json``)."""
+
+    def to_frame(self) -> pd.DataFrame:
+        """The rows, one per deal of each run."""
+        return self.rows
+
+
+@dataclass
+class Tuned:
+    """What `tune` found: the ``best`` strategy spec, its win rate on the tuning deals (``best_value``), its
+    parameters, ``summary`` (the command's JSON: trials by state, and under ``"confirm"`` the best setting against
+    the default on fresh deals, None with ``confirm=0``), every trial (``trials``), and ``report`` when an ``out``
+    folder was given."""
+
+    best: str
+    best_value: float
+    best_params: dict[str, Any]
+    summary: dict[str, Any]
+    trials: pd.DataFrame
+    report: Path | None
+
+    def to_frame(self) -> pd.DataFrame:
+        """The trials, one row each (optuna's table: number, value, state, the parameters tried)."""
+        return self.trials
+
+
+@contextmanager
+def _folder(path: str | Path | None, prefix: str) -> Iterator[Path]:
+    """``path``, or a temporary folder removed on leaving when there is none."""
+    if path is not None:
+        yield Path(path)
+        return
+    with tempfile.TemporaryDirectory(prefix=f"bakers-dozen-{prefix}-") as tmp:
+        yield Path(tmp) / prefix
+
+
+def _deal_range(deals: int | str | tuple[int, int]) -> tuple[int, int]:
+    """Deals as the command line's ``A-B`` or ``N``, or a (first, last) pair, checked as ``solve --deals`` is."""
+    from bakers_dozen.solve import parse_deals
+
+    if isinstance(deals, tuple):
+        if len(deals) != 2:
+            raise UserError(f"deals {deals!r}: expected (first, last), 'A-B' or a deal number")
+        return parse_deals("-".join(str(d) for d in deals))
+    return parse_deals(str(deals))
+
+
+def solve(variant: str | Rules = "bakers-dozen", deals: int | str | tuple[int, int] = "1-20", *, seed: int = 0,
+          source: str = "default", nodes: int | None = None, seconds: float | None = None, tt_mb: float | None = None,
+          params: dict[str, Any] | None = None, rules: dict[str, Any] | None = None, store: str | Path | None = None,
+          jobs: int | None = None, verify: bool = True, force: bool = False) -> Solved:
+    """Decide ``deals`` (``"1-20"``, ``7`` or ``(1, 20)``) with the solver, as ``bakers-dozen solve`` does: won with
+    a line the referee replays (``verify``), lost when the search is exhausted, unknown when the budget runs out.
+
+    ``nodes``, ``seconds`` and ``tt_mb`` are the budget per deal and the transposition table per worker; ``params``
+    any other solver parameter; ``rules`` rule overrides (``{"worrying_back": True}``, as ``--set``). Stored
+    deals are reused (``force`` solves them again).
+    """
+    from joblib import cpu_count
+
+    from bakers_dozen.solve import apply_overrides, solve_deals, summary
+    from sim.deals import check_deal_number, check_pysol_shape
+    from strategies.memory import check_memory
+    from strategies.solver.strategy import SolverStrategy
+
+    played = apply_overrides(_rules(variant), tuple(f"{k}={_toml(v)}" for k, v in (rules or {}).items()))
+    first, last = _deal_range(deals)
+    check_deal_number(first, seed, source)
+    check_deal_number(last, seed, source)
+    if source == "pysol":
+        check_pysol_shape(played)
+    settings = dict(params or {})
+    settings.update({k: v for k, v in (("nodes", nodes), ("seconds", seconds), ("tt_mb", tt_mb)) if v is not None})
+    check_memory(SolverStrategy(**settings), played, jobs or cpu_count())
+    with _folder(store, "store") as where:
+        what = ["bakers-dozen", "solve", "--variant", played.name, "--deals", f"{first}-{last}", "--seed", str(seed),
+                "--source", source, *(x for k, v in settings.items() for x in ("--param", f"{k}={v}"))]
+        rows, _ = solve_deals(played, settings, first, last, seed, source, store=where, jobs=jobs, verify=verify,
+                              force=force, command=what)
+    return Solved(pd.DataFrame(rows), summary(rows))
+
+
+def _toml(value: Any) -> str:
+    """A rule override's value as ``--set`` reads it (TOML: true, 3, "text", [1, 2])."""
+    import json
+
+    return json.dumps(list(value) if isinstance(value, tuple) else value)
+
+
+def _names(items: str | Sequence[str | Rules]) -> list[str | Rules]:
+    """A list given as the command line's comma-separated text, or as a list."""
+    return [s.strip() for s in items.split(",") if s.strip()] if isinstance(items, str) else list(items)
+
+
+def _study(runs: list[Any], what: list[str], where: Path, report_dir: Path, keep_report: bool, *, title: str, maker: str,
+           jobs: int | None, atlas_dir: str | Path | None, force: bool) -> Study:
+    """Play ``runs`` into the store ``where`` and build their report in ``report_dir``
+    (`bakers_dozen.report.play_study`); the report's tables, the runs' summaries and the study's rows. ``what`` is
+    the command line that does the same, recorded with every run."""
+    from bakers_dozen.report import play_study
+
+    summaries, html, _, report, rows = play_study(runs, where, report_dir, title=title, maker=maker, force=force,
+                                                  atlas_dir=None if atlas_dir is None else Path(atlas_dir), jobs=jobs,
+                                                  command=what)
+    tables = {caption if len(s.tables) > 1 else s.heading: df for s in report.sections for caption, df in s.tables}
+    summary = pd.DataFrame([s.to_json() for s in summaries])
+    return Study(summary, rows.reset_index(drop=True), tables, html.resolve() if keep_report else None)
+
+
+def _check_number(name: str, value: Any, low: float, high: float) -> float:
+    """``value`` as a float when it is a finite number in low..high; else a `UserError` naming the range."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise UserError(f"{name}={value!r} is out of range; allowed: a number in {low:g}..{high:g}")
+    return float(value)
+
+
+def _check_deals(deals: int) -> None:
+    from studies.spec import check_whole
+
+    check_whole("deals", deals, 1, MAX_RUN_DEALS)
+
+
+def _run_options(first: int, seed: int, source: str) -> list[str]:
+    return ["--first", str(first), "--seed", str(seed), "--source", source]
+
+
+def compare(variants: str | Sequence[str | Rules] = ("bakers-dozen", "dick-1883"), strategy: str = "heuristic",
+            deals: int = 1000, *, first: int = 1, seed: int = 0, source: str = "default", store: str | Path | None = None,
+            out: str | Path | None = None, jobs: int | None = None, atlas_dir: str | Path | None = None,
+            force: bool = False) -> Study:
+    """Play one ``strategy`` under several ``variants`` on the same deals and compare them (paired tests on the
+    shared deals), as ``bakers-dozen compare`` does; the first variant is the baseline. With ``out`` the report
+    (HTML and Markdown) is written there."""
+    from bakers_dozen.report import StudyInputError
+
+    names = _names(variants)
+    if not names:
+        raise StudyInputError("variants needs at least one variant name, e.g. ['bakers-dozen', 'dick-1883']")
+    _check_deals(deals)
+    runs = [RunSpec(_rules(v), strategy, deals, first, seed, source) for v in names]
+    what = ["bakers-dozen", "compare", "--variants", ",".join(r.rules.name for r in runs), "--strategy", strategy,
+            "--deals", str(deals), *_run_options(first, seed, source)]
+    with _folder(store, "store") as where, _folder(out, "report") as report_dir:
+        return _study(runs, what, where, report_dir, out is not None, title=f"Variant comparison: {strategy}, {deals:,} deals",
+                      maker="compare", jobs=jobs, atlas_dir=atlas_dir, force=force)
+
+
+def tournament(strategies: str | Sequence[str] = ("greedy", "heuristic"), variant: str | Rules = "bakers-dozen",
+               deals: int = 1000, *, first: int = 1, seed: int = 0, source: str = "default",
+               store: str | Path | None = None, out: str | Path | None = None, jobs: int | None = None,
+               atlas_dir: str | Path | None = None, force: bool = False, sequential: bool = False,
+               round_deals: int = 1000, alpha: float = 0.05, beta: float = 0.05, delta: float = 0.01) -> Study:
+    """Every strategy plays the same deals of ``variant``; the report's "Ranking" and "Pairwise comparisons"
+    tables rank them with paired tests, as ``bakers-dozen tournament`` does. ``strategies`` is a list of specs or
+    the command line's text (separated by ';', or ',' when none has parameters).
+
+    With ``sequential`` the strategies play rounds of ``round_deals`` until a sequential test (SPRT) decides every
+    adjacent pair of the ranking, ``deals`` being then the most played: ``alpha`` is the chance of calling two equal
+    strategies different, ``beta`` of missing a difference of ``delta`` (a fraction: 0.01 is one percentage
+    point); the result's ``sequential`` says where it stopped.
+    """
+    from bakers_dozen.report import StudyInputError, _split_strategies, check_study
+
+    specs = _split_strategies(strategies) if isinstance(strategies, str) else list(strategies)
+    if len(specs) < 2:
+        raise StudyInputError(f"a tournament needs at least two strategies; got {specs}")
+    _check_deals(deals)
+    rules = _rules(variant)
+    what = ["bakers-dozen", "tournament", "--variant", rules.name, "--strategies", ";".join(specs), "--deals", str(deals),
+            *_run_options(first, seed, source)]
+    if sequential:
+        if len(set(specs)) != len(specs):
+            raise StudyInputError(f"a sequential tournament names each strategy once; got {specs}")
+        _check_deals(round_deals)
+        what += ["--sequential", "--round-deals", str(round_deals), "--alpha", f"{_check_number('alpha', alpha, 0.0001, 0.49):g}",
+                 "--beta", f"{_check_number('beta', beta, 0.0001, 0.49):g}",
+                 "--delta", f"{_check_number('delta', delta, 0.0001, 0.99) * 100:g}"]
+    with _folder(store, "store") as where, _folder(out, "report") as report_dir:
+        stop = None
+        if sequential:
+            from studies.paired import store_player
+            from studies.rounds import play_rounds
+
+            check_study([RunSpec(rules, s, deals, first, seed, source) for s in specs], str(report_dir))
+            stop = play_rounds(rules, specs, store_player(where, jobs, what), max_deals=deals, round_deals=round_deals,
+                               first=first, seed=seed, source=source, alpha=alpha, beta=beta, delta=delta)
+            deals = stop.deals_played
+        runs = [RunSpec(rules, s, deals, first, seed, source) for s in specs]
+        study = _study(runs, what, where, report_dir, out is not None, title=f"Tournament on {rules.name}, {deals:,} deals",
+                       maker="tournament", jobs=jobs, atlas_dir=atlas_dir, force=force)
+        if stop is not None:
+            if out is not None:
+                from reports.sequential import write_sequential_report
+
+                write_sequential_report(stop, report_dir)
+            study.sequential = {"decided": stop.decided, "deals_played": stop.deals_played, "ranking": stop.ranking,
+                                "pairs": [p.to_json() for p in stop.pairs]}
+    return study
+
+
+def tune(strategy: str, variant: str | Rules = "bakers-dozen", *, trials: int = 20, deals: int = 1000,
+         confirm: int = 4000, params: Sequence[str] | dict[str, str] = (), first: int = 1, seed: int = 0,
+         source: str = "default", store: str | Path | None = None, out: str | Path | None = None,
+         jobs: int | None = None) -> Tuned:
+    """Search ``strategy``'s declared parameters with optuna on the same ``deals`` for every trial, then confirm
+    the best setting against the default on ``confirm`` fresh deals, as ``bakers-dozen tune`` does. ``params``
+    replaces what a parameter searches (``["depth=1..3"]`` or ``{"depth": "1..3"}``). A study kept in ``store``
+    is continued by the same call."""
+    import optuna
+
+    from bakers_dozen.report import check_study
+    from bakers_dozen.tune import MAX_TRIALS
+    from reports.tuning import write_tuning_report
+    from studies.paired import store_player
+    from studies.search_space import search_space
+    from studies.spec import check_whole
+    from studies.tuning import TuneSpec
+    from studies.tuning import tune as run_tuning
+
+    check_whole("trials", trials, 1, MAX_TRIALS)
+    check_whole("deals", deals, 1, MAX_RUN_DEALS)
+    check_whole("confirm", confirm, 0, MAX_RUN_DEALS)
+    overrides = [f"{k}={v}" for k, v in params.items()] if isinstance(params, dict) else list(params)
+    rules = _rules(variant)
+    space = search_space(strategy, overrides)
+    tuning = TuneSpec(rules, space, trials, deals, first, seed, source, confirm)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    what = ["bakers-dozen", "tune", strategy, "--variant", rules.name, *(x for p in overrides for x in ("--param", p)),
+            "--trials", str(trials), "--deals", str(deals), "--confirm", str(confirm), *_run_options(first, seed, source)]
+    with _folder(store, "store") as where, _folder(out, "report") as report_dir:
+        check_study([RunSpec(rules, space.default_spec, deals + confirm, first, seed, source)], str(report_dir))
+        result = run_tuning(tuning, where, store_player(where, jobs, what))
+        html = write_tuning_report(result, tuning, report_dir, shlex.join(what))[0].resolve() if out is not None else None
+        trials_frame, summary = result.study.trials_dataframe(), result.to_json()  # read while the journal is there
+    return Tuned(result.best, result.best_value, dict(result.best_params), summary, trials_frame, html)

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from bakers_dozen.dependencies import missing_dependency
 from bakers_dozen.output import EXIT_BROKEN_PIPE, Guarded, OutputWriteError, discard_stdout
 from sim import __version__
 from sim.errors import UserError
@@ -101,7 +102,10 @@ class _Group(click.Group):
             sys.exit(EXIT_BAD_INPUT)
         except (SystemExit, KeyboardInterrupt):
             raise
-        except BaseException:  # noqa: BLE001 (a bug: say so, with the traceback)
+        except BaseException as exc:  # noqa: BLE001 (a bug: say so, with the traceback)
+            if (missing := missing_dependency(exc)) is not None:  # not a bug: the environment lacks a package
+                _one_line_error(missing)
+                sys.exit(EXIT_BAD_INPUT)
             traceback.print_exc()
             click.echo(f"bakers-dozen: this is a bug in bakers-dozen {__version__}, not in your input; please report it "
                        "with the command line and the traceback above", err=True)

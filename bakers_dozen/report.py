@@ -188,38 +188,53 @@ def _cell(column: object, value: object) -> str:
 
 def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_dir: str, quiet: bool, title: str,
                      headings: Sequence[str], maker: str, force: bool, atlas_dir: Path | None) -> list[RunSummary]:
+    from studies.progress import make_progress
+
+    with _damage_on_stderr():
+        summaries, html, md, report, _ = play_study(runs, store_dir, out_dir, title=title, maker=maker, force=force,
+                                                    atlas_dir=atlas_dir, jobs=jobs, progress=make_progress(quiet),
+                                                    command=sys.argv)
+    _print(report, headings)
+    _wrote(maker, html, md)
+    return summaries
+
+
+def play_study(runs: list[RunSpec], store_dir: str | Path, out_dir: str | Path, *, title: str, maker: str,
+               force: bool = False, atlas_dir: Path | None = None, jobs: int | None = None, progress: Any = None,
+               command: list[str] | None = None) -> tuple[list[RunSummary], Path, Path, Any, Any]:
+    """Check the study (`check_study`), play its runs into ``store_dir`` (reusing what it holds) and write its
+    report into ``out_dir``: the runs' summaries, the report's HTML and Markdown paths, the report (its sections'
+    tables are DataFrames) and the study's rows (each run's deals, one row per deal). What the runs found damaged
+    and repaired is a `studies.files.DamagedFileWarning` each (the command line says them on standard error)."""
     import pandas as pd
 
     from reports.atlas import atlas_folder
     from reports.build import COLUMNS, build
-    from studies.progress import make_progress
+    from studies.files import DamagedFileWarning
     from studies.reading import read_store
     from studies.reuse import ACCEPT_COLUMNS
     from studies.rows import chunk_cache
 
-    check_study(runs, out_dir, maker, force)
+    check_study(runs, str(out_dir), maker, force)
     with contextlib.ExitStack() as reading:
         # the runs check each stored chunk they reuse, and the report's rows come from those same reads
         reading.enter_context(chunk_cache([*COLUMNS, *ACCEPT_COLUMNS]))
-        summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
+        summaries = run_study(runs, store_dir, jobs=jobs, progress=progress, command=command)
         for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
             for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
-                click.echo("bakers-dozen: warning: " + one_line(line), err=True)
+                warnings.warn(line, DamagedFileWarning, stacklevel=2)
         lo = min(r.first for r in runs)
         hi = max(r.first + r.deals - 1 for r in runs)
-        with _damage_on_stderr():
-            rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
-            reading.close()  # the rows are read: the cached chunks go
-            # Each run contributes exactly the deals this study asked of it, even when the store holds more.
-            parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
-                     for s, r in zip(summaries, runs, strict=True)]
-            study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
-            html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
-                                     command=shlex.join(["bakers-dozen", *sys.argv[1:]]), maker=maker, force=force,
-                                     atlas=atlas_folder(atlas_dir))
-    _print(report, headings)
-    _wrote(maker, html, md)
-    return summaries
+        rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
+        reading.close()  # the rows are read: the cached chunks go
+        # Each run contributes exactly the deals this study asked of it, even when the store holds more.
+        parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
+                 for s, r in zip(summaries, runs, strict=True)]
+        study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
+        html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
+                                 command=shlex.join(["bakers-dozen", *(command or sys.argv)[1:]]), maker=maker,
+                                 force=force, atlas=atlas_folder(atlas_dir))
+    return summaries, html, md, report, study_rows
 
 
 def _wrote(maker: str, html: Path, md: Path) -> None:

@@ -13,8 +13,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from peak_memory import PeakMemory, add_option
 
 import sim  # noqa: F401 - before any test module imports numba: sim sets numba's cache folder (sim.compile_cache)
+
+
+def pytest_addoption(parser):
+    add_option(parser)
+
+
+def pytest_configure(config):
+    """Every process running tests measures its peak resident memory (tests/peak_memory.py; ``--max-rss-gib``)."""
+    config.pluginmanager.register(PeakMemory(config), "peak-memory")
 
 
 @pytest.fixture(autouse=True, scope="module")

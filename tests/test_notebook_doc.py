@@ -26,6 +26,16 @@ def test_the_notebook_page_runs(tmp_path, monkeypatch):
     assert (tmp_path / "dick-3.svg").read_text(encoding="utf-8").startswith("<svg")
     assert namespace["game"]._repr_svg_().startswith("<svg")
     assert namespace["analysis"].verdicts[namespace["k"] + 1] == "lost"
+    solved = namespace["solved"]
+    assert solved.summary["deals"] == 20 == len(solved.to_frame()) and solved.summary["verify_failed"] == 0
+    assert list(namespace["variants"].summary["variant"]) == ["bakers-dozen", "dick-1883"]
+    assert len(namespace["variants"].to_frame()) == 600
+    ranked = namespace["ranked"]
+    assert sorted(ranked.tables["Ranking"]["strategy"]) == ["greedy", "heuristic"]
+    assert ranked.report == tmp_path / "tournament" / "report.html" and ranked.report.stat().st_size > 10_000
+    tuned = namespace["tuned"]
+    assert len(tuned.to_frame()) >= 3 and tuned.summary["confirm"]["deals"] == 200
+    assert tuned.best.startswith("heuristic")
 
 
 def test_the_api_draws_and_refuses_in_one_line():

@@ -24,6 +24,7 @@ def test_writes_in_its_own_current_folder():
 
 def test_a_test_that_writes_into_the_starting_folder_fails(tmp_path):
     shutil.copy(CONFTEST, tmp_path / "conftest.py")
+    shutil.copy(CONFTEST.with_name("peak_memory.py"), tmp_path)  # the conftest's own plugin
     (tmp_path / "test_writer.py").write_text(WRITES_HERE, encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "test_writer.py"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
