@@ -98,6 +98,30 @@ def check_study(runs: Sequence[RunSpec], out_dir: str, maker: str = "", force: b
         load_strategy(spec)
 
 
+def check_distinct_players(runs: Sequence[RunSpec]) -> None:
+    """Refuse a tournament two of whose strategies are one player: the same spec twice, or two specs that load
+    the same code, name, version and parameters (an alias of a class, a default written out), whose runs would
+    be one run key, so that the report would rank one player."""
+    from strategies import load_strategy
+    from studies.spec import run_labels
+
+    seen: dict[str, str] = {}
+    for r in runs:
+        key = run_labels(r, load_strategy(r.strategy)).key.hash
+        if key in seen:
+            raise StudyInputError(f"strategies {seen[key]!r} and {r.strategy!r} are the same player (the same code, "
+                                  f"name, version and parameters, run key {key}); a tournament needs different players")
+        seen[key] = r.strategy
+
+
+def _say_code(summaries: Sequence[RunSummary]) -> None:
+    """A line for each plug-in run: the code digest its rows, reused or played, came from."""
+    for s in summaries:
+        if s.code_digest is not None:
+            reused = f", {s.reused:,} of them reused from the store" if s.reused else ""
+            click.echo(printable(f"{s.strategy} on {s.variant}: code {s.code_digest} played its {s.deals:,} deals{reused}"))
+
+
 @contextlib.contextmanager
 def _damage_on_stderr() -> Iterator[None]:
     """Show each damaged store file met inside (a `studies.files.DamagedFileWarning`), and each atlas file or row
@@ -202,6 +226,7 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
         # the runs check each stored chunk they reuse, and the report's rows come from those same reads
         reading.enter_context(chunk_cache([*COLUMNS, *ACCEPT_COLUMNS]))
         summaries = run_study(runs, store_dir, jobs=jobs, progress=make_progress(quiet), command=sys.argv)
+        _say_code(summaries)
         for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
             for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
                 click.echo("bakers-dozen: warning: " + one_line(line), err=True)
@@ -255,11 +280,13 @@ def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int
     """Play one strategy under several variants on the same deals and compare them."""
     rules = _variants(variants)
     runs = [RunSpec(r, strategy_spec, deals, first, seed, source) for r in rules]
-    summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Variant comparison: {strategy_spec}, {deals:,} deals",
+    label = _label(strategy_spec)
+    summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Variant comparison: {label}, {deals:,} deals",
                                  ["Variants compared"], "compare", force, atlas_dir)
     if as_json:  # the variants, best first, for the one strategy
         best = sorted(summaries, key=lambda s: -s.wins)
-        click.echo(json.dumps({"deals_played": deals, "strategy": strategy_spec, "ranking": [s.variant for s in best],
+        click.echo(json.dumps({"deals_played": deals, "strategy": label, "spec": strategy_spec,
+                               "ranking": [s.variant for s in best],
                                "runs": [s.to_json() for s in best]}))
 
 
@@ -291,9 +318,8 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
         raise StudyInputError(f"a tournament needs at least two strategies; got {specs}")
     rules = resolve_variant(variant)
     rounds = None
+    check_distinct_players([RunSpec(rules, s, deals, first, seed, source) for s in specs])
     if sequential:
-        if len(set(specs)) != len(specs):
-            raise StudyInputError(f"a sequential tournament names each strategy once; got {specs}")
         from bakers_dozen.sequential import play_sequential
 
         check_study([RunSpec(rules, s, deals, first, seed, source) for s in specs], out_dir)
@@ -307,15 +333,25 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
         from bakers_dozen.sequential import show_sequential
 
         show_sequential(rounds, out_dir)
-    if as_json:
-        ranking = rounds.ranking if rounds is not None else [s for _, s in sorted(
-            ((-summary.wins, spec) for summary, spec in zip(summaries, specs, strict=True)), key=lambda x: x[0])]
+    if as_json:  # players by their labels, as the report's tables name them
+        label = {spec: summary.strategy for summary, spec in zip(summaries, specs, strict=True)}
+        ranking = [label[s] for s in rounds.ranking] if rounds is not None else [s for _, s in sorted(
+            ((-summary.wins, summary.strategy) for summary in summaries), key=lambda x: x[0])]
         out: dict[str, Any] = {"deals_played": deals, "ranking": ranking,
                                "runs": [{"spec": spec, **s.to_json()} for spec, s in zip(specs, summaries, strict=True)]}
         if rounds is not None:
             out["sequential"] = {"decided": rounds.decided, "alpha": alpha, "beta": beta, "delta": delta / 100,
                                  "round_deals": round_deals, "pairs": [p.to_json() for p in rounds.pairs]}
         click.echo(json.dumps(out))
+
+
+def _label(spec: str) -> str:
+    """The label a strategy spec's player has in the report's tables (without "(clairvoyant)", which depends on
+    the variant)."""
+    from strategies import load_strategy
+    from strategies.base import CLAIRVOYANT
+
+    return load_strategy(spec).label.removesuffix(CLAIRVOYANT)
 
 
 def _split_strategies(text: str) -> list[str]:

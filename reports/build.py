@@ -40,7 +40,7 @@ from reports.formats import (
 )
 from reports.groups import Group, find_groups, ungrouped
 from reports.losses import loss_sections
-from reports.names import label_rules
+from reports.names import label_players, label_rules
 from reports.output import REPLAY_DIR, check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Links, Report, Section, to_html, to_markdown
 from reports.replays import Replays, upset_replays
@@ -258,6 +258,7 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     if rows.empty:
         raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
     rows = label_rules(rows.assign(key=_text_category(rows["key"]), variant=_text_category(rows["variant"])))
+    rows = label_players(rows, every)
     with staged_report(out_dir, maker, force) as work:
         earlier = shown / "charts"  # the previous report's charts: those with the same inputs are reused
         report = _write(rows, store_path, work, shown, title, command, every, damaged, whole_store,

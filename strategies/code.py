@@ -191,3 +191,10 @@ def current_class(cls: type, imported_now: set[str]) -> type:
         cls = found
     _EXECUTED.update(now)
     return cls
+
+
+def identity_code(identity: str) -> str | None:
+    """The code digest in a stored ``strategy_identity`` (``name@version#digest:params``); None when it holds none
+    (a built-in, a plug-in with ``code_in_key = False``, or a plug-in's rows stored before digests were)."""
+    version = identity.partition("@")[2].partition(":")[0]
+    return version.partition("#")[2] or None

@@ -56,8 +56,9 @@ BROKEN = {
     "name with a path": (GOOD + "    name = '../../x'\n", ":Plug", "'name' must be 1 to 64 letters"),
     "name with a newline": (GOOD + "    name = 'a\\nb'\n", ":Plug", "'name' must be 1 to 64 letters"),
     "a built-in's name": (GOOD + "    name = 'greedy'\n", ":Plug", "('greedy', '1') are a built-in strategy's"),
-    "an inherited built-in name": ("from strategies.heuristic import HeuristicStrategy as Plug\n"
-                                   "class Mine(Plug):\n    pass\n", ":Mine", "('heuristic', '2') are a built-in strategy's"),
+    "a built-in's name, set in a subclass": ("from strategies.heuristic import HeuristicStrategy as Plug\n"
+                                             "class Mine(Plug):\n    name = 'heuristic'\n", ":Mine",
+                                             "('heuristic', '2') are a built-in strategy's"),
     "bad version": (GOOD + "    version = 2\n", ":Plug", "'version' must be 1 to 64 letters"),
     "bad Param kind": (GOOD + "    PARAMETERS = {'n': __import__('strategies').Param(list, [], 'x')}\n", ":Plug", "TypeError"),
     "bad peeks": (GOOD + "    peeks = 'yes'\n", ":Plug", "'peeks' must be True or False"),
