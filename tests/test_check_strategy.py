@@ -394,7 +394,7 @@ def test_the_verb_exits_0_when_every_check_passes_and_names_each_check():
 def test_the_verb_exits_1_when_a_check_fails():
     r = run("test_check_strategy:Crasher", "--deals", "2")
     assert r.exit_code == 1, r.output
-    assert r.output.splitlines()[-1] == "1 of 5 checks failed: returns"
+    assert r.output.splitlines()[-1] == "1 of 6 checks failed: returns"
     assert "SKIP  tiers" in r.output
 
 

@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from bakers_dozen.cli import main
+from reports.render import md_escape
 from sim.rules import Rules
 from strategies import load_strategy
 from strategies.check import check_strategy
@@ -152,6 +153,12 @@ def test_tournament_and_compare_play_an_edited_plugin_again(tmp_path):
     assert {r["variant"]: r["played"] for r in compared[1]["runs"]} == {"bakers-dozen": 0, "kings-into-empty": 30}
     assert {r["code_digest"] for r in compared[1]["runs"]} == {one["code_digest"]}
 
+    cli("report", "st", "--out", "r")  # the store holds both codes of the plug-in: two players, never pooled
+    text = (Path("r") / "report.md").read_text(encoding="utf-8")
+    for label in (f"{spec} [code {one['code_digest']}, current]", f"{spec} [code {two['code_digest']}]"):
+        assert md_escape(label) in text
+    assert f"| {md_escape(spec)} |" not in text
+
 
 @pytest.mark.slow
 def test_tune_starts_a_study_of_its_own_for_edited_code_and_continues_the_restored_one(tmp_path):
@@ -245,9 +252,9 @@ def test_rows_without_a_code_digest_are_read_and_kept_apart(tmp_path):
     rows = read_store("st", allow_mixed=True)
     assert sorted(rows["strategy_identity"].astype(str).unique()) == ["oldie@1", new["strategy_identity"]]
     output = cli("report", "st", "--out", "r")
-    text = (Path("r") / "report.md").read_text(encoding="utf-8").replace("\\[", "[").replace("\\]", "]")
+    text = (Path("r") / "report.md").read_text(encoding="utf-8")
     for label in ("oldie [code not recorded]", f"oldie [code {new['code_digest']}, current]"):
-        assert label in text and label in output
+        assert md_escape(label) in text and label in output
 
 
 def test_check_strategy_says_what_results_are_keyed_by(tmp_path):
