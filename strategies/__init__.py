@@ -312,7 +312,7 @@ def _current(cls: type[Strategy], before: set[str]) -> type[Strategy]:
     fresh = set(sys.modules) - before
     cls = _guarded(f"reloading the changed code of strategy {where}", lambda: current_class(cls, fresh))
     cls = _check_class(cls, where)
-    code_digest(cls)  # taken now, while the files are the ones just loaded (a CodeUnreadable tells why not)
+    _guarded(f"reading the code of strategy {where}", lambda: code_digest(cls))  # taken now, from the files just loaded
     return cls
 
 

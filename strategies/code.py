@@ -83,18 +83,20 @@ def code_modules(cls: type) -> list[str]:
     last: the modules of its bases and mixins outside the toolkit, and the helper modules beside them that they
     import from (`_helpers`). Empty for a toolkit class."""
     order: list[str] = []
-    todo = [c.__module__ for c in reversed(cls.__mro__) if _is_plugin_module(c.__module__)]
-    seen: set[str] = set()
-    while todo:
-        name = todo.pop(0)
-        if name in seen or name not in sys.modules:
-            continue
-        seen.add(name)
-        helpers = sorted(_helpers(sys.modules[name]) - seen)
-        todo = helpers + todo
+
+    def visit(name: str) -> None:  # a module after the helpers it imports from (post-order)
+        if name in order or name not in sys.modules:
+            return
+        order.append(name)  # placed now against import cycles; moved after its helpers below
+        for helper in sorted(_helpers(sys.modules[name])):
+            visit(helper)
+        order.remove(name)
         order.append(name)
-    # helpers are listed before the modules that import them; the class's own module comes last
-    own = cls.__module__
+
+    for c in reversed(cls.__mro__):  # bases first
+        if _is_plugin_module(c.__module__):
+            visit(c.__module__)
+    own = cls.__module__  # the class's own module last
     return [m for m in order if m != own] + ([own] if own in order else [])
 
 

@@ -231,6 +231,22 @@ def test_a_plugin_built_from_a_base_in_another_file_is_keyed_by_both_files(tmp_p
     assert before.code_digest != after.code_digest and after.name == before.name
 
 
+def test_an_edited_helper_module_of_the_plugins_package_changes_its_digest_and_its_play(tmp_path):
+    package = f"pkg_{uuid.uuid4().hex[:10]}"
+    Path(package).mkdir()
+    (Path(package) / "__init__.py").write_text("", encoding="utf-8")
+    helper = Path(package) / "helper.py"
+    helper.write_text("def which():\n    return 0\n", encoding="utf-8")
+    (Path(package) / "player.py").write_text(
+        f"from strategies.greedy import GreedyStrategy\nfrom {package}.helper import which\n\n\n"
+        "class Player(GreedyStrategy):\n    def pick(self):\n        return which()\n", encoding="utf-8")
+    before = load_strategy(f"{package}.player:Player")
+    assert before.pick() == 0
+    helper.write_text("def which():\n    return 1  # edited\n", encoding="utf-8")
+    after = load_strategy(f"{package}.player:Player")
+    assert after.pick() == 1 and after.code_digest != before.code_digest  # the helper ran again before its user
+
+
 def test_an_edited_module_is_loaded_again_before_it_plays(tmp_path):
     m = plugin("from strategies.greedy import GreedyStrategy\n\n\nclass Player(GreedyStrategy):\n    MARK = 1\n")
     assert type(load_strategy(f"{m}:Player")).MARK == 1
