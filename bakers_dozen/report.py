@@ -330,12 +330,12 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
     summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
                                  ["Ranking", "Pairwise comparisons"], "tournament", force, atlas_dir)
     if rounds is not None:
-        from bakers_dozen.sequential import show_sequential
+        from bakers_dozen.sequential import labelled, show_sequential
 
+        rounds = labelled(rounds, {spec: summary.strategy for summary, spec in zip(summaries, specs, strict=True)})
         show_sequential(rounds, out_dir)
     if as_json:  # players by their labels, as the report's tables name them
-        label = {spec: summary.strategy for summary, spec in zip(summaries, specs, strict=True)}
-        ranking = [label[s] for s in rounds.ranking] if rounds is not None else [s for _, s in sorted(
+        ranking = rounds.ranking if rounds is not None else [s for _, s in sorted(
             ((-summary.wins, summary.strategy) for summary in summaries), key=lambda x: x[0])]
         out: dict[str, Any] = {"deals_played": deals, "ranking": ranking,
                                "runs": [{"spec": spec, **s.to_json()} for spec, s in zip(specs, summaries, strict=True)]}

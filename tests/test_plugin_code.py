@@ -320,3 +320,22 @@ def test_the_guides_minimal_plugin_runs_exactly_as_printed(tmp_path):
         return [line for line in lines if not line.lstrip().startswith("speed")]
 
     assert steady(printed) == steady(shown)
+
+
+def test_a_player_has_one_name_in_the_terminal_json_and_report(tmp_path):
+    """A spec whose label differs from its text (a default written out) is named by its label in the JSON
+    ranking, the sequential tests (terminal, JSON and report) and the report's tables."""
+    r = CliRunner().invoke(main, ["tournament", "--strategies", "greedy;heuristic:preset=cautious", "--sequential",
+                                  "--deals", "400", "--round-deals", "100", "--delta", "3", "-j", "1", "-q", "--store",
+                                  "st", "--out", "rep", "--json"])
+    assert r.exit_code == 0, r.output
+    out = last_json(r.output)
+    assert sorted(out["ranking"]) == ["greedy", "heuristic"]
+    (pair,) = out["sequential"]["pairs"]
+    assert {pair["first"], pair["second"]} == {"greedy", "heuristic"}
+    shown = "\n".join([r.output, (Path("rep") / "report.md").read_text(encoding="utf-8"),
+                       (Path("rep") / "sequential.md").read_text(encoding="utf-8")])
+    spec = "heuristic:preset=cautious"  # only the commands that reproduce the study may show it
+    for as_a_name in (f"| {spec} |", f"`{spec}`", f"{spec} vs", f"vs {spec}", f"{spec} better", md_escape(spec) + " |"):
+        assert as_a_name not in shown
+    assert "`heuristic` vs `greedy`" in shown or "`greedy` vs `heuristic`" in shown
