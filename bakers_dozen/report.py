@@ -12,7 +12,7 @@ import json
 import shlex
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -241,10 +241,40 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
             study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
             html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
                                      command=shlex.join(["bakers-dozen", *sys.argv[1:]]), maker=maker, force=force,
-                                     atlas=atlas_folder(atlas_dir))
+                                     atlas=atlas_folder(atlas_dir), current_code=_codes_now(r.strategy for r in runs))
     _print(report, headings)
     _wrote(maker, html, md)
     return summaries
+
+
+def _codes_now(specs: Iterable[str]) -> dict[str, str | None]:
+    """Each plug-in's name -> its code digest as it loads now, for the specs that load (a report marks that code
+    of a plug-in "current"); built-ins and specs that no longer load are left out."""
+    from strategies import is_builtin, load_strategy
+
+    codes: dict[str, str | None] = {}
+    for spec in dict.fromkeys(specs):
+        try:
+            strategy = load_strategy(spec)
+        except UserError:  # a plug-in removed or broken since its runs: its latest run's code is shown instead
+            continue
+        if not is_builtin(strategy):
+            codes[strategy.name] = strategy.code_digest
+    return codes
+
+
+def _stored_specs(store_dir: str) -> list[str]:
+    """The strategy specs of the plug-in runs in a store, as their newest manifests name them."""
+    from reports.build import run_manifests
+    from strategies.code import identity_code
+    from studies.store import Store
+
+    specs = []
+    for key in Store(store_dir).keys():
+        newest = (run_manifests(Path(store_dir), key) or [{}])[-1].get("parameters", {})
+        if isinstance(newest, dict) and identity_code(str(newest.get("strategy_identity", ""))) is not None:
+            specs.append(str(newest.get("strategy_spec", "")))
+    return specs
 
 
 def _wrote(maker: str, html: Path, md: Path) -> None:
@@ -405,7 +435,7 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool, run_keys: str
     with _damage_on_stderr():
         select = Selection(tuple(k.strip() for k in run_keys.split(",") if k.strip()), variants, strategies)
         html, md, rep = build(store_dir, out_dir, maker="report", force=force, select=select, png=png,
-                              atlas=atlas_folder(atlas_dir))
+                              atlas=atlas_folder(atlas_dir), current_code=_codes_now(_stored_specs(store_dir)))
     _print(rep, ["Win rates"])
     _wrote("report", html, md)
 

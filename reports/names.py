@@ -12,8 +12,8 @@ rules too). Every set of rules then has one label and no two share one.
 A plug-in edited between runs has rows of several codes under one name (its
 identity holds a digest of its code, `strategies.code`): those are different
 players, never pooled, and their labels say which code each is, which one is
-current (the code of the plug-in's latest run), and which rows were stored
-before digests were ("code not recorded").
+current (the plug-in's code now), and which rows were stored before digests
+were ("code not recorded").
 """
 
 from __future__ import annotations
@@ -56,32 +56,40 @@ def label_rules(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(variant=fingerprints.map(lambda fp: labels[str(fp)]).astype("category"))
 
 
-def player_labels(runs: pd.DataFrame, started: Mapping[str, float]) -> dict[str, str]:
+def player_labels(runs: pd.DataFrame, started: Mapping[str, float],
+                  current: Mapping[str, str | None] | None = None) -> dict[str, str]:
     """Run key -> the label a report shows, from one row per run (``key``, ``strategy``, ``strategy_identity``,
     ``strategy_label``) and when each run last started (`started`, from its manifests; 0 when unknown).
 
     A strategy name whose runs hold one code keeps its stored labels. One whose runs hold several codes (an
-    edited plug-in) gets ``[code <digest>]`` in each label, ``, current`` on the code of its latest run, and
-    ``[code not recorded]`` on runs without a digest, so the players are told apart in every table and chart.
+    edited plug-in) gets ``[code <digest>]`` in each label and ``[code not recorded]`` on runs without a digest,
+    so the players are told apart in every table and chart; ``, current`` marks the code the plug-in has now
+    (``current``: name -> its digest as it loads now, where the caller could load it), else ``, latest run`` the
+    code of its latest run (a run that only reused rows records no start, so that is a guess, said as one).
     """
     labels = {str(k): str(label) for k, label in zip(runs["key"], runs["strategy_label"], strict=True)}
     for _, g in runs.groupby("strategy", observed=True, sort=False):
         codes = {str(k): identity_code(str(i)) for k, i in zip(g["key"], g["strategy_identity"], strict=True)}
         if len(set(codes.values())) < 2:
             continue
-        latest = max(codes, key=lambda k: (started.get(k, 0.0), codes[k] is not None))
+        name = str(g["strategy"].iloc[0])
+        if current is not None and current.get(name) is not None:
+            now, word = current[name], "current"
+        else:
+            now, word = codes[max(codes, key=lambda k: (started.get(k, 0.0), codes[k] is not None))], "latest run"
         for key, code in codes.items():
-            tag = NOT_RECORDED if code is None else f"code {code}" + (", current" if code == codes[latest] else "")
+            tag = NOT_RECORDED if code is None else f"code {code}" + (f", {word}" if code == now else "")
             base = labels[key].removesuffix(CLAIRVOYANT)
             labels[key] = f"{base} [{tag}]" + (CLAIRVOYANT if labels[key].endswith(CLAIRVOYANT) else "")
     return labels
 
 
-def label_players(rows: pd.DataFrame, manifests: Mapping[str, list[dict[str, Any]]]) -> pd.DataFrame:
+def label_players(rows: pd.DataFrame, manifests: Mapping[str, list[dict[str, Any]]],
+                  current: Mapping[str, str | None] | None = None) -> pd.DataFrame:
     """``rows`` with ``strategy_label`` replaced by each run's player label (`player_labels`), a categorical;
-    ``manifests``: each run key's manifests, which say when it last started."""
+    ``manifests``: each run key's manifests, which say when it last started; ``current``: see `player_labels`."""
     runs = rows[["key", "strategy", "strategy_identity", "strategy_label"]].drop_duplicates("key")
     started = {k: max((float(m.get("started_unix") or 0.0) for m in ms), default=0.0) for k, ms in manifests.items()}
-    labels = player_labels(runs, started)
+    labels = player_labels(runs, started, current)
     keys = rows["key"].astype("category").cat.remove_unused_categories()
     return rows.assign(strategy_label=keys.map(lambda k: labels[str(k)]).astype("category"))

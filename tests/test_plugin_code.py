@@ -104,6 +104,10 @@ def test_simulate_plays_an_edited_plugin_again_and_reuses_the_restored_code(tmp_
     assert f"code             {first['code_digest']} (the plug-in's code digest; the 40 reused deals were played by " \
            "this code)" in text
     assert re.search(rf"wins\s+{first['wins']}\n", text)
+    cli("report", "st", "--out", "r")  # the restored run only reused rows, so no manifest says it came last
+    report = (Path("r") / "report.md").read_text(encoding="utf-8")
+    for label in (f"{spec} [code {first['code_digest']}, current]", f"{spec} [code {second['code_digest']}]"):
+        assert md_escape(label) in report
 
 
 @pytest.mark.slow
@@ -271,6 +275,10 @@ def test_rows_without_a_code_digest_are_read_and_kept_apart(tmp_path):
     text = (Path("r") / "report.md").read_text(encoding="utf-8")
     for label in ("oldie [code not recorded]", f"oldie [code {new['code_digest']}, current]"):
         assert md_escape(label) in text and label in output
+    Path(f"{m}.py").unlink()  # the plug-in is gone: its latest run's code is marked, as a guess said as one
+    cli("report", "st", "--out", "r2")
+    text = (Path("r2") / "report.md").read_text(encoding="utf-8")
+    assert md_escape(f"oldie [code {new['code_digest']}, latest run]") in text and "current" not in text
 
 
 def test_check_strategy_says_what_results_are_keyed_by(tmp_path):
