@@ -12,7 +12,7 @@ import json
 import shlex
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,30 @@ def check_study(runs: Sequence[RunSpec], out_dir: str, maker: str = "", force: b
         make_deal(r.rules, r.first, r.seed, r.source)  # the source can deal these rules
     for spec in dict.fromkeys(r.strategy for r in runs):
         load_strategy(spec)
+
+
+def check_distinct_players(runs: Sequence[RunSpec]) -> None:
+    """Refuse a tournament two of whose strategies are one player: the same spec twice, or two specs that load
+    the same code, name, version and parameters (an alias of a class, a default written out), whose runs would
+    be one run key, so that the report would rank one player."""
+    from strategies import load_strategy
+    from studies.spec import run_labels
+
+    seen: dict[str, str] = {}
+    for r in runs:
+        key = run_labels(r, load_strategy(r.strategy)).key.hash
+        if key in seen:
+            raise StudyInputError(f"strategies {seen[key]!r} and {r.strategy!r} are the same player (the same code, "
+                                  f"name, version and parameters, run key {key}); a tournament needs different players")
+        seen[key] = r.strategy
+
+
+def _say_code(summaries: Sequence[RunSummary]) -> None:
+    """A line for each plug-in run: the code digest its rows, reused or played, came from."""
+    for s in summaries:
+        if s.code_digest is not None:
+            reused = f", {s.reused:,} of them reused from the store" if s.reused else ""
+            click.echo(printable(f"{s.strategy} on {s.variant}: code {s.code_digest} played its {s.deals:,} deals{reused}"))
 
 
 @contextlib.contextmanager
@@ -194,6 +218,7 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
         summaries, html, md, report, _ = play_study(runs, store_dir, out_dir, title=title, maker=maker, force=force,
                                                     atlas_dir=atlas_dir, jobs=jobs, progress=make_progress(quiet),
                                                     command=sys.argv)
+    _say_code(summaries)
     _print(report, headings)
     _wrote(maker, html, md)
     return summaries
@@ -233,8 +258,39 @@ def play_study(runs: list[RunSpec], store_dir: str | Path, out_dir: str | Path, 
         study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
         html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
                                  command=shlex.join(["bakers-dozen", *(command or sys.argv)[1:]]), maker=maker,
-                                 force=force, atlas=atlas_folder(atlas_dir))
+                                 force=force, atlas=atlas_folder(atlas_dir),
+                                 current_code=_codes_now(r.strategy for r in runs))
     return summaries, html, md, report, study_rows
+
+
+def _codes_now(specs: Iterable[str]) -> dict[str, str | None]:
+    """Each plug-in's name -> its code digest as it loads now, for the specs that load (a report marks that code
+    of a plug-in "current"); built-ins and specs that no longer load are left out."""
+    from strategies import is_builtin, load_strategy
+
+    codes: dict[str, str | None] = {}
+    for spec in dict.fromkeys(specs):
+        try:
+            strategy = load_strategy(spec)
+        except UserError:  # a plug-in removed or broken since its runs: its latest run's code is shown instead
+            continue
+        if not is_builtin(strategy):
+            codes[strategy.name] = strategy.code_digest
+    return codes
+
+
+def _stored_specs(store_dir: str) -> list[str]:
+    """The strategy specs of the plug-in runs in a store, as their newest manifests name them."""
+    from reports.build import run_manifests
+    from strategies.code import identity_code
+    from studies.store import Store
+
+    specs = []
+    for key in Store(store_dir).keys():
+        newest = (run_manifests(Path(store_dir), key) or [{}])[-1].get("parameters", {})
+        if isinstance(newest, dict) and identity_code(str(newest.get("strategy_identity", ""))) is not None:
+            specs.append(str(newest.get("strategy_spec", "")))
+    return specs
 
 
 def _wrote(maker: str, html: Path, md: Path) -> None:
@@ -270,11 +326,13 @@ def compare(variants: str, strategy_spec: str, deals: int, first: int, seed: int
     """Play one strategy under several variants on the same deals and compare them."""
     rules = _variants(variants)
     runs = [RunSpec(r, strategy_spec, deals, first, seed, source) for r in rules]
-    summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Variant comparison: {strategy_spec}, {deals:,} deals",
+    label = _label(strategy_spec)
+    summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Variant comparison: {label}, {deals:,} deals",
                                  ["Variants compared"], "compare", force, atlas_dir)
     if as_json:  # the variants, best first, for the one strategy
         best = sorted(summaries, key=lambda s: -s.wins)
-        click.echo(json.dumps({"deals_played": deals, "strategy": strategy_spec, "ranking": [s.variant for s in best],
+        click.echo(json.dumps({"deals_played": deals, "strategy": label, "spec": strategy_spec,
+                               "ranking": [s.variant for s in best],
                                "runs": [s.to_json() for s in best]}))
 
 
@@ -306,9 +364,8 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
         raise StudyInputError(f"a tournament needs at least two strategies; got {specs}")
     rules = resolve_variant(variant)
     rounds = None
+    check_distinct_players([RunSpec(rules, s, deals, first, seed, source) for s in specs])
     if sequential:
-        if len(set(specs)) != len(specs):
-            raise StudyInputError(f"a sequential tournament names each strategy once; got {specs}")
         from bakers_dozen.sequential import play_sequential
 
         check_study([RunSpec(rules, s, deals, first, seed, source) for s in specs], out_dir)
@@ -319,18 +376,28 @@ def tournament(variant: str, strategies: str, deals: int, first: int, seed: int,
     summaries = _play_and_report(runs, jobs, store_dir, out_dir, quiet, f"Tournament on {rules.name}, {deals:,} deals",
                                  ["Ranking", "Pairwise comparisons"], "tournament", force, atlas_dir)
     if rounds is not None:
-        from bakers_dozen.sequential import show_sequential
+        from bakers_dozen.sequential import labelled, show_sequential
 
+        rounds = labelled(rounds, {spec: summary.strategy for summary, spec in zip(summaries, specs, strict=True)})
         show_sequential(rounds, out_dir)
-    if as_json:
+    if as_json:  # players by their labels, as the report's tables name them
         ranking = rounds.ranking if rounds is not None else [s for _, s in sorted(
-            ((-summary.wins, spec) for summary, spec in zip(summaries, specs, strict=True)), key=lambda x: x[0])]
+            ((-summary.wins, summary.strategy) for summary in summaries), key=lambda x: x[0])]
         out: dict[str, Any] = {"deals_played": deals, "ranking": ranking,
                                "runs": [{"spec": spec, **s.to_json()} for spec, s in zip(specs, summaries, strict=True)]}
         if rounds is not None:
             out["sequential"] = {"decided": rounds.decided, "alpha": alpha, "beta": beta, "delta": delta / 100,
                                  "round_deals": round_deals, "pairs": [p.to_json() for p in rounds.pairs]}
         click.echo(json.dumps(out))
+
+
+def _label(spec: str) -> str:
+    """The label a strategy spec's player has in the report's tables (without "(clairvoyant)", which depends on
+    the variant)."""
+    from strategies import load_strategy
+    from strategies.base import CLAIRVOYANT
+
+    return load_strategy(spec).label.removesuffix(CLAIRVOYANT)
 
 
 def _split_strategies(text: str) -> list[str]:
@@ -384,7 +451,7 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool, run_keys: str
     with _damage_on_stderr():
         select = Selection(tuple(k.strip() for k in run_keys.split(",") if k.strip()), variants, strategies)
         html, md, rep = build(store_dir, out_dir, maker="report", force=force, select=select, png=png,
-                              atlas=atlas_folder(atlas_dir))
+                              atlas=atlas_folder(atlas_dir), current_code=_codes_now(_stored_specs(store_dir)))
     _print(rep, ["Win rates"])
     _wrote("report", html, md)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 import click
 from rich.text import Text
@@ -29,6 +30,19 @@ def play_sequential(rules: Rules, specs: Sequence[str], max_deals: int, round_de
     with run_exits():
         return play_rounds(rules, specs, play, max_deals=max_deals, round_deals=round_deals, first=first, seed=seed,
                            source=source, alpha=alpha, beta=beta, delta=delta, on_round=said)
+
+
+def labelled(result: SequentialResult, labels: dict[str, str]) -> SequentialResult:
+    """``result`` with each strategy spec replaced by its player's label (``labels``), the name the report's
+    tables and the JSON ranking give it: one name per player everywhere."""
+    def name(spec: str) -> str:
+        return labels.get(spec, spec)
+
+    return replace(result, ranking=[name(s) for s in result.ranking],
+                   wins={name(s): w for s, w in result.wins.items()},
+                   pairs=[replace(p, first=name(p.first), second=name(p.second)) for p in result.pairs],
+                   history=[(deals, [(name(a), name(b), llr, rev) for a, b, llr, rev in tests])
+                            for deals, tests in result.history])
 
 
 def show_sequential(result: SequentialResult, out_dir: str) -> None:

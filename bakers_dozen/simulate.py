@@ -120,6 +120,14 @@ def simulate(variant: str, strategy_spec: str, deals: int, first: int, seed: int
         click.echo(printable(format_summary(summary), lines=True))
 
 
+def code_line(s: RunSummary) -> list[str]:
+    """The line naming a plug-in's code digest, which the reused rows were played by (none for a built-in)."""
+    if s.code_digest is None:
+        return []
+    reused = f"; the {s.reused:,} reused deals were played by this code" if s.reused else ""
+    return [f"  code             {s.code_digest} (the plug-in's code digest{reused})"]
+
+
 def format_summary(s: RunSummary) -> str:
     """The summary as a few lines of text."""
     low, high = s.interval
@@ -128,6 +136,7 @@ def format_summary(s: RunSummary) -> str:
         f"{s.variant} ({s.rules_fingerprint}) / {s.strategy}: deals {s.first:,}-{last:,} "
         f"(seed {s.seed}, source {s.source}" + (f", strategy seed {s.strategy_seed}" if s.strategy_seed else "") + ")",
         f"  deals            {s.deals:,}  (played {s.played:,}, reused {s.reused:,})",
+        *code_line(s),
         f"  wins             {s.wins:,}",
         f"  win rate         {s.win_rate:.3%}  (95% Wilson interval {low:.3%} - {high:.3%})",
         f"  mean cards home  {s.mean_cards_home:.2f}",

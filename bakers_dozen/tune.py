@@ -72,6 +72,10 @@ def tune(spec: str, variant: str, params: tuple[str, ...], trials: int, deals: i
     with run_exits():
         result = run_tuning(tuning, store_dir, store_player(store_dir, jobs, sys.argv), said)
     html, md = write_tuning_report(result, tuning, out_dir, shlex.join(["bakers-dozen", *sys.argv[1:]]))
+    code = space.strategy.code_digest
+    if code is not None:  # a plug-in: its trials, and every row they reused, are of this code
+        click.echo(f"code {code}: every trial of study {result.journal.stem} and every row it reused were played by "
+                   "this code of the plug-in")
     if as_json:
         click.echo(json.dumps({**result.to_json(), "report": str(md)}))
         return

@@ -18,6 +18,7 @@ import json
 import re
 import shlex
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from reports.formats import (
 )
 from reports.groups import Group, find_groups, ungrouped
 from reports.losses import loss_sections
-from reports.names import label_rules
+from reports.names import label_players, label_rules
 from reports.output import REPLAY_DIR, check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Links, Report, Section, to_html, to_markdown
 from reports.replays import Replays, upset_replays
@@ -218,7 +219,8 @@ def _variant_order(s: pd.DataFrame) -> list[str]:
 
 def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | None = None, title: str = "",
           command: str = "", maker: str = "", force: bool = False, select: Selection | None = None,
-          png: bool = False, atlas: Path | None = None) -> tuple[Path, Path, Report]:
+          png: bool = False, atlas: Path | None = None,
+          current_code: Mapping[str, str | None] | None = None) -> tuple[Path, Path, Report]:
     """Write ``report.html``, ``report.md`` and ``charts/`` into ``out_dir``; return both paths and the report.
 
     ``rows`` are the store's rows to report on (default: all of them; given, they are one
@@ -234,7 +236,8 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     ``select`` keeps some of the store's runs (`reports.select.Selection`; the report says which it left out);
     ``png`` writes each chart as PNG too, beside its SVG. ``atlas``: the winnability atlas's folder, whose
     figures for the report's rules are shown beside the live perfect play (`reports.atlas`); what of it cannot
-    be used is said in the report and as an `reports.atlas.AtlasWarning` each.
+    be used is said in the report and as an `reports.atlas.AtlasWarning` each. ``current_code``: each plug-in
+    name's code digest as it loads now, which its labels mark current (`reports.names.player_labels`).
     """
     from studies.files import DamagedFileWarning
     from studies.reading import read_store
@@ -258,6 +261,7 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     if rows.empty:
         raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
     rows = label_rules(rows.assign(key=_text_category(rows["key"]), variant=_text_category(rows["variant"])))
+    rows = label_players(rows, every, current_code)  # current_code: plug-in name -> its code digest now
     with staged_report(out_dir, maker, force) as work:
         earlier = shown / "charts"  # the previous report's charts: those with the same inputs are reused
         report = _write(rows, store_path, work, shown, title, command, every, damaged, whole_store,

@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sim.cards import quote_short
+from sim.errors import UserError
 from strategies.base import UNDECIDED, CompiledPolicy, DealInfo, Param, Strategy, StrategyError
+from strategies.code import code_digest, current_class
 from strategies.greedy import GreedyStrategy
 from strategies.heuristic import HeuristicStrategy
 from strategies.lookahead import LookaheadStrategy
@@ -66,7 +68,7 @@ def _guarded(what: str, call: Callable[[], T]) -> T:
     """
     try:
         return call()
-    except (StrategyError, KeyboardInterrupt):
+    except (UserError, KeyboardInterrupt):
         raise
     except SystemExit as exc:
         raise StrategyError(f"{what} called sys.exit({exc.code!r})") from None
@@ -107,8 +109,13 @@ def _check_class(cls: Any, where: str) -> type[Strategy]:
             raise StrategyError(f"{where} is not a Strategy subclass (strategies.base.Strategy); it is "
                                 f"{type(cls).__name__}")
         for attr in ("name", "version"):
-            if not isinstance(getattr(cls, attr), str) or not _LABEL_RE.match(getattr(cls, attr)):
+            value = getattr(cls, attr)
+            if attr == "name" and value == f"{cls.__module__}:{cls.__qualname__}":
+                continue  # a class without a name of its own is named after its module and class
+            if not isinstance(value, str) or not _LABEL_RE.match(value):
                 raise StrategyError(f"{where}: class attribute {attr!r} must be 1 to 64 letters, digits or _ . + -")
+        if not isinstance(cls.code_in_key, bool):
+            raise StrategyError(f"{where}: class attribute 'code_in_key' must be True or False")
         builtin = BUILTINS.get(cls.name)
         if builtin is not None and builtin is not cls and builtin.version == cls.version:
             raise StrategyError(f"{where}: its name and version ({cls.name!r}, {cls.version!r}) are a built-in strategy's; "
@@ -268,6 +275,7 @@ def load_strategy(spec: str) -> Strategy:
     """Make the strategy that ``spec`` names, with its parameters."""
     if not isinstance(spec, str) or not spec.strip():
         raise StrategyError(f"no strategy named; write {_SPEC_FORMS}")
+    before = set(sys.modules)
     head, _, rest = spec.strip().partition(":")
     head = head.strip()
     class_name, _, class_params = rest.partition(":")
@@ -288,11 +296,24 @@ def load_strategy(spec: str) -> Strategy:
     params = _parse_params(param_text, head)
     if cls in BUILTINS.values():
         return cls(**params)
+    cls = _current(cls, before)
     strategy = _guarded(f"creating strategy {cls.__module__}.{cls.__qualname__}", lambda: cls(**params))
     if not isinstance(strategy, Strategy) or not isinstance(getattr(strategy, "params", None), dict):
         raise StrategyError(f"creating strategy {cls.__module__}.{cls.__qualname__} did not run Strategy.__init__ "
                             "(a plug-in's __init__ must call super().__init__(**params))")
     return strategy
+
+
+def _current(cls: type[Strategy], before: set[str]) -> type[Strategy]:
+    """``cls`` as its files define it now, and its code digest taken (`strategies.code`): a module of its code that
+    was imported before this load (``before``: the modules then loaded) from a file changed since is reloaded, so
+    the code played is the code its results are stored under."""
+    where = f"{cls.__module__}:{cls.__qualname__}"
+    fresh = set(sys.modules) - before
+    cls = _guarded(f"reloading the changed code of strategy {where}", lambda: current_class(cls, fresh))
+    cls = _check_class(cls, where)
+    _guarded(f"reading the code of strategy {where}", lambda: code_digest(cls))  # taken now, from the files just loaded
+    return cls
 
 
 def compiled_policy(strategy: Strategy, rules: Any) -> CompiledPolicy | None:

@@ -21,6 +21,7 @@ from sim.game import View
 from sim.notation import Move
 from sim.rng import CounterRNG
 from sim.rules import Rules
+from strategies.code import code_digest
 
 CLAIRVOYANT = " (clairvoyant)"
 """What a label ends with when the figure saw face-down cards (`Strategy.label_for`)."""
@@ -186,8 +187,12 @@ class CompiledPolicy:
 class Strategy:
     """Base class of every strategy.
 
-    Subclasses set ``name``, ``version`` (bump it whenever a change alters
-    play), ``description`` and ``PARAMETERS``, and implement `choose`. Set
+    Subclasses set ``name`` (a class without its own is named ``module:Class``),
+    ``description`` and ``PARAMETERS``, and implement `choose`. A plug-in's
+    results are stored under its name, ``version``, parameters and a digest of
+    its code (`strategies.code`), so an edited plug-in is played again; one that
+    sets ``code_in_key = False`` is keyed by name and version alone, and then
+    bumps ``version`` whenever a change alters play (as built-ins do). Set
     ``peeks = True`` to be shown face-down cards; results are then labelled
     clairvoyant. ``uses`` names the strategies whose compiled code this
     one's calls, so that a study compiles those first and this one loads
@@ -199,9 +204,18 @@ class Strategy:
     description: ClassVar[str] = ""
     peeks: ClassVar[bool] = False
     uses: ClassVar[tuple[str, ...]] = ()
+    code_in_key: ClassVar[bool] = True
+    """Whether a plug-in's stored results are keyed by a digest of its code (`strategies.code`)."""
     PARAMETERS: ClassVar[Mapping[str, Param]] = {}
     on_proven_line: bool = False
     """Set by `choose` when the move it returns is one of a proven winning line (see `choose`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A class that does not set its own ``name`` is named after its module and class (``homefirst:HomeThenRandom``):
+        two classes never share a name, hence stored results, by inheriting one."""
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            cls.name = f"{cls.__module__}:{cls.__qualname__}"
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(self.PARAMETERS))
@@ -216,10 +230,18 @@ class Strategy:
         self.nodes = 0
 
     @property
+    def code_digest(self) -> str | None:
+        """The digest of a plug-in's code (`strategies.code.code_digest`); None for a built-in, and for a plug-in
+        that sets ``code_in_key = False``."""
+        return code_digest(type(self))
+
+    @property
     def identity(self) -> str:
-        """Name, version and normalised parameters: what results are stored under."""
+        """Name, version, code digest (a plug-in's) and normalised parameters: what results are stored under,
+        ``name@version#digest:key=value,...``."""
         args = ",".join(f"{k}={self.params[k]}" for k in sorted(self.params))
-        return f"{self.name}@{self.version}" + (f":{args}" if args else "")
+        digest = self.code_digest
+        return f"{self.name}@{self.version}" + (f"#{digest}" if digest else "") + (f":{args}" if args else "")
 
     @property
     def label(self) -> str:

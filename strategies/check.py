@@ -2,11 +2,14 @@
 
 Modelled on Gymnasium's ``check_env``, for strategy authors. It plays a few
 deals of every preset variant, twice, in each tier the strategy has, and
-reports five named checks, each passed, failed (with the first problem, its
+reports six named checks, each passed, failed (with the first problem, its
 variant, deal and tier) or skipped (with why):
 
 - ``identity``: name, version, identity and label are the same in two loads
   and after play (results are stored and labelled under them);
+- ``code``: what a plug-in's results are keyed by besides name and version: the
+  digest of its code and the modules it reads, or nothing when it sets
+  ``code_in_key = False`` (it then bumps ``version`` whenever play changes);
 - ``plays``: every preset variant plays: nothing escapes the arena, and the
   referee (`sim.referee`) accepts every move and agrees on cards home and wins;
 - ``returns``: no game ends because the strategy raised, chose something that is
@@ -34,12 +37,14 @@ import numpy as np
 
 from sim import engine as E
 from sim.deals import check_strategy_seed
+from sim.errors import UserError
 from sim.game import Game
 from sim.referee import replay
 from sim.rules import VARIANTS, Rules
 from strategies import compiled_policy, is_builtin, load_strategy
 from strategies.base import DealInfo, Strategy, StrategyError
 from strategies.batch import BatchResult, play_batch
+from strategies.code import code_modules
 from strategies.memory import check_memory
 from strategies.play import GameRecord, play_compiled, play_python, timeout_seconds
 
@@ -175,7 +180,7 @@ def check_strategy(spec_or_strategy: str | Strategy, deals: int = DEFAULT_DEALS,
     two.play(rules_list[::-1], numbers[::-1])
     identity, label = (before[2], before[3]) if isinstance(before, tuple) else (type(first).__qualname__, "?")
     report = CheckReport(identity, label, deals, tuple(r.name for r in rules_list), strategy_seed)
-    report.results += [_identity(before, again, _fingerprint(first)), one.plays(), one.returns(),
+    report.results += [_identity(before, again, _fingerprint(first)), _code(first), one.plays(), one.returns(),
                        _determinism(one, two), one.tiers(first.peeks)]
     report.speed = two.speed()
     return report
@@ -229,6 +234,25 @@ def _identity(first: tuple[str, ...] | str, second: tuple[str, ...] | str, after
                 return CheckResult("identity", FAIL, f"{name} {a!r} on the first load, {b!r} in {when}; results are "
                                                      "stored under it, so it must depend only on the parameters")
     return CheckResult("identity", PASS, f"{first[2]}, label {first[3]!r}: the same in two loads and after play")
+
+
+def _code(strategy: Strategy) -> CheckResult:
+    """What a plug-in's stored results are keyed by besides its name and version: a digest of its code (which
+    modules), or, with ``code_in_key = False``, nothing, which the check says so the author knows to bump
+    ``version``."""
+    if is_builtin(strategy):
+        return CheckResult("code", PASS, f"a built-in: its results are keyed by its version ({strategy.version}), "
+                                         "which its pinned-play tests guard")
+    if not type(strategy).code_in_key:
+        return CheckResult("code", PASS, "code_in_key = False: results are keyed by name and version alone, so an "
+                                         "edited plug-in reuses its old rows; bump version whenever a change alters play")
+    try:
+        digest = strategy.code_digest
+    except UserError as exc:
+        return CheckResult("code", FAIL, str(exc))
+    modules = ", ".join(code_modules(type(strategy)))
+    return CheckResult("code", PASS, f"digest {digest} of {modules}: results are keyed by it, so an edit plays "
+                                     "every deal again and restoring the code reuses the old rows")
 
 
 # --- playing ----------------------------------------------------------------------------------------------

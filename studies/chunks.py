@@ -87,13 +87,23 @@ each strategy object holds its tables (the solver's is 128 MiB); holding every o
 the 300 MB that loky reads as a memory leak, so it retired the worker mid-run, with a warning."""
 
 
-def loaded_strategy(spec: str) -> Any:
-    """The strategy object for ``spec``, made once per worker process (while its runs last)."""
-    s = _STRATEGIES.get(spec)
-    if s is None:
-        from strategies import load_strategy
+def loaded_strategy(spec: str, identity: str | None = None) -> Any:
+    """The strategy object for ``spec``, made once per worker process (while its runs last).
 
+    ``identity``: the run's `Strategy.identity`. A kept strategy of another identity (a plug-in whose file was
+    edited since this worker loaded it) is loaded again, from the files as they are now; when even that is
+    not the run's code (the file changed while the run played), the chunk is refused rather than stored under
+    a digest that is not its code's.
+    """
+    s = _STRATEGIES.get(spec)
+    if s is None or (identity is not None and s.identity != identity):
+        from strategies import StrategyError, load_strategy
+
+        _STRATEGIES.clear()
         s = keep_strategy(spec, load_strategy(spec))
+        if identity is not None and s.identity != identity:
+            raise StrategyError(f"strategy {spec!r} changed while the run played: its code is now {s.identity!r}, "
+                                f"the run's is {identity!r}; run the command again")
     return s
 
 
@@ -113,7 +123,7 @@ def chunk_table(task: ChunkTask) -> pa.Table:
     from strategies.batch import play_batch, play_batch_python
     from studies import rows
 
-    strategy = loaded_strategy(task.strategy)
+    strategy = loaded_strategy(task.strategy, task.labels.key.strategy_identity)
     numbers = np.arange(task.first, task.last + 1, dtype=np.int64)
     tier = "python" if task.tier == "python" or strategy.compiled(task.rules) is None else "compiled"
     start = time.perf_counter()

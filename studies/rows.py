@@ -22,7 +22,7 @@ rules_fingerprint  category                     `sim.rules.Rules.fingerprint`
 strategy           category                     strategy name
 strategy_version   category                     strategy version
 strategy_params    category                     parameters as JSON (sorted keys)
-strategy_identity  category                     ``name@version:params`` (part of the key)
+strategy_identity  category                     ``name@version:params``, ``name@version#digest:params`` for a plug-in (part of the key)
 strategy_label     category                     name shown in tables (says ``(clairvoyant)`` where it saw
                                                 face-down cards: `Strategy.label_for`)
 clairvoyant        bool                         the strategy saw face-down cards (it peeks and the

@@ -152,7 +152,7 @@ def run(
                 variant=spec.rules.name, rules_fingerprint=spec.rules.fingerprint, strategy=labels.strategy_label,
                 strategy_identity=strategy.identity, seed=spec.seed, source=spec.source, strategy_seed=spec.strategy_seed,
                 first=spec.first, deals=spec.deals, wins=0, outcomes={}, cards_home_sum=0, played=0, reused=0,
-                seconds=0.0, store=str(st.path), key=key, backend=backend, damaged=damaged,
+                seconds=0.0, store=str(st.path), key=key, backend=backend, damaged=damaged, code_digest=strategy.code_digest,
             )
             wants = Wants(spec.rules, deal_timeout, spec.tier, verify)
             reused, todo = Tally(), []

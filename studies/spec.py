@@ -162,6 +162,8 @@ class RunSummary:
     backend: str = "loky"
     in_process: bool = False
     """The chunks played in the main process, no worker pool (`studies.backends.plays_in_process`), whatever ``backend`` says."""
+    code_digest: str | None = None
+    """A plug-in's code digest (`strategies.code`): every row of the run, reused or played, is of this code."""
 
     @property
     def win_rate(self) -> float:

@@ -31,9 +31,9 @@ they are, and opening one to write (`Store.open`) renames those files once, key 
 key and the marker last, so that a crash part way leaves a store that reads and
 upgrades again; older toolkits then refuse it rather than misread it.
 
-A run key is (rules fingerprint, strategy identity ``name@version:params``, deal
-seed, deal source, strategy seed): the things that decide every row. Results of
-different keys never share a file, so a figure is never made of rows from two
+A run key is (rules fingerprint, strategy identity ``name@version:params``, a plug-in's with its code
+digest, ``name@version#digest:params`` (`strategies.code`), deal seed, deal source, strategy seed): the
+things that decide every row. Results of different keys never share a file, so a figure is never made of rows from two
 rule sets or two strategy versions (`studies.reading.read_store` refuses to mix them silently).
 
 Each chunk file is written to a temporary name in the same folder, flushed to

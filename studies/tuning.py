@@ -63,14 +63,18 @@ class TuneSpec:
 
     @property
     def name(self) -> str:
-        """The study's name: a digest of everything that decides its trials' values (not ``trials`` or ``confirm``)."""
+        """The study's name: a digest of everything that decides its trials' values (not ``trials`` or ``confirm``),
+        a plug-in's code digest included."""
         what = {"rules": self.rules.fingerprint, "strategy": self.space.prefix,
                 "identity": self.space.strategy.identity if not self.space.dimensions else None,
                 "fixed": {k: repr(v) for k, v in sorted(self.space.fixed.items())},
                 "space": [[d.name, d.describe()] for d in self.space.dimensions],
                 "deals": self.deals, "first": self.first, "seed": self.seed, "source": self.source, "steps": STEPS}
+        code = self.space.strategy.code_digest
+        if code is not None:  # a plug-in's trials are its code's: an edited plug-in starts a study of its own
+            what["code"] = code
         digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
-        return f"{self.space.strategy.name}-{digest}"
+        return f"{self.space.strategy.name.replace(':', '.')}-{digest}"  # a file name: no colon
 
     def rounds(self) -> list[tuple[int, int]]:
         """The tuning deals as `STEPS` (or fewer) consecutive (first, count) rounds."""

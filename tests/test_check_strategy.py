@@ -19,7 +19,7 @@ from sim.rules import find_variant
 from strategies.base import CompiledPolicy, Param, PolicyStrategy, Strategy, StrategyError
 from strategies.check import FAIL, PASS, SKIP, check_strategy
 
-CHECKS = ("identity", "plays", "returns", "determinism", "tiers")
+CHECKS = ("identity", "code", "plays", "returns", "determinism", "tiers")
 
 
 def statuses(report) -> dict[str, str]:
@@ -388,13 +388,13 @@ def test_the_verb_exits_0_when_every_check_passes_and_names_each_check():
     for name in CHECKS:
         assert any(line.split()[:2] == ["PASS", name] for line in lines), r.output
     assert any(line.split()[:2] == ["INFO", "speed"] for line in lines)
-    assert lines[-1] == "all 5 checks passed"
+    assert lines[-1] == "all 6 checks passed"
 
 
 def test_the_verb_exits_1_when_a_check_fails():
     r = run("test_check_strategy:Crasher", "--deals", "2")
     assert r.exit_code == 1, r.output
-    assert r.output.splitlines()[-1] == "1 of 5 checks failed: returns"
+    assert r.output.splitlines()[-1] == "1 of 6 checks failed: returns"
     assert "SKIP  tiers" in r.output
 
 
