@@ -91,6 +91,7 @@ class Boom(GreedyStrategy):
 class GreedyV2(GreedyStrategy):
     """Greedy under a new version number: its results must not be pooled with version 1's."""
 
+    name: ClassVar[str] = "greedy"  # its own, as a class without one is named after its module and class
     version: ClassVar[str] = "2"
 
 
