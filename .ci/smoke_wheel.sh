@@ -33,7 +33,7 @@ run bakers-dozen simulate -n 2000 -q
 run bakers-dozen compare --variants bakers-dozen,dick-1883 --strategy greedy -n 500 -q --out compare-report
 run bakers-dozen report bakers-dozen-store --out store-report
 test -s compare-report/report.html && test -s store-report/report.html
-# Enabled when atlas show lands (issue 62: the atlas as package data, looked up from any folder):
-# run bakers-dozen atlas show -v bakers-dozen --deal 417 --source pysol
+# The shipped atlas as package data, looked up from an empty folder (issue 62):
+run bakers-dozen atlas show -v bakers-dozen --deal 417 --source pysol
 run python -m bakers_dozen deal --deal 1
 echo "smoke test of the installed wheel passed"
