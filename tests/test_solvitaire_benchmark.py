@@ -110,3 +110,16 @@ def test_a_binary_that_prints_no_classification_is_an_error_not_an_unknown(bench
     rules_file, files = bench.write_files(find_variant("bakers-dozen"), range(1, 2), tmp_path / "files")
     with pytest.raises(bench.SolvitaireError, match="without a classification"):
         bench.solve_solvitaire(_stand_in(tmp_path, "Segmentation fault", 139), rules_file, files, 1.0, 1000)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--games", "nope"], "error: --games 'nope': choose among bakers-dozen"),
+    (["--deals", "5-2"], "error: --deals '5-2': the first deal (5) is after"),
+    (["--solvitaire", "/no/such/solvitaire"], "error: --solvitaire '/no/such/solvitaire' is not an executable file"),
+])
+def test_the_script_refuses_bad_input_in_one_line_with_exit_status_2(args, says):
+    import subprocess
+
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "solvitaire.py"), *args], capture_output=True,
+                         text=True, cwd=ROOT, timeout=120)
+    assert run.returncode == 2 and run.stderr.startswith(says) and run.stderr.count("\n") == 1, run.stderr
