@@ -260,22 +260,37 @@ def plays_in_process(spec: RunSpec, strategy: Any, compiled: bool, jobs: int | N
 def _stream_here(tasks: Iterable[ChunkTask]) -> Iterator[ChunkResult]:
     """Play ``tasks`` one by one in this process, each in a daemon thread that the main thread waits for
     in short steps, so that Ctrl-C interrupts the wait at once (the compiled loops release the GIL, and a
-    Python-tier strategy never sees the interrupt, as in a worker). An abandoned chunk cannot land in the
-    store afterwards: the run lets go of its key as it stops, and a chunk is written only while its run
-    holds the key (`studies.store.Store.write_chunk`); the thread dies with the process."""
-    for task in tasks:
-        box: list[ChunkResult | BaseException] = []
+    Python-tier strategy never sees the interrupt, as in a worker).
 
-        def play(task: ChunkTask = task, box: list[ChunkResult | BaseException] = box) -> None:
-            try:
-                box.append(play_chunk(task))
-            except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
-                box.append(exc)
-
-        thread = threading.Thread(target=play, name=f"bakers-dozen chunk {task.first}", daemon=True)
-        thread.start()
+    The next chunk starts playing before a finished one is handed on, so that the caller writes a chunk
+    (Parquet, fsyncs; tasks here carry no store) while the next one plays: one chunk plays at a time all
+    the same. An abandoned chunk cannot land in the store afterwards: its thread writes nothing, the
+    main thread writes only while its run holds the key (`studies.store.Store.write_chunk`), and the
+    thread dies with the process."""
+    source = iter(tasks)
+    playing = _start_here(next(source, None))
+    while playing is not None:
+        thread, box = playing
         while thread.is_alive():
             thread.join(WATCH_INTERVAL)
         if isinstance(box[0], BaseException):
             raise box[0]
+        playing = _start_here(next(source, None))
         yield box[0]
+
+
+def _start_here(task: ChunkTask | None) -> tuple[threading.Thread, list[ChunkResult | BaseException]] | None:
+    """Start playing ``task`` in a daemon thread of this process; its result (or what it raised) lands in the box."""
+    if task is None:
+        return None
+    box: list[ChunkResult | BaseException] = []
+
+    def play() -> None:
+        try:
+            box.append(play_chunk(task))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            box.append(exc)
+
+    thread = threading.Thread(target=play, name=f"bakers-dozen chunk {task.first}", daemon=True)
+    thread.start()
+    return thread, box

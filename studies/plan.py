@@ -60,7 +60,7 @@ class Chunker:
     it hands them out whole. Otherwise the size
     adapts: it starts small (`FIRST_CHUNK`), then follows the speed measured on
     finished chunks so that each takes about `TARGET_CHUNK_SECONDS`, within
-    `CHUNK_BOUNDS`, and near the end shrinks so that every job gets a share of
+    `CHUNK_BOUNDS`, and near the end, with several jobs, shrinks so that every job gets a share of
     what is left. Rows never depend on the chunking, only the file layout does.
     Thread-safe: joblib pulls tasks from a callback thread.
     """
@@ -100,8 +100,11 @@ class Chunker:
             if self.fixed:
                 return a, b
             left = sum(y - x + 1 for x, y in self._ranges) + (b - a + 1)
-            size = max(self.low, min(self.size, -(-left // (2 * self.jobs))))
-            if size > 1000:
+            # with several jobs, the tail shrinks so that every job gets a share; one job would only pay
+            # for more chunk files (each a Parquet write, fsync and rename) for nothing
+            share = -(-left // (2 * self.jobs)) if self.jobs > 1 else left
+            size = max(self.low, min(self.size, share))
+            if 1000 < size < b - a + 1:  # round chunk ends, but never leave a sliver of a range for a chunk of its own
                 size = size // 1000 * 1000
             if a + size - 1 < b:
                 self._ranges.insert(0, (a + size, b))

@@ -174,9 +174,10 @@ def run(
             manifest_path = st.write_manifest(key, manifest) if new else None
             chunker = Chunker(todo, n_jobs, compiled, chunk)
             # Workers write their chunks themselves, through an absolute path: a reused worker process keeps the
-            # working folder it started in. Dask workers may not see this disk: there the main process writes.
+            # working folder it started in. Dask workers may not see this disk, and chunks played in this process
+            # are written by its main thread while the next chunk plays (`studies.backends._stream_here`).
             writer = None
-            if backend != "dask":
+            if backend != "dask" and not here:
                 writer = copy.copy(st)
                 writer.path = st.path.absolute()
             watchdog = None

@@ -78,3 +78,27 @@ def test_a_failure_in_the_playing_thread_reaches_the_caller(tmp_path, monkeypatc
     monkeypatch.setattr(C, "chunk_table", broken)
     with pytest.raises(RuntimeError, match="a bug in a built-in"):
         R.run(RunSpec(Rules(), "greedy", 10), tmp_path, jobs=1)
+
+
+def test_the_next_chunk_plays_while_the_main_thread_writes_the_last_one(monkeypatch):
+    import threading
+    from types import SimpleNamespace
+
+    started = {first: threading.Event() for first in (1, 11, 21)}
+    played: list[int] = []
+
+    def play(task):  # noqa: ANN001, ANN202 - stands in for studies.chunks.play_chunk
+        started[task.first].set()
+        played.append(task.first)
+        return SimpleNamespace(first=task.first, thread=threading.current_thread())
+
+    monkeypatch.setattr(B, "play_chunk", play)
+    tasks = [SimpleNamespace(first=first) for first in (1, 11, 21)]
+    seen = []
+    for result in B._stream_here(iter(tasks)):
+        following = next((t.first for t in tasks if t.first > result.first), None)
+        if following is not None:  # handed on only once the next chunk is on its way
+            assert started[following].wait(10)
+        assert result.thread is not threading.current_thread()
+        seen.append(result.first)
+    assert seen == played == [1, 11, 21]

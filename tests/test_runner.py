@@ -76,6 +76,15 @@ def test_adaptive_chunks_shrink_at_the_end_so_every_job_gets_work():
     assert sum(sizes) == 40_000 and max(sizes) <= 5000 and sizes == sorted(sizes, reverse=True)
 
 
+def test_adaptive_chunks_of_one_job_do_not_shrink_at_the_end():
+    ch = Chunker([(1, 1_000_000)], jobs=1, compiled=True)
+    a, b = ch.next()
+    ch.observe(b - a + 1, 0.001)  # fast: the largest chunks from here on
+    sizes = [y - x + 1 for x, y in _drain(ch)]
+    high = P.CHUNK_BOUNDS[True][1]
+    assert sum(sizes) == 1_000_000 - b and sizes[:-1] == [high] * (len(sizes) - 1) and len(sizes) == -(-sum(sizes) // high)
+
+
 def test_fixed_chunks_are_handed_out_whole_and_can_be_given_back():
     ch = Chunker(plan_chunks(1, 10, [], 4), jobs=2, compiled=True, chunk=4)
     assert ch.next() == (1, 4)
