@@ -188,12 +188,10 @@ def _cell(column: object, value: object) -> str:
 
 def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_dir: str, quiet: bool, title: str,
                      headings: Sequence[str], maker: str, force: bool, atlas_dir: Path | None) -> list[RunSummary]:
-    import pandas as pd
-
     from reports.atlas import atlas_folder
     from reports.build import COLUMNS, build
+    from reports.digest import Spans, union
     from studies.progress import make_progress
-    from studies.reading import read_store
     from studies.reuse import ACCEPT_COLUMNS
     from studies.rows import chunk_cache
 
@@ -205,16 +203,13 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
         for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
             for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
                 click.echo("bakers-dozen: warning: " + one_line(line), err=True)
-        lo = min(r.first for r in runs)
-        hi = max(r.first + r.deals - 1 for r in runs)
         with _damage_on_stderr():
-            rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
-            reading.close()  # the rows are read: the cached chunks go
             # Each run contributes exactly the deals this study asked of it, even when the store holds more.
-            parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
-                     for s, r in zip(summaries, runs, strict=True)]
-            study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
-            html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
+            asked: dict[str, Spans] = {}
+            for s, r in zip(summaries, runs, strict=True):
+                asked[s.key] = union(asked.get(s.key, []), [(r.first, r.first + r.deals - 1)])
+            study_runs = asked
+            html, md, report = build(store_dir, out_dir, runs=study_runs, title=title,
                                      command=shlex.join(["bakers-dozen", *sys.argv[1:]]), maker=maker, force=force,
                                      atlas=atlas_folder(atlas_dir))
     _print(report, headings)

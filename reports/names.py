@@ -40,3 +40,10 @@ def label_rules(rows: pd.DataFrame) -> pd.DataFrame:
     # mapped category by category, not row by row; a subset of a store's rows leaves categories unused
     fingerprints = rows["rules_fingerprint"].astype("category").cat.remove_unused_categories()
     return rows.assign(variant=fingerprints.map(lambda fp: labels[str(fp)]).astype("category"))
+
+
+def label_runs(s: pd.DataFrame) -> pd.DataFrame:
+    """A summary ``s`` (one line per run: ``variant``, ``rules_fingerprint``) with each ``variant`` replaced by its
+    rules label (`rules_labels`)."""
+    labels = rules_labels(s[["variant", "rules_fingerprint"]].drop_duplicates())
+    return s.assign(variant=[labels[str(fp)] for fp in s["rules_fingerprint"]])

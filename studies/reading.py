@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -47,6 +47,55 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
                 strategy: str | None, strategy_identity: str | None, seed: int | None, source: str | None,
                 deals: tuple[int, int] | None, columns: Sequence[str] | None, allow_mixed: bool) -> pa.Table:
     """`read_table`, called by it and by `read_store` (its warnings name their caller's line)."""
+    wanted = None if columns is None else [c for c in COLUMNS if c in {"key", "deal", *columns}]
+    tables = list(_scan(path, key=key, variant=variant, rules_fingerprint=rules_fingerprint, strategy=strategy,
+                        strategy_identity=strategy_identity, seed=seed, source=source, deals=deals, columns=columns,
+                        allow_mixed=allow_mixed, level=4))
+    if not tables:
+        return (SCHEMA if wanted is None else pa.schema([SCHEMA.field(c) for c in wanted])).empty_table()
+    return pa.concat_tables(tables).unify_dictionaries()
+
+
+def scan_store(
+    path: str | os.PathLike[str],
+    *,
+    key: str | None = None,
+    variant: str | None = None,
+    rules_fingerprint: str | None = None,
+    strategy: str | None = None,
+    strategy_identity: str | None = None,
+    seed: int | None = None,
+    source: str | None = None,
+    deals: tuple[int, int] | None = None,
+    columns: Sequence[str] | None = None,
+    allow_mixed: bool = False,
+) -> Iterator[pa.Table]:
+    """`read_table`'s rows one checked chunk file at a time (each an Arrow table of at most a chunk's deals), in
+    key and deal order, with the same filters, checks and warnings: a pass over a store of any size in the memory
+    of one chunk. `reports.digest` aggregates a report's figures this way."""
+    yield from _scan(path, key=key, variant=variant, rules_fingerprint=rules_fingerprint, strategy=strategy,
+                     strategy_identity=strategy_identity, seed=seed, source=source, deals=deals, columns=columns,
+                     allow_mixed=allow_mixed, level=3)
+
+
+def selected_rows(path: str | os.PathLike[str], *, key: str | None = None, deals: tuple[int, int] | None = None) -> int:
+    """How many deals the chunk files of a store (or of one run ``key``, within ``deals``) hold, from their names
+    alone: what `read_store` would load, known before loading it."""
+    store = Store.open(path, create=False)
+    lo, hi = deals if deals is not None else (None, None)
+    total = 0
+    for k in store.keys() if key is None else [key]:
+        for chunk in store.chunk_files(k, lo, hi):
+            a, b = max(chunk.first, lo if lo is not None else chunk.first), min(chunk.last, hi if hi is not None else chunk.last)
+            total += max(0, b - a + 1)
+    return total
+
+
+def _scan(path: str | os.PathLike[str], *, key: str | None, variant: str | None, rules_fingerprint: str | None,
+          strategy: str | None, strategy_identity: str | None, seed: int | None, source: str | None,
+          deals: tuple[int, int] | None, columns: Sequence[str] | None, allow_mixed: bool, level: int) -> Iterator[pa.Table]:
+    """The checked rows of the selected runs, a chunk file's at a time; ``level``: the stack level its warnings
+    name (their caller's caller)."""
     if deals is not None:  # the command line's check of a range, with its messages
         pair = tuple(deals) if isinstance(deals, tuple | list) else ()
         deals = check_deal_range(*(pair if len(pair) == 2 else (None, None)), f"deals={deals!r}")
@@ -67,7 +116,6 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
     infos = {k: info for k, info in infos.items() if all(v is None or info.get(f) == v for f, v in checks.items())}
     if not allow_mixed and (variant is not None or strategy is not None):
         _refuse_mixed(list(infos.values()))
-    tables = []
     lo, hi = deals if deals is not None else (None, None)
     for k in infos:  # keys in order, and each key's files by first deal: the rows come sorted
         with store.reading(k):  # a forced run's swap waits: the key's files are its old ones or its new
@@ -78,14 +126,14 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
                 warnings.warn(DamagedFileWarning(
                     f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
                     f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
-                    "leave them out (a run of the same command plays them again)"), stacklevel=3)
+                    "leave them out (a run of the same command plays them again)"), stacklevel=level)
             done = None  # the last deal of the key taken so far: a deal stored twice (overlapping files) appears once
             for chunk in chunks:
                 try:
                     table = load_chunk_file(chunk, wanted)
                 except CorruptChunkError as exc:
                     warnings.warn(DamagedFileWarning(f"{exc}; its deals are left out (a run of the same command moves "
-                                                     "it aside and plays them again)"), stacklevel=3)
+                                                     "it aside and plays them again)"), stacklevel=level)
                     continue
                 a = max(chunk.first, chunk.first if lo is None else lo, chunk.first if done is None else done + 1)
                 b = chunk.last if hi is None else min(chunk.last, hi)
@@ -94,10 +142,7 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
                 if (a, b) != (chunk.first, chunk.last):  # a checked file holds its deals in order: row i is first + i
                     table = table.slice(a - chunk.first, b - a + 1)
                 done = b
-                tables.append(table if wanted is None else table.select(wanted))
-    if not tables:
-        return (SCHEMA if wanted is None else pa.schema([SCHEMA.field(c) for c in wanted])).empty_table()
-    return pa.concat_tables(tables).unify_dictionaries()
+                yield table if wanted is None else table.select(wanted)
 
 
 def read_store(
