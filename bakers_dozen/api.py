@@ -28,8 +28,10 @@ from sim.position import Position
 from sim.rules import Rules, resolve_variant
 from strategies.analyse import Analysis, analyse_game
 from studies.reading import read_store as _read_store
+from studies.reading import store_dataset
 
-__all__ = ["SVG", "analyse", "deal", "draw", "play", "read_store", "replay", "simulate"]
+__all__ = ["SVG", "analyse", "deal", "draw", "play", "read_store", "replay", "simulate", "store_dataset", "store_relation",
+           "summarise"]
 
 
 class SVG(str):
@@ -73,8 +75,33 @@ def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", de
 
 
 def read_store(path: str | Path, **filters: Any) -> pd.DataFrame:
-    """The rows of a store as a DataFrame; ``filters`` as `studies.reading.read_store` (variant, strategy, deals, ...)."""
+    """The rows of a store as a DataFrame; ``filters`` as `studies.reading.read_store` (variant, strategy, deals, ...).
+
+    For a small store or selection: one refused as too big (over 20 million rows by default) says what to use
+    instead: `summarise` (each run's figures), `store_relation` (DuckDB) or `store_dataset` (pyarrow)."""
     return _read_store(path, **filters)
+
+
+def summarise(path: str | Path) -> pd.DataFrame:
+    """One line per run of a store: deals, wins, verified wins, win rate with its 95% Wilson interval, mean cards
+    home and score, unknown verdicts, errors (the report's run table), aggregated in one pass over its checked
+    chunk files (`reports.digest`): memory does not grow with the number of rows."""
+    from reports.digest import digest_runs, summary
+
+    return summary(list(digest_runs(path).values()))
+
+
+def store_relation(path: str | Path, connection: Any = None) -> Any:
+    """A DuckDB relation over every chunk file of a store, for queries of any size out of core, e.g.
+    ``store_relation(p).aggregate("key, count(*) AS deals, sum((outcome = 'won')::INT) AS wins").df()``.
+
+    The files as they are (`studies.reading.store_dataset` says what that leaves out); needs ``duckdb``."""
+    import duckdb
+
+    from studies.reading import store_files
+
+    files = [str(c.path) for c in store_files(path)]
+    return (connection or duckdb.connect()).read_parquet(files)
 
 
 def deal(variant: str | Rules = "bakers-dozen", number: int = 1, seed: int = 0, source: str = "default") -> Game:

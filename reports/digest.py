@@ -43,6 +43,15 @@ META = ["variant", "rules_fingerprint", "strategy_label", "strategy_identity", "
 COLUMNS = [*META, "outcome", "cards_home", "verified"]
 """What a digest reads of each row (with ``key`` and ``deal``)."""
 
+_ONES = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+"""Set bits per byte value (numpy's own bitwise_count needs numpy 2)."""
+
+
+def _ones(packed: np.ndarray) -> int:
+    """How many bits of ``packed`` are set."""
+    return int(_ONES[packed].sum(dtype=np.int64))
+
+
 BLOCK = 1 << 22
 """Deals unpacked from bits at a time (4 MiB of booleans) by the functions that walk them."""
 
@@ -264,9 +273,7 @@ def pair_counts(first: Bits, second: Bits) -> tuple[int, int, int, int]:
     if first.size != second.size:
         raise ValueError(f"paired runs hold {first.size} and {second.size} deals, not the same deals")
     x, y = first.packed(), second.packed()
-    both = int(np.bitwise_count(x & y).sum())
-    only_first = int(np.bitwise_count(x & ~y).sum())
-    only_second = int(np.bitwise_count(~x & y).sum())
+    both, only_first, only_second = _ones(x & y), _ones(x & ~y), _ones(~x & y)
     return both, only_first, only_second, first.size - both - only_first - only_second
 
 
