@@ -62,9 +62,15 @@ def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", de
     played into a temporary store that is removed afterwards. ``options`` go to
     `studies.runner.run` (``deal_timeout``, ``verify``, ``chunk``, ...).
     """
+    from sim.errors import UserError
+    from studies.reading import READ_LIMIT
     from studies.runner import run
     from studies.spec import RunSpec
 
+    if deals > READ_LIMIT:  # refused before playing: the rows could not be returned, and a temporary store's are lost
+        raise UserError(f"simulate returns every row, and {deals:,} deals are more than the {READ_LIMIT:,} a DataFrame "
+                        "holds here; play them into a store (`bakers-dozen simulate --store DIR`) and use summarise(DIR), "
+                        "store_relation or store_dataset")
     spec = RunSpec(_rules(variant), strategy, deals, first, seed, source, strategy_seed)
     with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
         where = Path(tmp) / "store" if store is None else Path(store)

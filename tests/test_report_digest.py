@@ -116,3 +116,13 @@ def test_the_api_summarises_a_store_and_read_store_refuses_a_big_one_saying_what
     counted = api.store_relation(path).aggregate("key, count(*) AS deals, sum((outcome = 'won')::INT) AS wins").df()
     assert dict(zip(counted["key"], zip(counted["deals"], counted["wins"], strict=True), strict=True)) == \
         {k: (N, int((rows.loc[rows["key"] == k, "outcome"] == "won").sum())) for k in keys.values()}
+
+
+def test_api_simulate_refuses_more_rows_than_it_can_return_before_playing(tmp_path):
+    from bakers_dozen import api
+    from sim.errors import UserError
+    from studies.reading import READ_LIMIT
+
+    with pytest.raises(UserError, match="summarise"):
+        api.simulate("bakers-dozen", "greedy", deals=READ_LIMIT + 1, store=tmp_path / "s")
+    assert not (tmp_path / "s").exists()  # nothing was played
