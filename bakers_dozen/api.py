@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from bakers_dozen.limits import MAX_RUN_DEALS
@@ -36,11 +37,13 @@ from sim.position import Position
 from sim.rules import Rules, resolve_variant
 from strategies.analyse import Analysis, analyse_game
 from studies.reading import read_store as _read_store
+from studies.reading import store_dataset
 from studies.spec import RunSpec
 
 __all__ = ["SVG", "analyse", "deal", "draw", "play", "read_store", "replay", "simulate"]
 __all__ += ["Solved", "Study", "Tuned", "compare", "solve", "tournament", "tune"]  # the studies section, below
 __all__ += ["LadderResult", "atlas", "atlas_run", "escalate"]  # the escalation ladder and the atlas, below
+__all__ += ["store_dataset", "store_relation", "summarise"]  # stores too big for a DataFrame, below
 
 
 class SVG(str):
@@ -71,9 +74,15 @@ def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", de
     played into a temporary store that is removed afterwards. ``options`` go to
     `studies.runner.run` (``deal_timeout``, ``verify``, ``chunk``, ...).
     """
+    from sim.errors import UserError
+    from studies.reading import READ_LIMIT
     from studies.runner import run
     from studies.spec import RunSpec
 
+    if deals > READ_LIMIT:  # refused before playing: the rows could not be returned, and a temporary store's are lost
+        raise UserError(f"simulate returns every row, and {deals:,} deals are more than the {READ_LIMIT:,} a DataFrame "
+                        "holds here; play them into a store (`bakers-dozen simulate --store DIR`) and use summarise(DIR), "
+                        "store_relation or store_dataset")
     spec = RunSpec(_rules(variant), strategy, deals, first, seed, source, strategy_seed)
     with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
         where = Path(tmp) / "store" if store is None else Path(store)
@@ -84,8 +93,33 @@ def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", de
 
 
 def read_store(path: str | Path, **filters: Any) -> pd.DataFrame:
-    """The rows of a store as a DataFrame; ``filters`` as `studies.reading.read_store` (variant, strategy, deals, ...)."""
+    """The rows of a store as a DataFrame; ``filters`` as `studies.reading.read_store` (variant, strategy, deals, ...).
+
+    For a small store or selection: one refused as too big (over 20 million rows by default) says what to use
+    instead: `summarise` (each run's figures), `store_relation` (DuckDB) or `store_dataset` (pyarrow)."""
     return _read_store(path, **filters)
+
+
+def summarise(path: str | Path) -> pd.DataFrame:
+    """One line per run of a store: deals, wins, verified wins, win rate with its 95% Wilson interval, mean cards
+    home and score, unknown verdicts, errors (the report's run table), aggregated in one pass over its checked
+    chunk files (`reports.digest`): memory does not grow with the number of rows."""
+    from reports.digest import digest_runs, summary
+
+    return summary(list(digest_runs(path).values()))
+
+
+def store_relation(path: str | Path, connection: Any = None) -> Any:
+    """A DuckDB relation over every chunk file of a store, for queries of any size out of core, e.g.
+    ``store_relation(p).aggregate("key, count(*) AS deals, sum((outcome = 'won')::INT) AS wins").df()``.
+
+    The files as they are (`studies.reading.store_dataset` says what that leaves out); needs ``duckdb``."""
+    import duckdb
+
+    from studies.reading import store_files
+
+    files = [str(c.path) for c in store_files(path)]
+    return (connection or duckdb.connect()).read_parquet(files)
 
 
 def deal(variant: str | Rules = "bakers-dozen", number: int = 1, seed: int = 0, source: str = "default") -> Game:
@@ -403,12 +437,24 @@ def _study(runs: list[Any], what: list[str], where: Path, report_dir: Path, keep
     the command line that does the same, recorded with every run."""
     from bakers_dozen.report import play_study
 
-    summaries, html, _, report, rows = play_study(runs, where, report_dir, title=title, maker=maker, force=force,
-                                                  atlas_dir=None if atlas_dir is None else Path(atlas_dir), jobs=jobs,
-                                                  command=what)
+    summaries, html, _, report, asked = play_study(runs, where, report_dir, title=title, maker=maker, force=force,
+                                                   atlas_dir=None if atlas_dir is None else Path(atlas_dir), jobs=jobs,
+                                                   command=what)
     tables = {caption if len(s.tables) > 1 else s.heading: df for s in report.sections for caption, df in s.tables}
     summary = pd.DataFrame([s.to_json() for s in summaries])
-    return Study(summary, rows.reset_index(drop=True), tables, html.resolve() if keep_report else None)
+    return Study(summary, _study_rows(where, asked), tables, html.resolve() if keep_report else None)
+
+
+def _study_rows(where: Path, asked: dict[str, list[tuple[int, int]]]) -> pd.DataFrame:
+    """The deals a study asked of each run (run key -> deal ranges), one row per deal, read from the store."""
+    parts = []
+    for key, spans in asked.items():
+        rows = _read_store(where, key=key, deals=(spans[0][0], spans[-1][1]))
+        inside = np.zeros(len(rows), dtype=bool)
+        for first, last in spans:
+            inside |= rows["deal"].between(first, last).to_numpy()
+        parts.append(rows[inside])
+    return pd.concat(parts).drop_duplicates(["key", "deal"]).reset_index(drop=True)
 
 
 def _check_number(name: str, value: Any, low: float, high: float) -> float:

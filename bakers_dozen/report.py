@@ -226,17 +226,15 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
 
 def play_study(runs: list[RunSpec], store_dir: str | Path, out_dir: str | Path, *, title: str, maker: str,
                force: bool = False, atlas_dir: Path | None = None, jobs: int | None = None, progress: Any = None,
-               command: list[str] | None = None) -> tuple[list[RunSummary], Path, Path, Any, Any]:
+               command: list[str] | None = None) -> tuple[list[RunSummary], Path, Path, Any, dict[str, Any]]:
     """Check the study (`check_study`), play its runs into ``store_dir`` (reusing what it holds) and write its
     report into ``out_dir``: the runs' summaries, the report's HTML and Markdown paths, the report (its sections'
-    tables are DataFrames) and the study's rows (each run's deals, one row per deal). What the runs found damaged
+    tables are DataFrames) and the deals each run contributes (run key -> deal ranges). What the runs found damaged
     and repaired is a `studies.files.DamagedFileWarning` each (the command line says them on standard error)."""
-    import pandas as pd
-
     from reports.atlas import atlas_folder
     from reports.build import COLUMNS, build
+    from reports.digest import Spans, union
     from studies.files import DamagedFileWarning
-    from studies.reading import read_store
     from studies.reuse import ACCEPT_COLUMNS
     from studies.rows import chunk_cache
 
@@ -248,19 +246,15 @@ def play_study(runs: list[RunSpec], store_dir: str | Path, out_dir: str | Path, 
         for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
             for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
                 warnings.warn(line, DamagedFileWarning, stacklevel=2)
-        lo = min(r.first for r in runs)
-        hi = max(r.first + r.deals - 1 for r in runs)
-        rows = read_store(store_dir, deals=(lo, hi), columns=COLUMNS)
-        reading.close()  # the rows are read: the cached chunks go
         # Each run contributes exactly the deals this study asked of it, even when the store holds more.
-        parts = [rows[(rows["key"] == s.key) & rows["deal"].between(r.first, r.first + r.deals - 1)]
-                 for s, r in zip(summaries, runs, strict=True)]
-        study_rows = pd.concat(parts).drop_duplicates(["key", "deal"])
-        html, md, report = build(store_dir, out_dir, rows=study_rows, title=title,
+        asked: dict[str, Spans] = {}
+        for s, r in zip(summaries, runs, strict=True):
+            asked[s.key] = union(asked.get(s.key, []), [(r.first, r.first + r.deals - 1)])
+        html, md, report = build(store_dir, out_dir, runs=asked, title=title,
                                  command=shlex.join(["bakers-dozen", *(command or sys.argv)[1:]]), maker=maker,
                                  force=force, atlas=atlas_folder(atlas_dir),
                                  current_code=_codes_now(r.strategy for r in runs))
-    return summaries, html, md, report, study_rows
+    return summaries, html, md, report, asked
 
 
 def _codes_now(specs: Iterable[str]) -> dict[str, str | None]:

@@ -22,31 +22,29 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from reports import atlas as atlas_files
-from reports import charts, front, grid
+from reports import charts, digest, front, grid
+from reports.digest import Spans
 from reports.formats import (
     count,
-    deal_ranges,
     interval,
     p_clause,
     p_value,
     pct,
     runs_text,
-    segments,
     signed_interval,
     verified_sentence,
 )
 from reports.groups import Group, find_groups, ungrouped
 from reports.losses import loss_sections
-from reports.names import label_players, label_rules
+from reports.names import label_runs, player_labels
 from reports.output import REPLAY_DIR, check_report_dir, contained, safe_name, staged_report
 from reports.render import Chart, Links, Report, Section, to_html, to_markdown
 from reports.replays import Replays, upset_replays
 from reports.select import Selection
-from reports.tables import ReportError, summary, tournament, variant_comparison, verified_wins
+from reports.tables import ReportError
 from sim.deals import SOURCES
 from sim.rules import PARAMETERS, VARIANTS, Rules, preset_named, rules_from_mapping, variant_names
 
@@ -106,13 +104,13 @@ def run_rules(manifest: dict[str, Any], fingerprint: str) -> Rules | None:
     return rules or next((v.rules for v in VARIANTS if v.rules.fingerprint == fingerprint), None)
 
 
-def _check_manifest_rules(rows: pd.DataFrame, manifests: dict[str, dict[str, Any]]) -> None:
+def _check_manifest_rules(s: pd.DataFrame, manifests: dict[str, dict[str, Any]]) -> None:
     """Warn (`studies.files.DamagedFileWarning`) for each run with a manifest whose rules cannot be used (not
     valid rules, or not those of the run's rows) and that is no preset: the report then writes no variant
-    file and no sweep point for it."""
+    file and no sweep point for it. ``s``: one line per run, its key and rules_fingerprint."""
     from studies.files import DamagedFileWarning
 
-    fingerprints = {str(k): f for k, f in rows.groupby("key", observed=True)["rules_fingerprint"].first().items()}
+    fingerprints = dict(zip(s["key"], s["rules_fingerprint"], strict=True)) if len(s) else {}
     for k, m in manifests.items():
         fingerprint = str(fingerprints[k])
         if m and run_rules(m, fingerprint) is None:
@@ -217,14 +215,15 @@ def _variant_order(s: pd.DataFrame) -> list[str]:
     return [s["key"].iloc[i] for i in order]
 
 
-def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | None = None, title: str = "",
+def build(store_path: str | Path, out_dir: str | Path, *, runs: dict[str, Spans] | None = None, title: str = "",
           command: str = "", maker: str = "", force: bool = False, select: Selection | None = None,
           png: bool = False, atlas: Path | None = None,
           current_code: Mapping[str, str | None] | None = None) -> tuple[Path, Path, Report]:
     """Write ``report.html``, ``report.md`` and ``charts/`` into ``out_dir``; return both paths and the report.
 
-    ``rows`` are the store's rows to report on (default: all of them; given, they are one
-    study's, see `reports.groups.find_groups`); ``command`` is shown as the way to reproduce
+    ``runs`` are the run keys and deals to report on (default: every deal of every run; given, they are one
+    study's, see `reports.groups.find_groups`). The figures are aggregated in a pass over the store's files
+    (`reports.digest`), so memory does not grow with the number of rows; ``command`` is shown as the way to reproduce
     the whole report, and each figure names the commands of its own runs and deals. Rules are
     told apart by fingerprint, not by name (`reports.names`): runs of different rules under one
     name are shown as different variants, each label saying which rules it is.
@@ -240,31 +239,30 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     name's code digest as it loads now, which its labels mark current (`reports.names.player_labels`).
     """
     from studies.files import DamagedFileWarning
-    from studies.reading import read_store
 
     check_report_dir(out_dir, maker, force)
     store_path, shown = Path(store_path), Path(out_dir)
-    whole_store = rows is None
+    whole_store = runs is None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DamagedFileWarning)
-        if rows is None:
-            rows = read_store(store_path, columns=COLUMNS)
+        digests = digest.digest_runs(store_path) if runs is None else digest.digest_runs(store_path, list(runs), runs)
         left_out: list[str] = []
-        if select and not rows.empty:
-            rows, left_out = select.apply(rows)
-        every = {k: run_manifests(store_path, k) for k in dict.fromkeys(map(str, rows["key"].drop_duplicates()))}
+        if select and digests:
+            kept, left_out = select.apply(digest.summary(list(digests.values())))
+            digests = {k: d for k, d in digests.items() if k in set(kept)}
+        every = {k: run_manifests(store_path, k) for k in digests}
         manifests = {k: m[-1] if m else {} for k, m in every.items()}
-        _check_manifest_rules(rows, manifests)
+        s = digest.summary(list(digests.values())) if digests else pd.DataFrame()
+        _check_manifest_rules(s, manifests)
     for w in caught:  # passed on to the caller, which shows them (the command line: one line each)
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     damaged = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, DamagedFileWarning)))
-    if rows.empty:
+    if not digests:
         raise ReportError(f"store {store_path} holds no results to report on; run `bakers-dozen simulate` (or compare) first")
-    rows = label_rules(rows.assign(key=_text_category(rows["key"]), variant=_text_category(rows["variant"])))
-    rows = label_players(rows, every, current_code)  # current_code: plug-in name -> its code digest now
+    s = label_runs(_label_players(digests, s, every, current_code))
     with staged_report(out_dir, maker, force) as work:
         earlier = shown / "charts"  # the previous report's charts: those with the same inputs are reused
-        report = _write(rows, store_path, work, shown, title, command, every, damaged, whole_store,
+        report = _write(digests, s, store_path, work, shown, title, command, every, damaged, whole_store,
                         earlier if earlier.is_dir() else None, png, atlas)
         if left_out:
             said = f"Left out at your request ({select.options()}): {len(left_out)} run(s): {'; '.join(left_out)}."
@@ -278,14 +276,14 @@ def build(store_path: str | Path, out_dir: str | Path, *, rows: pd.DataFrame | N
     return final / html.name, final / md.name, report
 
 
-def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str,
+def _write(digests: dict[str, digest.RunDigest], s: pd.DataFrame, store_path: Path, work: Path, shown: Path, title: str, command: str,
            every: dict[str, list[dict[str, Any]]], damaged: list[str], whole_store: bool,
            earlier: Path | None, png: bool = False, atlas: Path | None = None) -> Report:
     """The report's sections, with their charts and variant files written into ``work``; ``damaged``
-    names the store's damaged files that reading met, each with what was done about it; ``atlas`` (see `build`)."""
+    names the store's damaged files that reading met, each with what was done about it; ``atlas`` (see `build`);
+    ``digests``: each run's aggregates, ``s`` their summary (rules labelled)."""
     paint = charts.Painter(work / "charts", earlier, png)
     manifests = {k: m[-1] if m else {} for k, m in every.items()}
-    s = summary(rows)
     s = s.iloc[[list(s["key"]).index(k) for k in _variant_order(s)]].reset_index(drop=True)
     rules = {k: run_rules(manifests[k], str(fp)) for k, fp in zip(s["key"], s["rules_fingerprint"], strict=True)}
     # A strategy that peeks saw face-down cards only where the variant deals some (stores written before
@@ -293,20 +291,19 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     s = s.assign(clairvoyant=[bool(c) and (rules[k] is None or rules[k].face_down > 0)
                               for k, c in zip(s["key"], s["clairvoyant"], strict=True)])
     by_key = s.set_index("key")
-    by_run = {str(k): g for k, g in rows.groupby("key", sort=False, observed=True)}
-    deals_of = {k: g["deal"].to_numpy(dtype=np.int64) for k, g in by_run.items()}
-    runs_of = {k: segments(deals_of[k]) for k in s["key"]}
+    runs_of = {k: digests[k].spans for k in s["key"]}
+    group_runs = _GroupRuns(store_path, digests, s)
     ranges = {k: runs_text(runs_of[k]) for k in s["key"]}
     files = VariantFiles(work, shown)
 
-    def commands(keys_: list[str], deals: np.ndarray | None) -> list[str]:
+    def commands(keys_: list[str], deals: Spans | None) -> list[str]:
         out = []
         for k in keys_:
-            for a, b in runs_of[k] if deals is None else segments(deals):
+            for a, b in runs_of[k] if deals is None else deals:
                 out.append(reproduce_command(manifests[k], a, b, files, store_path, str(by_key.loc[k, "rules_fingerprint"])))
         return list(dict.fromkeys(out))
 
-    groups, unused = find_groups(rows, s, every, whole_store)
+    groups, unused = find_groups(runs_of, s, every, whole_store)
     unused = ungrouped(s, every) + unused
     versions = sorted(set(s["toolkit_version"]))
     intro = [
@@ -327,14 +324,14 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
     intro.extend(unusable)
     first, left = front.answer(s, ranges, paint, commands, (atlas, figures) if atlas is not None else None)
     sections = [first]
-    compared: list[tuple[pd.DataFrame, np.ndarray]] = []
-    later = _comparisons(by_run, s, [g for g in groups if g.kind == "comparison"], paint, commands, compared)
+    compared: list[tuple[pd.DataFrame, Spans]] = []
+    later = _comparisons(group_runs, s, [g for g in groups if g.kind == "comparison"], paint, commands, compared)
     diffs = front.differences(s, compared)
     if diffs is not None:
         sections.append(diffs)
     sections.extend(later)
     replays = Replays(store_path, rules, work / REPLAY_DIR, earlier.parent / REPLAY_DIR if earlier is not None else None)
-    sections.extend(_tournaments(by_run, s, [g for g in groups if g.kind == "tournament"], paint, commands, replays))
+    sections.extend(_tournaments(group_runs, s, [g for g in groups if g.kind == "tournament"], paint, commands, replays))
     sections.extend(_sweeps(s, rules, ranges, paint, lambda keys_: commands(keys_, None)))
     sections.extend(loss_sections(replays, s, paint, lambda keys_: commands(keys_, None)))
     replays.ledger.seal()
@@ -371,13 +368,6 @@ def _unique_headings(sections: list[Section]) -> None:
             sec.heading = f"{sec.heading} ({n})"
 
 
-def _text_category(column: pd.Series) -> pd.Series:
-    """``column`` as a categorical of text: selecting rows then moves small codes, not text (the store's
-    columns are read as categoricals already, so this costs nothing there)."""
-    c = column.astype("category")
-    return c.cat.rename_categories([str(x) for x in c.cat.categories])
-
-
 def _primary_name(g: pd.DataFrame) -> str:
     """The name of the rules a group shares: a preset's name when one of its runs used it, else the first."""
     names = list(dict.fromkeys(g["variant"]))
@@ -391,23 +381,45 @@ def _variant_name(g: pd.DataFrame) -> str:
     return first + (f" (also run as {', '.join(n for n in names if n != first)})" if len(names) > 1 else "")
 
 
-def _series(rows: pd.DataFrame, keys: list[str], column: str) -> list[np.ndarray]:
-    """Per key, won (``column`` "won") or ``column`` per deal, in deal order."""
-    out = []
-    for k in keys:
-        g = rows[rows["key"] == k].sort_values("deal")
-        out.append((g["outcome"] == "won").to_numpy(dtype=bool) if column == "won" else g[column].to_numpy())
-    return out
+def _label_players(digests: dict[str, digest.RunDigest], s: pd.DataFrame, every: dict[str, list[dict[str, Any]]],
+                   current: Mapping[str, str | None] | None) -> pd.DataFrame:
+    """Each run's player label (`reports.names.player_labels`, which tells apart the codes of an edited plug-in)
+    put into its digest and into the summary ``s``, so every table and chart of the report names it the same way;
+    ``every``: each run's manifests (when it last started), ``current``: plug-in name -> its code digest now."""
+    runs = pd.DataFrame([{"key": k, **{c: d.meta[c] for c in ("strategy", "strategy_identity", "strategy_label")}}
+                         for k, d in digests.items()])
+    started = {k: max((float(m.get("started_unix") or 0.0) for m in ms), default=0.0) for k, ms in every.items()}
+    labels = player_labels(runs, started, current)
+    for k, d in digests.items():
+        d.meta["strategy_label"] = labels[k]
+    return s.assign(strategy=[labels[k] for k in s["key"]])
 
 
-def _group_rows(by_run: dict[str, pd.DataFrame], g: Group) -> pd.DataFrame:
-    """The rows of a group's runs on the group's deals only; ``by_run``: the report's rows split by run key
-    (once: selecting from all rows again for each group costs a pass over every row)."""
-    return pd.concat([by_run[k][by_run[k]["deal"].isin(g.deals)] for k in g.keys])
+class _GroupRuns:
+    """The runs of a group digested on the group's deals (`reports.digest.on_deals`), with their labels."""
+
+    def __init__(self, store_path: Path, digests: dict[str, digest.RunDigest], s: pd.DataFrame) -> None:
+        self.store_path, self.digests = store_path, digests
+        self.labels = dict(zip(s["key"], s["variant"], strict=True))
+
+    def __call__(self, g: Group, keys: list[str]) -> list[digest.RunDigest]:
+        runs = digest.on_deals(self.store_path, self.digests, keys, g.deals)
+        for r in runs:  # a run digested again on the group's deals keeps the player label the report gave it
+            r.meta["strategy_label"] = self.digests[r.key].meta["strategy_label"]
+        return runs
+
+    def labelled(self, table: pd.DataFrame) -> pd.DataFrame:
+        """``table`` (a line per run key) with each run's variant named by its rules label."""
+        return table.assign(variant=[self.labels[k] for k in table["key"]])
 
 
-def _comparisons(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[Group], paint: charts.Painter,
-                 commands: Any, compared: list[tuple[pd.DataFrame, np.ndarray]]) -> list[Section]:
+def _verified(runs: list[digest.RunDigest]) -> tuple[int, int]:
+    """(wins the referee verified, wins) of digested runs: `reports.tables.verified_wins` of their rows."""
+    return sum(r.verified_wins for r in runs), sum(r.wins for r in runs)
+
+
+def _comparisons(group_runs: _GroupRuns, s: pd.DataFrame, groups: list[Group], paint: charts.Painter,
+                 commands: Any, compared: list[tuple[pd.DataFrame, Spans]]) -> list[Section]:
     """A section per variant comparison; each comparison's table and deals are added to ``compared``."""
     sections = []
     clairvoyant = s.set_index("key")["clairvoyant"]
@@ -415,8 +427,8 @@ def _comparisons(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
     for n, grp in enumerate(groups):
         g = s.set_index("key").loc[grp.keys].reset_index()
         keys = _variant_order(g)
-        sub = _group_rows(by_run, grp)
-        t = variant_comparison(sub, keys)
+        sub = group_runs(grp, keys)
+        t = group_runs.labelled(digest.variant_comparison(sub))
         compared.append((t, grp.deals))
         strategy, seed, source = grid.one_name(g["strategy"].iloc[0]), int(g["seed"].iloc[0]), g["source"].iloc[0]
         base = t["variant"].iloc[0]
@@ -431,7 +443,7 @@ def _comparisons(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
             "mean score": t["mean_score"].map("{:.1f}".format),
         })
         deals = int(t["deals"].iloc[0])
-        where = deal_ranges(grp.deals)
+        where = runs_text(grp.deals)
         paragraphs = [
             f"{strategy} played {len(keys)} variants on the same {count(deals)} deals (deals {where}, seed {seed}, source {source}). "
             f"Score: 5 points per card home plus 500 per win (Card Game Nook)."]
@@ -442,15 +454,15 @@ def _comparisons(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
                       paragraphs=paragraphs, tables=[("Variants compared", table)], tooltip=strategy)
         title = f"{strategy}: win rate by variant, deals {where}, seed {seed}"
         facts = (f"Strategy {strategy}, the same {count(deals)} deals ({where}) per variant, seed {seed}, source {source}, "
-                 f"bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}. {verified_sentence(*verified_wins(sub))}")
+                 f"bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}. {verified_sentence(*_verified(sub))}")
         cmds = commands(keys, grp.deals)
         labelled = t.assign(label=t["variant"])
         sec.charts.append(Chart(title, paint(charts.win_rates, f"compare-{n}-rates", labelled, title), facts, cmds))
-        won = _series(sub, keys, "won")
+        won = [digest.running_wins(r.won) for r in sub]
         sec.charts.append(Chart(f"{strategy}: convergence", paint(
             charts.convergence, f"compare-{n}-convergence", list(zip(t["variant"], won, strict=True)),
             f"{strategy}: running win rate by variant (95% band), deals {where}"), facts, cmds))
-        home = _series(sub, keys, "cards_home")
+        home = [r.home for r in sub]
         sec.charts.append(Chart(f"{strategy}: cards home", paint(
             charts.cards_home, f"compare-{n}-cards-home", list(zip(t["variant"], home, strict=True)),
             f"{strategy}: cards home at the end, deals {where} per variant"), facts, cmds))
@@ -465,17 +477,18 @@ def _repeats(groups: list[Group], grp: Group, s: pd.DataFrame) -> bool:
     return any(o is not grp and set(ident.loc[o.keys]) & mine for o in groups)
 
 
-def _tournaments(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[Group], paint: charts.Painter, commands: Any,
+def _tournaments(group_runs: _GroupRuns, s: pd.DataFrame, groups: list[Group], paint: charts.Painter, commands: Any,
                  replays: Replays) -> list[Section]:
     sections = []
     for n, grp in enumerate(groups):
         g = s.set_index("key").loc[grp.keys].reset_index()
         keys = list(g["key"])
         seed, source, fp = int(g["seed"].iloc[0]), g["source"].iloc[0], g["rules_fingerprint"].iloc[0]
-        sub = _group_rows(by_run, grp)
-        t = tournament(sub, keys)
+        sub = group_runs(grp, keys)
+        t = digest.tournament(sub)
+        t.ranking = group_runs.labelled(t.ranking)
         variant = _variant_name(g)
-        where = deal_ranges(grp.deals)
+        where = runs_text(grp.deals)
         r = t.ranking
         ranking = pd.DataFrame({
             "rank": r["rank"], "strategy": r["strategy"], "wins": r["wins"].map(count), "win rate": r["win_rate"].map(pct),
@@ -495,8 +508,9 @@ def _tournaments(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
             for d, loser in zip(t.disagreements["deal"], t.disagreements["top_loser"], strict=True)]).drop(columns="top_loser")
         known = replays.rules.get(keys[0])
         if known is not None and len(dis):
-            pages = upset_replays(replays.store_path, known, r[["key", "strategy"]], sub,
-                                  [int(d) for d in dis["deal"]], replays.ledger)
+            picked = [int(d) for d in dis["deal"]]
+            pages = upset_replays(replays.store_path, known, r[["key", "strategy"]], digest.outcomes(sub, picked),
+                                  picked, replays.ledger)
             dis = dis.assign(replays=[Links(tuple(pages.get(int(d), ()))) for d in dis["deal"]])
         paragraphs = [
             f"{len(keys)} strategies played the same {count(t.deals)} deals of {variant} (deals {where}, seed {seed}, "
@@ -512,7 +526,7 @@ def _tournaments(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
                               ("Deals that disagree most with the ranking (lower-ranked strategies won, higher-ranked lost)", dis)])
         facts = (f"Variant {variant} (rules {fp}), the same {count(t.deals)} deals ({where}) for every strategy, seed {seed}, "
                  f"source {source}, bakers-dozen {', '.join(sorted(set(g['toolkit_version'])))}. "
-                 f"{verified_sentence(*verified_wins(sub))}")
+                 f"{verified_sentence(*_verified(sub))}")
         title = f"Tournament on {variant}: deals {where}, seed {seed}"
         cmds = commands(keys, grp.deals)
         sec.charts.append(Chart(title, paint(charts.win_rates, f"tournament-{n}-rates",
@@ -520,10 +534,10 @@ def _tournaments(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
         sec.charts.append(Chart(f"{title}: pairwise", paint(
             charts.tournament_matrix, f"tournament-{n}-matrix", t,
             f"Tournament on {variant}: deals won by row and lost by column (deals {where})"), facts, cmds))
-        ordered = list(r["key"])
+        by_key = {d.key: d for d in sub}
         sec.charts.append(Chart(f"{title}: convergence", paint(
             charts.convergence, f"tournament-{n}-convergence",
-            list(zip(r["strategy"], _series(sub, ordered, "won"), strict=True)),
+            list(zip(r["strategy"], [digest.running_wins(by_key[k].won) for k in r["key"]], strict=True)),
             f"Tournament on {variant}: running win rate (95% band), deals {where}"),
             facts, cmds))
         sections.append(sec)

@@ -209,17 +209,36 @@ def sample_points(start: int, n: int, most: int = MAX_POINTS) -> np.ndarray:
     return np.unique(np.r_[start, points, n])
 
 
-def convergence(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
-    """Running win rate as deals accumulate, with its 95% Wilson band; ``series`` = (label, won per deal in deal order).
+@dataclasses.dataclass(frozen=True)
+class RunningWins:
+    """A run's wins counted as its deals accumulate, at the deal counts a convergence chart draws (`curve_points`):
+    ``wins[i]`` of the first ``points[i]`` deals, out of ``deals`` in all."""
+
+    deals: int
+    points: np.ndarray
+    wins: np.ndarray
+
+    def at(self, n: np.ndarray) -> np.ndarray:
+        """The wins among the first ``n`` deals, for each of ``n`` (deal counts of `curve_points`)."""
+        return self.wins[np.searchsorted(self.points, n)]
+
+
+def curve_points(deals: int) -> np.ndarray:
+    """Every deal count a convergence chart of a run of ``deals`` deals may draw (from 1 or from 10)."""
+    return np.union1d(sample_points(1, deals), sample_points(10, deals))
+
+
+def convergence(series: list[tuple[str, RunningWins]], title: str) -> Figure:
+    """Running win rate as deals accumulate, with its 95% Wilson band; ``series`` = (label, its `RunningWins`).
 
     Each line is drawn through at most `MAX_POINTS` log-spaced deal counts (`sample_points`); the rate at each is exact.
     """
     fig, ax = pyplot().subplots(figsize=(8.5, 4.2))
     # the first few deals say little and their bands would fill the plot: start at 10 when there are enough
-    start = 10 if min(len(w) for _, w in series) >= 100 else 1
+    start = 10 if min(w.deals for _, w in series) >= 100 else 1
     for name, won in series:
-        n = sample_points(start, len(won))
-        p = np.cumsum(won)[n - 1] / n
+        n = sample_points(start, won.deals)
+        p = won.at(n) / n
         denom = 1 + Z95**2 / n
         centre = (p + Z95**2 / (2 * n)) / denom
         half = Z95 * np.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
@@ -236,12 +255,16 @@ def convergence(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
 
 
 def cards_home(series: list[tuple[str, np.ndarray]], title: str) -> Figure:
-    """Share of deals ending with k cards home, k = 0..52; ``series`` = (label, cards home per deal)."""
+    """Share of deals ending with k cards home, k = 0..52; ``series`` = (label, deals per number of cards home:
+    ``counts[k]`` deals ended with k home)."""
     fig, ax = pyplot().subplots(figsize=(8.5, 4.2))
     k = np.arange(53)
-    for name, home in series:
-        share = np.bincount(np.asarray(home, dtype=np.int64), minlength=53)[:53] / max(len(home), 1)
-        ax.step(k, share, where="mid", lw=1.3, label=f"{label(name)} (mean {np.mean(home):.1f})")
+    for name, counts in series:
+        counts = np.asarray(counts, dtype=np.int64)
+        n = int(counts.sum())
+        share = np.concatenate([counts, np.zeros(53, dtype=np.int64)])[:53] / max(n, 1)
+        mean = int((np.arange(counts.size) * counts).sum()) / n if n else float("nan")
+        ax.step(k, share, where="mid", lw=1.3, label=f"{label(name)} (mean {mean:.1f})")
     ax.set_xlim(-0.5, 52.5)
     ax.set_xlabel("cards home at the end of the deal (52 = won)")
     ax.set_ylabel("share of deals")

@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from reports import charts, grid
 from reports.atlas import Figure, grid_column
 from reports.atlas import paragraph as atlas_paragraph
-from reports.formats import count, deal_ranges, interval, p_value, pct, signed_interval, verified, verified_sentence
+from reports.digest import Spans, spans_size
+from reports.formats import count, interval, p_value, pct, runs_text, signed_interval, verified, verified_sentence
 from reports.render import Chart, Section
 from studies.stats import holm
 
-Commands = Callable[[list[str], "np.ndarray | None"], list[str]]
+Commands = Callable[[list[str], "Spans | None"], list[str]]
 """(run keys, the deals they are compared on or None for each run's own) -> the commands that replay them."""
 
 ANSWER = "Win rate by variant and player"
@@ -90,9 +90,9 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
     return sec, left
 
 
-def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]) -> Section | None:
+def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, Spans]]) -> Section | None:
     """Every variant comparison's paired differences from its baseline (its first variant), Holm-adjusted together;
-    ``compared``: each comparison's `reports.tables.variant_comparison` and the deals it is on."""
+    ``compared``: each comparison's `reports.tables.variant_comparison` and the deals it is on (ranges)."""
     plain = _one_name_per_player(s)["strategy"]
     order = grid.player_order(list(plain))
     names = grid.player_names(list(plain))
@@ -104,7 +104,7 @@ def differences(s: pd.DataFrame, compared: list[tuple[pd.DataFrame, np.ndarray]]
             label = str(r["strategy"])
             one = grid.one_name(label)
             parts.append({"player": names[one] + label[len(one):], "_label": one, "variant": r["variant"], "baseline": base,
-                          "deals": f"{count(len(deals))} ({deal_ranges(deals)})",
+                          "deals": f"{count(spans_size(deals))} ({runs_text(deals)})",
                           "_d": r["difference"], "_lo": r["diff_low"], "_hi": r["diff_high"], "_p": r["p_value"],
                           "_unknown": f"{count(int(r['unknown']))} / {count(int(t['unknown'].iloc[0]))}",
                           "_any_unknown": int(r["unknown"]) + int(t["unknown"].iloc[0]) > 0,

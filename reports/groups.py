@@ -20,10 +20,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from reports.formats import count, deal_ranges
+from reports.digest import Spans, clip, intersect, spans_size, within
+from reports.formats import count, runs_text
 
 
 @dataclass
@@ -35,7 +35,8 @@ class Group:
     first: int
     last: int
     command: list[str]
-    deals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    deals: Spans = field(default_factory=list)
+    """The deals the group is shown on, as ranges."""
     note: str = ""
 
 
@@ -60,17 +61,16 @@ def sessions(manifests: dict[str, list[dict[str, Any]]]) -> dict[tuple[str, int,
     return out
 
 
-def find_groups(rows: pd.DataFrame, s: pd.DataFrame, manifests: dict[str, list[dict[str, Any]]],
+def find_groups(deals_of: dict[str, Spans], s: pd.DataFrame, manifests: dict[str, list[dict[str, Any]]],
                 whole_store: bool) -> tuple[list[Group], list[str]]:
-    """The tournaments and variant comparisons in ``rows`` (``s``: their `reports.tables.summary`), and a line
-    for each thing that could not be used.
+    """The tournaments and variant comparisons among the runs of ``s`` (their `reports.tables.summary`), whose
+    deals ``deals_of`` holds per run key, and a line for each thing that could not be used.
 
     ``whole_store``: the rows are a store's every row, so a group whose deals are missing from them was damaged
     (it is used on the deals its runs share, and named). Otherwise the rows are one study's, and an invocation
     whose deals they do not all hold is another study, outside this report.
     """
     by_key = s.set_index("key")
-    deals_of = {k: np.sort(g.to_numpy(dtype=np.int64)) for k, g in rows.groupby("key", sort=False, observed=True)["deal"]}
     found: dict[tuple[str, tuple[str, ...], int, int], Group] = {}
     for (command, first, last), keys in sessions(manifests).items():
         keys = [k for k in keys if k in by_key.index]
@@ -85,22 +85,22 @@ def find_groups(rows: pd.DataFrame, s: pd.DataFrame, manifests: dict[str, list[d
     groups: list[Group] = []
     for g in found.values():
         wanted = g.last - g.first + 1
-        held = [deals_of[k][(deals_of[k] >= g.first) & (deals_of[k] <= g.last)] for k in g.keys]
+        held = [clip(deals_of[k], g.first, g.last) for k in g.keys]
         common = held[0]
         for h in held[1:]:
-            common = np.intersect1d(common, h, assume_unique=True)
-        if all(len(h) == wanted for h in held):
+            common = intersect(common, h)
+        if all(spans_size(h) == wanted for h in held):
             g.deals = common
             groups.append(g)
             continue
         if not whole_store:
             continue
         what = _describe(g, by_key)
-        if common.size == 0:
+        if not common:
             unused.append(f"{what}: its runs share none of these deals in the store, so it is not shown")
             continue
-        short = [f"{by_key.loc[k, 'strategy']} on {by_key.loc[k, 'variant']} holds {count(len(h))}"
-                 for k, h in zip(g.keys, held, strict=True) if len(h) < wanted]
+        short = [f"{by_key.loc[k, 'strategy']} on {by_key.loc[k, 'variant']} holds {count(spans_size(h))}"
+                 for k, h in zip(g.keys, held, strict=True) if spans_size(h) < wanted]
         g.deals = common
         g.note = f"{what}: {'; '.join(short)} of its {count(wanted)} deals"
         groups.append(g)
@@ -108,9 +108,9 @@ def find_groups(rows: pd.DataFrame, s: pd.DataFrame, manifests: dict[str, list[d
     for g in groups:
         if g.note:
             home = next((o for o in kept if o is not g and _inside(g, o)), None)
-            g.note += (f"; it is shown on the {count(g.deals.size)} deals all its runs hold ({deal_ranges(g.deals)})"
+            g.note += (f"; it is shown on the {count(spans_size(g.deals))} deals all its runs hold ({runs_text(g.deals)})"
                        if home is None else f"; the deals all its runs hold are in the {home.kind} on deals "
-                       f"{deal_ranges(home.deals)}, shown")
+                       f"{runs_text(home.deals)}, shown")
             unused.append(g.note)
     return kept, unused
 
@@ -119,9 +119,9 @@ def _inside(g: Group, other: Group) -> bool:
     """``g`` is the same runs as ``other`` on a part of its deals (an earlier, smaller or interrupted invocation)."""
     if other is g or other.kind != g.kind or sorted(other.keys) != sorted(g.keys):
         return False
-    if not np.isin(g.deals, other.deals).all():
+    if not within(g.deals, other.deals):
         return False
-    return other.deals.size > g.deals.size or (bool(g.note) and not other.note)
+    return spans_size(other.deals) > spans_size(g.deals) or (bool(g.note) and not other.note)
 
 
 def _describe(g: Group, by_key: pd.DataFrame) -> str:

@@ -175,14 +175,12 @@ def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample
     from joblib import cpu_count
 
     from studies.backends import map_in_workers
-    from studies.reading import read_store
 
     names = [f"losses-{safe_name(key, set())}-{deals[0]}-{deals[1]}-{sample}.json" for key, deals in runs]
     earlier = [place.ledger.take(name, f"{LOSSES_CODE}:{name}") for name in names]
     todo = [(i, place.rules[key], row) for i, ((key, deals), found) in enumerate(zip(runs, earlier, strict=True))
             if found is None
-            for row in _sampled(usable_rows(read_store(place.store_path, key=key, deals=deals, columns=REPLAY_COLUMNS), key),
-                                sample).itertuples()]
+            for row in _sampled(usable_rows(_first_lost(place.store_path, key, deals, sample), key), sample).itertuples()]
     analysed = map_in_workers(_analyse_task, [(rules, row) for _, rules, row in todo], cpu_count())
     every: list[pd.DataFrame] = []
     for i, found in enumerate(earlier):
@@ -195,6 +193,27 @@ def _runs_losses(place: Replays, runs: list[tuple[str, tuple[int, int]]], sample
         result.to_json(contained(place.out_dir, place.out_dir / name), orient="records")
         place.ledger.wrote(name, f"{LOSSES_CODE}:{name}")
     return every
+
+
+def _first_lost(store: Path, key: str, deals: tuple[int, int], sample: int) -> pd.DataFrame:
+    """The rows (`REPLAY_COLUMNS`) of the ``sample`` lowest-numbered lost deals of run ``key`` within ``deals``:
+    its chunk files are read in deal order until they are found, not the whole run."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from studies.reading import scan_store
+
+    found: list[pa.Table] = []
+    held = 0
+    for table in scan_store(store, key=key, deals=deals, columns=REPLAY_COLUMNS):
+        lost = table.filter(pc.equal(pc.cast(table.column("outcome"), pa.string()), "lost"))
+        found.append(lost.slice(0, sample - held))
+        held += found[-1].num_rows
+        if held >= sample:
+            break
+    if not found:
+        return pd.DataFrame(columns=["key", *REPLAY_COLUMNS])
+    return pa.concat_tables(found).unify_dictionaries().to_pandas()
 
 
 def _kinds_chart(labels: list[str], counts: list[list[int]], title: str) -> Figure:

@@ -19,7 +19,6 @@ were ("code not recorded").
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 
@@ -46,14 +45,6 @@ def rules_labels(pairs: pd.DataFrame) -> dict[str, str]:
         rules_of.setdefault(name, set()).add(fp)
     return {fp: name if fp in presets or (len(rules_of[name]) == 1 and preset_named(name) is None)
             else f"{name} (rules {fp})" for fp, name in names.items()}
-
-
-def label_rules(rows: pd.DataFrame) -> pd.DataFrame:
-    """``rows`` with the ``variant`` column replaced by each row's rules label (`rules_labels`), a categorical."""
-    labels = rules_labels(rows[["variant", "rules_fingerprint"]].drop_duplicates())
-    # mapped category by category, not row by row; a subset of a store's rows leaves categories unused
-    fingerprints = rows["rules_fingerprint"].astype("category").cat.remove_unused_categories()
-    return rows.assign(variant=fingerprints.map(lambda fp: labels[str(fp)]).astype("category"))
 
 
 def player_labels(runs: pd.DataFrame, started: Mapping[str, float],
@@ -84,12 +75,9 @@ def player_labels(runs: pd.DataFrame, started: Mapping[str, float],
     return labels
 
 
-def label_players(rows: pd.DataFrame, manifests: Mapping[str, list[dict[str, Any]]],
-                  current: Mapping[str, str | None] | None = None) -> pd.DataFrame:
-    """``rows`` with ``strategy_label`` replaced by each run's player label (`player_labels`), a categorical;
-    ``manifests``: each run key's manifests, which say when it last started; ``current``: see `player_labels`."""
-    runs = rows[["key", "strategy", "strategy_identity", "strategy_label"]].drop_duplicates("key")
-    started = {k: max((float(m.get("started_unix") or 0.0) for m in ms), default=0.0) for k, ms in manifests.items()}
-    labels = player_labels(runs, started, current)
-    keys = rows["key"].astype("category").cat.remove_unused_categories()
-    return rows.assign(strategy_label=keys.map(lambda k: labels[str(k)]).astype("category"))
+
+def label_runs(s: pd.DataFrame) -> pd.DataFrame:
+    """A summary ``s`` (one line per run: ``variant``, ``rules_fingerprint``) with each ``variant`` replaced by its
+    rules label (`rules_labels`)."""
+    labels = rules_labels(s[["variant", "rules_fingerprint"]].drop_duplicates())
+    return s.assign(variant=[labels[str(fp)] for fp in s["rules_fingerprint"]])

@@ -37,10 +37,10 @@ class Selection:
         return " ".join(f"--{o} {v}" for o, vs in (("runs", self.runs), ("variant", self.variants),
                                                    ("strategy", self.strategies)) for v in vs)
 
-    def apply(self, rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-        """The rows of the runs selected, and a line for each run left out (its strategy, variant, key, deals)."""
-        runs = rows.groupby("key", sort=False, observed=True).agg(
-            variant=("variant", "first"), strategy=("strategy_label", "first"), deals=("deal", "size"))
+    def apply(self, runs: pd.DataFrame) -> tuple[list[str], list[str]]:
+        """The keys of the runs selected, and a line for each run left out (its strategy, variant, key, deals);
+        ``runs``: one line per run (``key``, ``variant``, ``strategy`` label, ``deals``: `reports.tables.summary`)."""
+        runs = runs.set_index("key")
         keys = pd.Series(runs.index.astype(str))
         names = runs["variant"].astype(str).reset_index(drop=True)
         labels = runs["strategy"].astype(str).str.removesuffix(CLAIRVOYANT).reset_index(drop=True)
@@ -57,7 +57,7 @@ class Selection:
                               "but no run meets them all")
         lines = [f"{labels[i]} on {names[i]} (run {keys[i]}, {count(runs['deals'].iloc[i])} deals)"
                  for i in np.flatnonzero(~keep)]
-        return rows[rows["key"].astype(str).isin(set(keys[keep]))], lines
+        return list(keys[keep]), lines
 
 
 def _matching(option: str, values: Sequence[str], there: pd.Series,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -45,8 +45,67 @@ def read_table(
 
 def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str | None, rules_fingerprint: str | None,
                 strategy: str | None, strategy_identity: str | None, seed: int | None, source: str | None,
-                deals: tuple[int, int] | None, columns: Sequence[str] | None, allow_mixed: bool) -> pa.Table:
-    """`read_table`, called by it and by `read_store` (its warnings name their caller's line)."""
+                deals: tuple[int, int] | None, columns: Sequence[str] | None, allow_mixed: bool,
+                max_rows: int = 0) -> pa.Table:
+    """`read_table`, called by it and by `read_store` (its warnings name their caller's line); more than
+    ``max_rows`` rows (0: no limit) are refused (`read_store`)."""
+    wanted = None if columns is None else [c for c in COLUMNS if c in {"key", "deal", *columns}]
+    tables = list(_scan(path, key=key, variant=variant, rules_fingerprint=rules_fingerprint, strategy=strategy,
+                        strategy_identity=strategy_identity, seed=seed, source=source, deals=deals, columns=columns,
+                        allow_mixed=allow_mixed, level=4, max_rows=max_rows))
+    if not tables:
+        return (SCHEMA if wanted is None else pa.schema([SCHEMA.field(c) for c in wanted])).empty_table()
+    return pa.concat_tables(tables).unify_dictionaries()
+
+
+def scan_store(
+    path: str | os.PathLike[str],
+    *,
+    key: str | None = None,
+    variant: str | None = None,
+    rules_fingerprint: str | None = None,
+    strategy: str | None = None,
+    strategy_identity: str | None = None,
+    seed: int | None = None,
+    source: str | None = None,
+    deals: tuple[int, int] | None = None,
+    columns: Sequence[str] | None = None,
+    allow_mixed: bool = False,
+) -> Iterator[pa.Table]:
+    """`read_table`'s rows one checked chunk file at a time (each an Arrow table of at most a chunk's deals), in
+    key and deal order, with the same filters, checks and warnings: a pass over a store of any size in the memory
+    of one chunk. `reports.digest` aggregates a report's figures this way."""
+    yield from _scan(path, key=key, variant=variant, rules_fingerprint=rules_fingerprint, strategy=strategy,
+                     strategy_identity=strategy_identity, seed=seed, source=source, deals=deals, columns=columns,
+                     allow_mixed=allow_mixed, level=3)
+
+
+READ_LIMIT = 20_000_000
+"""The most rows `read_store` loads into a DataFrame unless told otherwise (about 2.4 GB)."""
+
+
+def store_dataset(path: str | os.PathLike[str]) -> Any:
+    """A pyarrow dataset over the chunk files of a store (every run's; the ``key`` column tells runs apart), to
+    filter and aggregate out of core (``dataset.to_batches``, ``pyarrow.acero``, DuckDB). It reads the files as
+    they are: without `read_store`'s checks of each file and its damage reports, and with a deal twice where two
+    chunk files overlap (a run interrupted and resumed with another chunk size); `scan_store` has the checks."""
+    import pyarrow.dataset as ds
+
+    return ds.dataset([str(c.path) for c in store_files(path)], format="parquet")
+
+
+def store_files(path: str | os.PathLike[str]) -> list[Any]:
+    """The chunk files of every run of a store (`studies.rows.ChunkFile`), by key and first deal."""
+    store = Store.open(path, create=False)
+    return [c for k in store.keys() for c in store.chunk_files(k, None, None)]
+
+
+def _scan(path: str | os.PathLike[str], *, key: str | None, variant: str | None, rules_fingerprint: str | None,
+          strategy: str | None, strategy_identity: str | None, seed: int | None, source: str | None,
+          deals: tuple[int, int] | None, columns: Sequence[str] | None, allow_mixed: bool, level: int,
+          max_rows: int = 0) -> Iterator[pa.Table]:
+    """The checked rows of the selected runs, a chunk file's at a time; ``level``: the stack level its warnings
+    name (their caller's caller); more than ``max_rows`` rows (0: no limit) are refused before any is read."""
     if deals is not None:  # the command line's check of a range, with its messages
         pair = tuple(deals) if isinstance(deals, tuple | list) else ()
         deals = check_deal_range(*(pair if len(pair) == 2 else (None, None)), f"deals={deals!r}")
@@ -67,8 +126,16 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
     infos = {k: info for k, info in infos.items() if all(v is None or info.get(f) == v for f, v in checks.items())}
     if not allow_mixed and (variant is not None or strategy is not None):
         _refuse_mixed(list(infos.values()))
-    tables = []
     lo, hi = deals if deals is not None else (None, None)
+    if max_rows:
+        held = sum(min(c.last, c.last if hi is None else hi) - max(c.first, c.first if lo is None else lo) + 1
+                   for k in infos for c in store.chunk_files(k, lo, hi))
+        if held > max_rows:
+            raise StoreError(
+                f"the selection holds {held:,} rows, more than the {max_rows:,} read_store loads into a DataFrame "
+                f"(about 120 bytes a row); select fewer (key=, deals=), summarise the store in bounded memory with "
+                f"bakers_dozen.api.summarise({str(path)!r}), query it with bakers_dozen.api.store_relation (DuckDB) or "
+                f"store_dataset (pyarrow), or pass max_rows=0 to load them all")
     for k in infos:  # keys in order, and each key's files by first deal: the rows come sorted
         with store.reading(k):  # a forced run's swap waits: the key's files are its old ones or its new
             chunks = store.chunk_files(k, lo, hi)
@@ -78,14 +145,14 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
                 warnings.warn(DamagedFileWarning(
                     f"{sum(b - a + 1 for a, b in lost):,} deals of run {k} ({shown}) are in no chunk file of "
                     f"{store.key_dir(k)}, though a finished run recorded them there: their file was deleted or moved aside; the rows "
-                    "leave them out (a run of the same command plays them again)"), stacklevel=3)
+                    "leave them out (a run of the same command plays them again)"), stacklevel=level)
             done = None  # the last deal of the key taken so far: a deal stored twice (overlapping files) appears once
             for chunk in chunks:
                 try:
                     table = load_chunk_file(chunk, wanted)
                 except CorruptChunkError as exc:
                     warnings.warn(DamagedFileWarning(f"{exc}; its deals are left out (a run of the same command moves "
-                                                     "it aside and plays them again)"), stacklevel=3)
+                                                     "it aside and plays them again)"), stacklevel=level)
                     continue
                 a = max(chunk.first, chunk.first if lo is None else lo, chunk.first if done is None else done + 1)
                 b = chunk.last if hi is None else min(chunk.last, hi)
@@ -94,10 +161,7 @@ def _read_table(path: str | os.PathLike[str], *, key: str | None, variant: str |
                 if (a, b) != (chunk.first, chunk.last):  # a checked file holds its deals in order: row i is first + i
                     table = table.slice(a - chunk.first, b - a + 1)
                 done = b
-                tables.append(table if wanted is None else table.select(wanted))
-    if not tables:
-        return (SCHEMA if wanted is None else pa.schema([SCHEMA.field(c) for c in wanted])).empty_table()
-    return pa.concat_tables(tables).unify_dictionaries()
+                yield table if wanted is None else table.select(wanted)
 
 
 def read_store(
@@ -113,8 +177,15 @@ def read_store(
     deals: tuple[int, int] | None = None,
     columns: Sequence[str] | None = None,
     allow_mixed: bool = False,
+    max_rows: int | None = None,
 ) -> Any:
     """The rows of a store as a pandas DataFrame, sorted by key and deal.
+
+    A DataFrame of a store's rows takes about 120 bytes a row: a selection of more than ``max_rows`` rows
+    (default `READ_LIMIT`, 20 million: about 2.4 GB) is refused before anything is loaded, with a
+    `StoreError` that says how to query it instead: `reports.digest.digest_runs` (each run's figures in one
+    pass, in bounded memory: ``bakers_dozen.api.summarise``), `store_dataset` (a pyarrow dataset over the
+    store's files) or ``bakers_dozen.api.store_relation`` (a DuckDB relation); ``max_rows=0`` reads any number.
 
     Filters: ``key`` (a `RunKey.hash`), ``variant`` (a name; a preset's name or alias selects the
     preset's rules by fingerprint, whatever name their rows carry), ``rules_fingerprint``,
@@ -138,7 +209,7 @@ def read_store(
     """
     return _read_table(path, key=key, variant=variant, rules_fingerprint=rules_fingerprint, strategy=strategy,
                        strategy_identity=strategy_identity, seed=seed, source=source, deals=deals, columns=columns,
-                       allow_mixed=allow_mixed).to_pandas()
+                       allow_mixed=allow_mixed, max_rows=READ_LIMIT if max_rows is None else max_rows).to_pandas()
 
 
 def _refuse_mixed(infos: list[dict[str, Any]]) -> None:

@@ -119,9 +119,17 @@ def paired_comparison(first_won: np.ndarray, second_won: np.ndarray, confidence:
     x, y = np.asarray(first_won, dtype=bool), np.asarray(second_won, dtype=bool)
     if x.shape != y.shape or x.ndim != 1 or x.size == 0:
         raise ValueError(f"paired comparison needs two equal-length, non-empty win arrays; got {x.shape} and {y.shape}")
-    a, b = int((x & y).sum()), int((x & ~y).sum())
-    c, d = int((~x & y).sum()), int((~x & ~y).sum())
+    return paired_counts(int((x & y).sum()), int((x & ~y).sum()), int((~x & y).sum()), int((~x & ~y).sum()),
+                         confidence)
+
+
+def paired_counts(both: int, only_first: int, only_second: int, neither: int,
+                  confidence: float = 0.95) -> PairedComparison:
+    """`paired_comparison` from the four counts of the deals' 2 x 2 table (what a query over a store returns)."""
+    a, b, c, d = both, only_first, only_second, neither
     n = a + b + c + d
+    if n <= 0:
+        raise ValueError("a paired comparison needs at least one deal")
     p1, p2 = (a + b) / n, (a + c) / n
     l1, u1 = win_rate_interval(a + b, n, confidence)
     l2, u2 = win_rate_interval(a + c, n, confidence)
@@ -142,13 +150,21 @@ def cochrans_q(wins: np.ndarray) -> tuple[float, int, float]:
     w = np.asarray(wins, dtype=np.int64)
     if w.ndim != 2 or w.shape[1] < 2 or w.shape[0] == 0:
         raise ValueError(f"Cochran's Q needs a deals x strategies table with at least 2 strategies; got shape {w.shape}")
-    k = w.shape[1]
-    col, row = w.sum(axis=0), w.sum(axis=1)
-    total = row.sum()
-    denom = k * total - (row**2).sum()
+    row = w.sum(axis=1)
+    return cochrans_q_sums([int(c) for c in w.sum(axis=0)], int((row**2).sum()))
+
+
+def cochrans_q_sums(column_sums: list[int], row_squares: int) -> tuple[float, int, float]:
+    """Cochran's Q from its sufficient statistics: each strategy's wins (``column_sums``) and the sum over deals of
+    the squared number of strategies that won the deal (``row_squares``); (Q, df, p)."""
+    k = len(column_sums)
+    if k < 2:
+        raise ValueError(f"Cochran's Q needs at least 2 strategies; got {k}")
+    total = sum(column_sums)
+    denom = k * total - row_squares
     if denom == 0:
         return 0.0, k - 1, 1.0
-    q = (k - 1) * (k * (col**2).sum() - total**2) / denom
+    q = (k - 1) * (k * sum(c * c for c in column_sums) - total**2) / denom
     return float(q), k - 1, float(_scipy_special().chdtrc(k - 1, q))
 
 
@@ -168,9 +184,14 @@ def holm(p_values: list[float] | np.ndarray) -> np.ndarray:
 def pairwise_mcnemar(wins: np.ndarray, names: list[str]) -> list[tuple[str, str, PairedComparison, float]]:
     """Every pair of strategies: (first, second, comparison, Holm-adjusted p-value)."""
     w = np.asarray(wins, dtype=bool)
-    pairs = [(i, j, paired_comparison(w[:, i], w[:, j])) for i, j in combinations(range(w.shape[1]), 2)]
+    return holm_pairs([(names[i], names[j], paired_comparison(w[:, i], w[:, j]))
+                       for i, j in combinations(range(w.shape[1]), 2)])
+
+
+def holm_pairs(pairs: list[tuple[str, str, PairedComparison]]) -> list[tuple[str, str, PairedComparison, float]]:
+    """Each pair's comparison with its Holm-adjusted p-value over all of ``pairs``."""
     adjusted = holm([c.p_value for _, _, c in pairs])
-    return [(names[i], names[j], c, float(a)) for (i, j, c), a in zip(pairs, adjusted, strict=True)]
+    return [(a, b, c, float(p)) for (a, b, c), p in zip(pairs, adjusted, strict=True)]
 
 
 def deals_needed(expected_rate: float, half_width: float, confidence: float = 0.95) -> int:

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from bakers_dozen.cli import main
 from reports import charts, grid
 from reports.build import COLUMNS, NOT_USED, build
+from reports.digest import running_wins
 from reports.formats import count, deal_ranges, p_clause, p_value
 from reports.front import APPENDIX
 from sim.rules import find_variant
@@ -103,7 +104,7 @@ def test_numbers_have_one_format():
 
 def test_convergence_charts_keep_a_bounded_number_of_points(tmp_path):
     won = np.random.default_rng(0).random(1_000_000) < 0.1
-    paths = charts.save(charts.convergence([("a", won), ("b", won[::-1])], "t"), tmp_path, "c")
+    paths = charts.save(charts.convergence([("a", running_wins(won)), ("b", running_wins(won[::-1]))], "t"), tmp_path, "c")
     assert paths["svg"].stat().st_size < 200_000
     points = charts.sample_points(10, 1_000_000)
     assert len(points) <= charts.MAX_POINTS + 2 and points[0] == 10 and points[-1] == 1_000_000
@@ -111,7 +112,7 @@ def test_convergence_charts_keep_a_bounded_number_of_points(tmp_path):
 
 
 def test_a_chart_with_the_same_inputs_is_reused_and_one_with_others_is_drawn(tmp_path):
-    won = np.arange(500) % 7 == 0
+    won, lost = running_wins(np.arange(500) % 7 == 0), running_wins(np.arange(500) % 7 != 0)
     first = charts.Painter(tmp_path / "a")
     old = first(charts.convergence, "c", [("x", won)], "title")["svg"]
     assert not old.exists()  # drawn by finish
@@ -119,7 +120,7 @@ def test_a_chart_with_the_same_inputs_is_reused_and_one_with_others_is_drawn(tmp
     again = charts.Painter(tmp_path / "b", earlier=tmp_path / "a")
     assert again(charts.convergence, "c", [("x", won)], "title")["svg"].read_bytes() == old.read_bytes()
     assert (again.drawn, again.reused) == (0, 1)
-    new = again(charts.convergence, "c", [("x", ~won)], "title")["svg"]
+    new = again(charts.convergence, "c", [("x", lost)], "title")["svg"]
     assert (again.drawn, again.reused) == (1, 1)
     again.finish()
     assert new.read_bytes() != old.read_bytes()
@@ -140,13 +141,14 @@ def test_an_interrupted_invocation_is_named_and_not_shown_twice():
                          "clairvoyant": False, "seed": 0, "source": "default", "toolkit_version": "t"})
     done, cut = ["tournament", "-n", "100"], ["tournament", "-n", "400"]  # the second was stopped after 100 deals
     manifests = {k: [_manifest(done, 1, n), _manifest(cut, 1, 400)] for k in ("a", "b")}
-    groups, notes = find_groups(rows, summary(rows), manifests, whole_store=True)
+    held = {"a": [(1, n)], "b": [(1, n)]}
+    groups, notes = find_groups(held, summary(rows), manifests, whole_store=True)
     assert [(g.kind, g.first, g.last) for g in groups] == [("tournament", 1, n)]
     assert len(notes) == 1 and "holds 100 of its 400 deals" in notes[0] and "shown" in notes[0]
-    groups, notes = find_groups(rows, summary(rows), manifests, whole_store=False)  # one study's rows: the other is not this report's
+    groups, notes = find_groups(held, summary(rows), manifests, whole_store=False)  # one study's rows: the other is not this report's
     assert len(groups) == 1 and notes == []
     separate = {"a": [_manifest(["simulate", "-s", "greedy"], 1, n)], "b": [_manifest(["simulate", "-s", "heuristic"], 1, n)]}
-    assert find_groups(rows, summary(rows), separate, whole_store=True) == ([], [])  # no tournament invented
+    assert find_groups(held, summary(rows), separate, whole_store=True) == ([], [])  # no tournament invented
 
 
 def test_the_solver_is_named_as_in_the_grid_and_its_parameters_are_in_small_print():
@@ -218,7 +220,7 @@ def test_the_paired_differences_name_the_solver_once_and_mark_only_face_down_row
                          "clairvoyant": np.repeat([False, True, False], n), "seed": 0, "source": "default",
                          "toolkit_version": "t"})
     s = summary(rows)
-    section = differences(s, [(variant_comparison(rows, variants), np.arange(1, n + 1))])
+    section = differences(s, [(variant_comparison(rows, variants), [(1, n)])])
     table = section.tables[0][1]
     assert dict(zip(table["variant"], table["player"], strict=True)) == {
         "dick-1883": "perfect play (solver) (clairvoyant)", "good-measure": "perfect play (solver)"}
@@ -243,10 +245,10 @@ def test_the_paired_differences_say_how_many_deals_are_unknown_and_what_that_bou
                              "strategy_label": "solver", "strategy_identity": "solver@1", "clairvoyant": False,
                              "seed": 0, "source": "default", "toolkit_version": "t"})
 
-    decided = differences(summary(rows_with(0)), [(variant_comparison(rows_with(0), variants), np.arange(1, n + 1))])
+    decided = differences(summary(rows_with(0)), [(variant_comparison(rows_with(0), variants), [(1, n)])])
     assert UNKNOWN_COLUMN not in decided.tables[0][1].columns and len(decided.paragraphs) == 1
     rows = rows_with(3)
-    section = differences(summary(rows), [(variant_comparison(rows, variants), np.arange(1, n + 1))])
+    section = differences(summary(rows), [(variant_comparison(rows, variants), [(1, n)])])
     table = section.tables[0][1]
     assert table[UNKNOWN_COLUMN].tolist() == ["3 / 0"]
     assert "lower bounds" in section.paragraphs[-1]
