@@ -32,7 +32,6 @@ def reused_rows(folder: Path, rules: Rules, source: str, seed: int, first: int, 
     ``termination``) and how many rungs its row ran, after checking that they are the verdicts this command's
     ladder (``budget_line``: `bakers_dozen.escalate.budgets`) gives on those rungs."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     from studies import atlas as files
 
@@ -64,7 +63,7 @@ def reused_rows(folder: Path, rules: Rules, source: str, seed: int, first: int, 
     problems = files.row_problems(folder, row)
     if problems:
         raise AtlasReuseError(f"{where}: {rules.name}'s row disagrees with its deal file ({problems[0]})")
-    table = pq.read_table(folder / files.deals_file(rules.name, source))
+    table = files.read_deal_table(folder / files.deals_file(rules.name, source))
     table = table.filter(pc.and_(pc.greater_equal(table["deal"], first), pc.less_equal(table["deal"], last)))
     rows = [{"deal": r["deal"], "verdict": r["verdict"], "nodes": r["nodes"], "rung": r["rung"],
              "termination": files.TIMEOUT if r.get(files.TIMEOUT) else None} for r in table.to_pylist()]

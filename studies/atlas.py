@@ -24,6 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from sim.regular_files import open_regular
 from studies.stats import win_rate_interval
 
 SUMMARY = "summary.csv"
@@ -106,7 +107,7 @@ def read_summary(path: Path) -> list[dict[str, Any]]:
     file has no such column or the row leaves it empty (not recorded)."""
     if not path.exists():
         return []
-    with path.open(newline="", encoding="utf-8") as f:
+    with open_regular(path, "r", newline="") as f:
         rows = list(csv.DictReader(f))
     for r in rows:
         for key in INTEGER_COLUMNS:
@@ -119,7 +120,7 @@ def read_summary(path: Path) -> list[dict[str, Any]]:
 
 def write_summary(rows: list[dict[str, Any]], path: Path) -> None:
     """Write the summary rows to ``path`` as CSV (the caller renames it into place)."""
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with open_regular(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(SUMMARY_COLUMNS), lineterminator="\n")
         writer.writeheader()
         writer.writerows({k: "" if r.get(k) is None else r[k] for k in SUMMARY_COLUMNS} for r in rows)
@@ -129,12 +130,13 @@ def write_deals(table: pa.Table, path: Path) -> None:
     """Write a deal table to ``path`` as Parquet, dictionary-encoded and zstd-compressed."""
     import pyarrow.parquet as pq
 
-    pq.write_table(table, path, compression="zstd", use_dictionary=True)
+    with open_regular(path, "wb") as fh:
+        pq.write_table(table, fh, compression="zstd", use_dictionary=True)
 
 
 def write_not_winnable(table: pa.Table, path: Path) -> None:
     """Write the deals of a table that are not proven winnable (deal, verdict) to ``path`` as CSV."""
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with open_regular(path, "w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(("deal", "verdict"))
         for deal, verdict in zip(table.column("deal").to_pylist(), table.column("verdict").to_pylist(), strict=True):
@@ -148,16 +150,23 @@ def check_atlas(folder: Path) -> list[str]:
     return [p for row in read_summary(folder / SUMMARY) for p in row_problems(folder, row)]
 
 
+def read_deal_table(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """The deal file at ``path`` (a regular file: a FIFO there is refused, never waited on) as an Arrow table."""
+    import pyarrow.parquet as pq
+
+    with open_regular(path, "rb") as fh:
+        return pq.read_table(fh, columns=columns)
+
+
 def row_problems(folder: Path, row: dict[str, Any]) -> list[str]:
     """What disagrees between one summary ``row`` of the atlas at ``folder`` and its deal file (counts, range, rate,
     interval) and, for PySolFC numbering, its not-winnable list. Empty when they agree."""
-    import pyarrow.parquet as pq
 
     problems = []
     name = deals_file(row["variant"], row["source"])
     if not (folder / name).exists():
         return [f"{name}: missing"]
-    table = pq.read_table(folder / name)
+    table = read_deal_table(folder / name)
     deals = table.column("deal").to_pylist()
     if deals != sorted(set(deals)):
         problems.append(f"{name}: deals not sorted and unique")
@@ -172,7 +181,7 @@ def row_problems(folder: Path, row: dict[str, Any]) -> list[str]:
         listed = folder / not_winnable_file(row["variant"])
         if not listed.exists():
             return [*problems, f"{listed.name}: missing"]
-        with listed.open(newline="", encoding="utf-8") as f:
+        with open_regular(listed, "r", newline="") as f:
             lines = [(int(r["deal"]), r["verdict"]) for r in csv.DictReader(f)]
         if lines != [(d, v) for d, v in zip(deals, table.column("verdict").to_pylist(), strict=True) if v != "won"]:
             problems.append(f"{listed.name}: not the deals of {name} that are not won")
