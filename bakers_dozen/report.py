@@ -205,6 +205,12 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
         for s in summaries:  # what the runs found damaged and repaired, said even with --quiet
             for line in [*s.damaged, *(f"damaged chunk file moved aside and replayed: {p}" for p in s.corrupt)]:
                 click.echo("bakers-dozen: warning: " + one_line(line), err=True)
+            failed = s.outcomes.get("error", 0)
+            if failed and len(runs) > 1:  # said even with --quiet: these deals are left out of the paired tests
+                click.echo("bakers-dozen: warning: " + one_line(
+                    f"{s.strategy} on {s.variant}: {failed:,} of {s.deals:,} deals ended in an error (neither won nor "
+                    "lost); the ranking and the paired tests leave out every deal that ended in an error for any "
+                    "player"), err=True)
         lo = min(r.first for r in runs)
         hi = max(r.first + r.deals - 1 for r in runs)
         with _damage_on_stderr():

@@ -45,7 +45,7 @@ from reports.output import REPLAY_DIR, check_report_dir, contained, safe_name, s
 from reports.render import Chart, Links, Report, Section, to_html, to_markdown
 from reports.replays import Replays, upset_replays
 from reports.select import Selection
-from reports.tables import ReportError, summary, tournament, variant_comparison, verified_wins
+from reports.tables import ReportError, errored_note, summary, tournament, variant_comparison, verified_wins
 from sim.deals import SOURCES
 from sim.rules import PARAMETERS, VARIANTS, Rules, preset_named, rules_from_mapping, variant_names
 
@@ -431,6 +431,9 @@ def _comparisons(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
         paragraphs = [
             f"{strategy} played {len(keys)} variants on the same {count(deals)} deals (deals {where}, seed {seed}, source {source}). "
             f"Score: 5 points per card home plus 500 per win (Card Game Nook)."]
+        failed = errored_note(sub, keys, dict(zip(g["key"], g["variant"], strict=True)))
+        if failed:
+            paragraphs.append(failed)
         if grp.note:
             paragraphs.append(f"Not all of it could be used: {grp.note}.")
         sec = Section(f"Variant comparison: {short[g['strategy'].iloc[0]]}"
@@ -500,6 +503,9 @@ def _tournaments(by_run: dict[str, pd.DataFrame], s: pd.DataFrame, groups: list[
             f"Cochran's Q = {t.cochran_q:.1f} on {t.cochran_df} degrees of freedom, {p_clause(t.cochran_p)}: "
             + ("the strategies differ." if t.cochran_p < 0.05 else "no evidence that the strategies differ."),
             "Pairwise: McNemar's exact test on the deals exactly one of the two won, Holm-adjusted over all pairs."]
+        failed = errored_note(sub, keys, dict(zip(g["key"], g["strategy"], strict=True)))
+        if failed:
+            paragraphs.append(failed)
         if grp.note:
             paragraphs.append(f"Not all of it could be used: {grp.note}.")
         sec = Section(f"Tournament on {variant}" + (f", deals {where}" if _repeats(groups, grp, s) else ""),
