@@ -7,7 +7,6 @@ import dataclasses
 import pytest
 
 import sim.rules
-
 from sim.rules import (
     BUILDS,
     DEFAULT_VARIANT,
