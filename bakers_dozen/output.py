@@ -80,7 +80,7 @@ class OutputFile(click.ParamType):
         if value == "-":
             return sys.stdout
         path = os.fsdecode(value)
-        stream = Guarded(repr(path), open_=lambda: open_regular(path, "w"))  # closed with the context
+        stream = Guarded(repr(path), open_=lambda: open_regular(path, "w", streams=True))  # closed with the context
         if ctx is not None:
             ctx.call_on_close(stream.close)  # its errors are the user's to see, unlike click.File's
         return stream
@@ -96,7 +96,7 @@ class InputFile(click.ParamType):
         if not isinstance(value, str | bytes | os.PathLike):
             return value  # already a stream (a default, or a test's)
         if value == "-":
-            return click.get_text_stream("stdin", encoding="utf-8")
+            return sys.stdin
         path = os.fsdecode(value)
         try:
             stream = open_regular(path, "r", encoding="utf-8")

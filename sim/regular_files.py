@@ -55,12 +55,14 @@ def check_regular(path: str | os.PathLike[str]) -> None:
         raise refusal(path, mode)
 
 
-def open_regular_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
+def open_regular_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int = 0o644,
+                    streams: bool = False) -> int:
     """``os.open(path, flags)`` that never blocks on a FIFO and returns only a descriptor of a regular file.
 
     Opened with ``O_NONBLOCK`` (taken off again once the file is known to be regular); anything else there is
-    refused with `NotRegularFileError`. Other `OSError` (missing, no permission, a link under ``O_NOFOLLOW``)
-    pass through as raised.
+    refused with `NotRegularFileError`. With ``streams`` (a stream the user named to write to, such as
+    ``--svg /dev/stdout``), a device or a FIFO that has a reader is accepted too; a FIFO with none is still refused,
+    as it would wait forever. Other `OSError` (missing, no permission, a link under ``O_NOFOLLOW``) pass through.
     """
     try:
         fd = os.open(path, flags | os.O_NONBLOCK | _CLOEXEC, mode)
@@ -76,7 +78,8 @@ def open_regular_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode
         raise
     try:
         there = os.fstat(fd).st_mode
-        if not stat.S_ISREG(there):
+        stream = streams and (stat.S_ISCHR(there) or stat.S_ISFIFO(there))
+        if not stat.S_ISREG(there) and not stream:
             raise refusal(path, there)
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
     except BaseException:
@@ -86,13 +89,13 @@ def open_regular_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode
 
 
 def open_regular(path: str | os.PathLike[str], mode: str = "rb", encoding: str | None = None,
-                 newline: str | None = None) -> IO:
-    """``open(path, mode)`` through `open_regular_fd`: ``mode`` is ``r``, ``w``, ``a`` or ``x``, with ``b`` for
-    binary (text otherwise, in ``encoding``, UTF-8 unless given)."""
+                 newline: str | None = None, streams: bool = False) -> IO:
+    """``open(path, mode)`` through `open_regular_fd` (``streams`` as there): ``mode`` is ``r``, ``w``, ``a`` or
+    ``x``, with ``b`` for binary (text otherwise, in ``encoding``, UTF-8 unless given)."""
     base = mode.replace("b", "").replace("t", "")
     flags = {"r": os.O_RDONLY, "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
              "x": os.O_WRONLY | os.O_CREAT | os.O_EXCL}[base]
-    fd = open_regular_fd(path, flags)
+    fd = open_regular_fd(path, flags, streams=streams)
     if "b" in mode:
         return os.fdopen(fd, base + "b")
     return os.fdopen(fd, base, encoding=encoding or "utf-8", newline=newline)
