@@ -15,6 +15,7 @@ import click
 
 from bakers_dozen.limits import MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded, memory_mib
 from bakers_dozen.options import deal_options, start, variant_option, variant_title
+from bakers_dozen.output import InputFile
 from bakers_dozen.record import read_game
 from sim.text import printable
 
@@ -28,7 +29,7 @@ def split_moves(text: str) -> list[str]:
 
 
 @click.command()
-@click.argument("record_file", type=click.File("r", encoding="utf-8"), required=False)
+@click.argument("record_file", type=InputFile(), required=False)
 @variant_option
 @deal_options
 @click.option("--moves", "moves_text", default=None,

@@ -16,24 +16,28 @@ docs/notebook.md is a page of this API in use; the tests run it.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import shlex
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from bakers_dozen.limits import MAX_RUN_DEALS
+from reports.output import check_output_file
 from reports.replay import replay_page
 from sim.deals import check_strategy_seed
 from sim.draw import position_svg
 from sim.errors import UserError
 from sim.game import Game
 from sim.position import Position
+from sim.regular_files import write_regular_text
 from sim.rules import Rules, resolve_variant
 from strategies.analyse import Analysis, analyse_game
 from studies.reading import read_store as _read_store
@@ -45,6 +49,48 @@ __all__ += ["Solved", "Study", "Tuned", "compare", "solve", "tournament", "tune"
 __all__ += ["LadderResult", "atlas", "atlas_run", "escalate"]  # the escalation ladder and the atlas, below
 __all__ += ["store_dataset", "store_relation", "summarise"]  # stores too big for a DataFrame, below
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _checked_call(fn: F) -> F:
+    """``fn`` with its arguments checked against its signature first: an unknown keyword or a missing argument is
+    the API's `UserError` (one line naming it), as the command line's usage error is, rather than a `TypeError`."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise UserError(f"api.{fn.__name__}: {exc}") from None
+        return fn(*args, **kwargs)
+
+    return call  # type: ignore[return-value]
+
+
+def _known(options: dict[str, Any], target: Callable[..., Any], name: str) -> None:
+    """`UserError` naming each of ``options`` that ``target`` (which an API function passes them on to) does not take."""
+    accepted = [k for k, p in inspect.signature(target).parameters.items() if p.kind is p.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise UserError(f"api.{name}: unknown option {', '.join(unknown)}; allowed: {', '.join(accepted)}")
+
+
+def _game(value: Any, what: str = "game") -> Game:
+    """``value`` when it is a `Game`; `UserError` otherwise (None, a deal number, ...)."""
+    if not isinstance(value, Game):
+        raise UserError(f"{what} must be a Game (from api.deal or api.play), not {type(value).__name__}")
+    return value
+
+
+def _output(path: str | Path, suffixes: tuple[str, ...]) -> Path:
+    """``path`` checked as a file to write (its folder exists, it is not a folder nor a FIFO): `UserError` else."""
+    if not isinstance(path, str | Path):
+        raise UserError(f"path must be a file name, not {type(path).__name__}")
+    if Path(path).is_dir():
+        raise UserError(f"path {str(path)!r} is a folder; give a file name ending in {' or '.join(suffixes)}")
+    return check_output_file(path, suffixes, "path")
+
 
 class SVG(str):
     """SVG text that a notebook shows as a picture (and that writes itself to a file with `save`)."""
@@ -54,8 +100,8 @@ class SVG(str):
 
     def save(self, path: str | Path) -> Path:
         """Write the picture to ``path`` (an .svg file); return the path."""
-        p = Path(path)
-        p.write_text(self + "\n", encoding="utf-8")
+        p = _output(path, (".svg",))
+        write_regular_text(p, self + "\n")
         return p
 
 
@@ -63,6 +109,7 @@ def _rules(variant: str | Rules) -> Rules:
     return variant if isinstance(variant, Rules) else resolve_variant(variant)
 
 
+@_checked_call
 def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", deals: int = 1000, *, first: int = 1,
              seed: int = 0, source: str = "default", strategy_seed: int = 0, store: str | Path | None = None,
              jobs: int | None = None, **options: Any) -> pd.DataFrame:
@@ -83,6 +130,7 @@ def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", de
         raise UserError(f"simulate returns every row, and {deals:,} deals are more than the {READ_LIMIT:,} a DataFrame "
                         "holds here; play them into a store (`bakers-dozen simulate --store DIR`) and use summarise(DIR), "
                         "store_relation or store_dataset")
+    _known(options, run, "simulate")
     spec = RunSpec(_rules(variant), strategy, deals, first, seed, source, strategy_seed)
     with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
         where = Path(tmp) / "store" if store is None else Path(store)
@@ -92,14 +140,17 @@ def simulate(variant: str | Rules = "bakers-dozen", strategy: str = "greedy", de
     return rows
 
 
+@_checked_call
 def read_store(path: str | Path, **filters: Any) -> pd.DataFrame:
     """The rows of a store as a DataFrame; ``filters`` as `studies.reading.read_store` (variant, strategy, deals, ...).
 
     For a small store or selection: one refused as too big (over 20 million rows by default) says what to use
     instead: `summarise` (each run's figures), `store_relation` (DuckDB) or `store_dataset` (pyarrow)."""
+    _known(filters, _read_store, "read_store")
     return _read_store(path, **filters)
 
 
+@_checked_call
 def summarise(path: str | Path) -> pd.DataFrame:
     """One line per run of a store: deals, wins, verified wins, win rate with its 95% Wilson interval, mean cards
     home and score, unknown verdicts, errors (the report's run table), aggregated in one pass over its checked
@@ -109,6 +160,7 @@ def summarise(path: str | Path) -> pd.DataFrame:
     return summary(list(digest_runs(path).values()))
 
 
+@_checked_call
 def store_relation(path: str | Path, connection: Any = None) -> Any:
     """A DuckDB relation over every chunk file of a store, for queries of any size out of core, e.g.
     ``store_relation(p).aggregate("key, count(*) AS deals, sum((outcome = 'won')::INT) AS wins").df()``.
@@ -122,11 +174,13 @@ def store_relation(path: str | Path, connection: Any = None) -> Any:
     return (connection or duckdb.connect()).read_parquet(files)
 
 
+@_checked_call
 def deal(variant: str | Rules = "bakers-dozen", number: int = 1, seed: int = 0, source: str = "default") -> Game:
     """Deal ``number`` of ``variant``, ready to play (a notebook draws it)."""
     return Game.from_deal(_rules(variant), number, seed, source)
 
 
+@_checked_call
 def play(variant: str | Rules = "bakers-dozen", number: int = 1, strategy: str = "greedy", strategy_seed: int = 0,
          seed: int = 0, source: str = "default") -> Game:
     """Deal ``number`` played to its end by ``strategy``: the `Game` after the last move (``game.history`` holds
@@ -141,27 +195,34 @@ def play(variant: str | Rules = "bakers-dozen", number: int = 1, strategy: str =
     return game
 
 
+@_checked_call
 def analyse(game: Game, nodes: int = 1_000_000, seconds: float = 10.0) -> Analysis:
     """The solver's verdict on every position of ``game`` and its losing move (see `strategies.analyse`);
     ``nodes`` and ``seconds`` are the budget per position searched."""
     from strategies.solver.strategy import SolverStrategy
 
+    game = _game(game)
     return analyse_game(game.rules, game.start, game.history, SolverStrategy(nodes=nodes, seconds=seconds))
 
 
+@_checked_call
 def draw(what: Game | Position, reveal: bool = False) -> SVG:
     """A picture of a game's current position, or of a `Position` (face-down cards as backs unless ``reveal``)."""
+    if not isinstance(what, Game | Position):
+        raise UserError(f"api.draw takes a Game or a Position, not {type(what).__name__}")
     return SVG(what.svg(reveal) if isinstance(what, Game) else position_svg(what, reveal))
 
 
+@_checked_call
 def replay(game: Game, path: str | Path, analysis: Analysis | None = None, reveal: bool = False) -> Path:
     """Write a replay page of ``game`` (from its start through its history) to ``path``; return the path."""
+    game = _game(game)
+    p = _output(path, (".html",))
     numbered = game.rules.foundation != "suit"
     title = f"{game.rules.name}, " + (f"deal {game.deal.number}" if game.deal is not None else "typed layout")
     page = replay_page(game.rules, game.start, [m.text(numbered) for m in game.history], title,
                        analysis.to_json() if analysis is not None else None, reveal)
-    p = Path(path)
-    p.write_text(page, encoding="utf-8")
+    write_regular_text(p, page)
     return p
 
 
@@ -191,13 +252,6 @@ class LadderResult:
         return f"LadderResult({s['deals']} deals: won {s['won']}, lost {s['lost']}, unknown {s['unknown']})"
 
 
-def _deal_range(deals: tuple[int, int] | int) -> tuple[int, int]:
-    from sim.deals import check_deal_range
-
-    first, last = deals if isinstance(deals, tuple) else (deals, deals)
-    return check_deal_range(first, last, f"deals={deals!r}")
-
-
 def _ladder(rungs: list[dict[str, Any]] | None, last_rung: int | None) -> tuple[Any, ...]:
     from studies.atlas.ladder import ladder
 
@@ -217,7 +271,8 @@ def _check_rungs(rules: Rules, base: dict[str, Any], rungs: tuple[Any, ...], job
         check_memory(strategy, rules, jobs or cpu_count())
 
 
-def escalate(variant: str | Rules = "bakers-dozen", deals: tuple[int, int] | int = (1, 100), *,
+@_checked_call
+def escalate(variant: str | Rules = "bakers-dozen", deals: int | str | tuple[int, int] = (1, 100), *,
              params: dict[str, Any] | None = None, rungs: list[dict[str, Any]] | None = None,
              last_rung: int | None = None, seed: int = 0, source: str = "default", store: str | Path | None = None,
              jobs: int | None = None) -> LadderResult:
@@ -238,6 +293,7 @@ def escalate(variant: str | Rules = "bakers-dozen", deals: tuple[int, int] | int
     return LadderResult(rows, reports, {"variant": rules.name, "first": first, "last": last})
 
 
+@_checked_call
 def atlas(variant: str = "bakers-dozen", deal: int | None = None, *, listing: str | None = None,
           source: str = "default", folder: str | Path | None = None) -> dict[str, Any]:
     """What the atlas says of ``variant`` (a preset): its row's counts, win rate and interval and winnable fraction,
@@ -253,7 +309,8 @@ def atlas(variant: str = "bakers-dozen", deal: int | None = None, *, listing: st
     return look_up(Path(folder) if folder is not None else shipped(), variant, source, deal, listing)
 
 
-def atlas_run(variant: str = "bakers-dozen", deals: tuple[int, int] | int = (1, 100), *, out: str | Path,
+@_checked_call
+def atlas_run(variant: str = "bakers-dozen", deals: int | str | tuple[int, int] = (1, 100), *, out: str | Path,
               params: dict[str, Any] | None = None, rungs: list[dict[str, Any]] | None = None,
               last_rung: int | None = None, seed: int = 0, source: str = "default", reuse: str | Path | None = None,
               force: bool = False, store: str | Path | None = None, jobs: int | None = None) -> LadderResult:
@@ -383,6 +440,7 @@ def _deal_range(deals: int | str | tuple[int, int]) -> tuple[int, int]:
     return parse_deals(str(deals))
 
 
+@_checked_call
 def solve(variant: str | Rules = "bakers-dozen", deals: int | str | tuple[int, int] = "1-20", *, seed: int = 0,
           source: str = "default", nodes: int | None = None, seconds: float | None = None, tt_mb: float | None = None,
           params: dict[str, Any] | None = None, rules: dict[str, Any] | None = None, store: str | Path | None = None,
@@ -474,6 +532,7 @@ def _run_options(first: int, seed: int, source: str) -> list[str]:
     return ["--first", str(first), "--seed", str(seed), "--source", source]
 
 
+@_checked_call
 def compare(variants: str | Sequence[str | Rules] = ("bakers-dozen", "dick-1883"), strategy: str = "heuristic",
             deals: int = 1000, *, first: int = 1, seed: int = 0, source: str = "default", store: str | Path | None = None,
             out: str | Path | None = None, jobs: int | None = None, atlas_dir: str | Path | None = None,
@@ -495,6 +554,7 @@ def compare(variants: str | Sequence[str | Rules] = ("bakers-dozen", "dick-1883"
                       maker="compare", jobs=jobs, atlas_dir=atlas_dir, force=force)
 
 
+@_checked_call
 def tournament(strategies: str | Sequence[str] = ("greedy", "heuristic"), variant: str | Rules = "bakers-dozen",
                deals: int = 1000, *, first: int = 1, seed: int = 0, source: str = "default",
                store: str | Path | None = None, out: str | Path | None = None, jobs: int | None = None,
@@ -548,6 +608,7 @@ def tournament(strategies: str | Sequence[str] = ("greedy", "heuristic"), varian
     return study
 
 
+@_checked_call
 def tune(strategy: str, variant: str | Rules = "bakers-dozen", *, trials: int = 20, deals: int = 1000,
          confirm: int = 4000, params: Sequence[str] | dict[str, str] = (), first: int = 1, seed: int = 0,
          source: str = "default", store: str | Path | None = None, out: str | Path | None = None,

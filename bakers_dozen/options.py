@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from bakers_dozen.output import InputFile
 from sim.deals import MAX_DEAL, MAX_SEED, PYSOL_MAX_DEAL
 from sim.position import LayoutError, parse_position
 from sim.rules import Rules, is_variant_file, resolve_variant
@@ -57,7 +58,7 @@ def variant_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def deal_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option("--layout", "layout_file", type=click.File("r"), default=None,
+    f = click.option("--layout", "layout_file", type=InputFile(), default=None,
                      help="Read the position from FILE ('-' for standard input) instead of dealing.")(f)
     f = click.option("--source", type=click.Choice(["default", "pysol"]), default="default", show_default=True,
                      help="Deal numbering: this toolkit's, or PySolFC's (for cross-checks).")(f)

@@ -22,6 +22,7 @@ from typing import IO, Any
 import click
 
 from sim.errors import UserError
+from sim.regular_files import open_regular
 
 EXIT_BROKEN_PIPE = 1
 """A closed pipe: click's own exit code for it (it ends quietly with 1 when a verb's write meets one)."""
@@ -79,9 +80,32 @@ class OutputFile(click.ParamType):
         if value == "-":
             return sys.stdout
         path = os.fsdecode(value)
-        stream = Guarded(repr(path), open_=lambda: open(path, "w", encoding="utf-8"))  # noqa: SIM115 (closed with the context)
+        stream = Guarded(repr(path), open_=lambda: open_regular(path, "w", streams=True))  # closed with the context
         if ctx is not None:
             ctx.call_on_close(stream.close)  # its errors are the user's to see, unlike click.File's
+        return stream
+
+
+class InputFile(click.ParamType):
+    """A text file to read (``-``: standard input), opened as `click.File` opens it but only when it is a regular
+    file: a FIFO, a folder or a device is refused in one line, never waited on (`sim.regular_files`)."""
+
+    name = "filename"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str | bytes | os.PathLike):
+            return value  # already a stream (a default, or a test's)
+        if value == "-":
+            return sys.stdin
+        path = os.fsdecode(value)
+        try:
+            stream = open_regular(path, "r", encoding="utf-8")
+        except UserError as exc:
+            self.fail(str(exc), param, ctx)
+        except OSError as exc:
+            self.fail(f"{path!r}: {exc.strerror or exc}", param, ctx)
+        if ctx is not None:
+            ctx.call_on_close(stream.close)
         return stream
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from bakers_dozen.output import InputFile
 from sim.cards import card_str
 from sim.deals import make_deal
 from sim.errors import UserError, json_type, quoted
@@ -243,7 +244,7 @@ def read_game(record_file: Any) -> tuple[dict[str, Any], Rules, Position]:
 
 
 @click.command()
-@click.argument("record_file", type=click.File("r", encoding="utf-8"))
+@click.argument("record_file", type=InputFile())
 def verify(record_file: Any) -> None:
     """Replay a JSON game record (from `play --json`) with the independent referee and check every claim.
 

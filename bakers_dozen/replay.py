@@ -13,16 +13,17 @@ from typing import Any
 import click
 
 from bakers_dozen.limits import MAX_SOLVE_NODES, MAX_SOLVE_SECONDS, Bounded
+from bakers_dozen.output import InputFile
 from bakers_dozen.record import read_game
 from reports.output import check_output_file, write_file_atomically
 from sim.text import printable
 
 
 @click.command()
-@click.argument("record_file", type=click.File("r", encoding="utf-8"))
+@click.argument("record_file", type=InputFile())
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True,
               help="The HTML file to write.")
-@click.option("--analysis", "analysis_file", type=click.File("r", encoding="utf-8"), default=None,
+@click.option("--analysis", "analysis_file", type=InputFile(), default=None,
               help="The output of `analyse RECORD --json`: show each position's verdict and the losing move.")
 @click.option("--analyse", "run_analysis", is_flag=True, help="Run the analysis now (see `analyse`) and show it.")
 @click.option("--nodes", type=Bounded(int, 1, MAX_SOLVE_NODES), default=1_000_000, show_default=True,

@@ -219,6 +219,13 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
                                                     atlas_dir=atlas_dir, jobs=jobs, progress=make_progress(quiet),
                                                     command=sys.argv)
     _say_code(summaries)
+    for s in summaries:
+        failed = s.outcomes.get("error", 0)
+        if failed and len(runs) > 1:  # said even with --quiet: these deals are left out of the paired tests
+            click.echo("bakers-dozen: warning: " + one_line(
+                f"{s.strategy} on {s.variant}: {failed:,} of {s.deals:,} deals ended in an error (neither won nor "
+                "lost); the ranking and the paired tests leave out every deal that ended in an error for any "
+                "player"), err=True)
     _print(report, headings)
     _wrote(maker, html, md)
     return summaries

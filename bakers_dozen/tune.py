@@ -55,7 +55,9 @@ def tune(spec: str, variant: str, params: tuple[str, ...], trials: int, deals: i
     from studies.tuning import TuneSpec
     from studies.tuning import tune as run_tuning
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # a line per trial is said here, not by optuna's log
+    # A line per trial is said here, not by optuna's log; and a trial that fails on the user's error (a busy key, a full
+    # disk) ends in its one-line message, without the traceback optuna logs as a warning first.
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
     rules = resolve_variant(variant)
     space = search_space(spec, params)
     tuning = TuneSpec(rules, space, trials, deals, first, seed, source, confirm)

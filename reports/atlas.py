@@ -26,6 +26,7 @@ import pandas as pd
 
 from reports.formats import count, pct, runs_text
 from reports.render import Cell
+from sim.regular_files import open_regular
 from studies.atlas import FLOAT_COLUMNS, INTEGER_COLUMNS, SUMMARY, TIMEOUT, VERDICTS, counts, deals_file, interval, shipped
 
 COLUMN = "perfect play (atlas)"
@@ -106,7 +107,7 @@ def _deals(row: dict[str, Any]) -> int:
 def _summary_rows(path: Path) -> list[dict[str, Any]]:
     """The summary's rows as text, or none (with a warning) when the file cannot be read as a summary."""
     try:
-        with path.open(newline="", encoding="utf-8") as f:
+        with open_regular(path, "r", newline="") as f:
             reader = csv.DictReader(f)
             rows = list(reader)
             header = reader.fieldnames or []
@@ -176,8 +177,10 @@ def _agrees(path: Path, n: dict[str, Any], stopped: int | None) -> str:
     import pyarrow.parquet as pq
 
     try:
-        columns = pq.read_schema(path).names
-        table = pq.read_table(path, columns=[c for c in ("deal", "verdict", TIMEOUT) if c in columns])
+        with open_regular(path, "rb") as fh:
+            columns = pq.read_schema(fh).names
+            fh.seek(0)
+            table = pq.read_table(fh, columns=[c for c in ("deal", "verdict", TIMEOUT) if c in columns])
         found = counts(table)
     except FileNotFoundError:
         return f"its deal file {path.name} does not exist"

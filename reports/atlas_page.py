@@ -20,6 +20,7 @@ from reports import charts
 from reports.formats import count, interval, pct
 from reports.output import write_file_atomically
 from sim.errors import UserError
+from sim.regular_files import open_regular
 from studies.atlas import SUMMARY, TIMEOUT, check_atlas, read_summary
 
 START = "<!-- atlas-table: made by `make atlas-docs` from studies/atlas/data/summary.csv; edits inside are replaced -->"
@@ -95,7 +96,8 @@ def refresh(folder: Path, page: Path, chart: Path) -> int:
     if not rows:
         raise AtlasPageError(f"{folder / SUMMARY} holds no rows")
     try:
-        text = page.read_text(encoding="utf-8")
+        with open_regular(page, "r") as fh:
+            text = fh.read()
     except OSError as exc:
         raise AtlasPageError(f"{page}: {exc.strerror or exc}") from None
     new = with_block(text, table_markdown(rows))

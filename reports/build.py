@@ -44,7 +44,7 @@ from reports.output import REPLAY_DIR, check_report_dir, contained, safe_name, s
 from reports.render import Chart, Links, Report, Section, to_html, to_markdown
 from reports.replays import Replays, upset_replays
 from reports.select import Selection
-from reports.tables import ReportError
+from reports.tables import ReportError, errored_note
 from sim.deals import SOURCES
 from sim.rules import PARAMETERS, VARIANTS, Rules, preset_named, rules_from_mapping, variant_names
 
@@ -402,11 +402,14 @@ class _GroupRuns:
         self.store_path, self.digests = store_path, digests
         self.labels = dict(zip(s["key"], s["variant"], strict=True))
 
-    def __call__(self, g: Group, keys: list[str]) -> list[digest.RunDigest]:
-        runs = digest.on_deals(self.store_path, self.digests, keys, g.deals)
+    def __call__(self, g: Group, keys: list[str]) -> tuple[list[digest.RunDigest], dict[str, int]]:
+        """The runs ``keys`` on the group's deals less those that ended in an error for any of them, and how many
+        deals of each run ended in an error (`reports.digest.without_failed`)."""
+        runs, failed = digest.without_failed(self.store_path, digest.on_deals(self.store_path, self.digests, keys, g.deals),
+                                             g.deals)
         for r in runs:  # a run digested again on the group's deals keeps the player label the report gave it
             r.meta["strategy_label"] = self.digests[r.key].meta["strategy_label"]
-        return runs
+        return runs, failed
 
     def labelled(self, table: pd.DataFrame) -> pd.DataFrame:
         """``table`` (a line per run key) with each run's variant named by its rules label."""
@@ -427,7 +430,7 @@ def _comparisons(group_runs: _GroupRuns, s: pd.DataFrame, groups: list[Group], p
     for n, grp in enumerate(groups):
         g = s.set_index("key").loc[grp.keys].reset_index()
         keys = _variant_order(g)
-        sub = group_runs(grp, keys)
+        sub, erred = group_runs(grp, keys)
         t = group_runs.labelled(digest.variant_comparison(sub))
         compared.append((t, grp.deals))
         strategy, seed, source = grid.one_name(g["strategy"].iloc[0]), int(g["seed"].iloc[0]), g["source"].iloc[0]
@@ -447,6 +450,9 @@ def _comparisons(group_runs: _GroupRuns, s: pd.DataFrame, groups: list[Group], p
         paragraphs = [
             f"{strategy} played {len(keys)} variants on the same {count(deals)} deals (deals {where}, seed {seed}, source {source}). "
             f"Score: 5 points per card home plus 500 per win (Card Game Nook)."]
+        failed = errored_note(erred, dict(zip(g["key"], g["variant"], strict=True)))
+        if failed:
+            paragraphs.append(failed)
         if grp.note:
             paragraphs.append(f"Not all of it could be used: {grp.note}.")
         sec = Section(f"Variant comparison: {short[g['strategy'].iloc[0]]}"
@@ -484,7 +490,7 @@ def _tournaments(group_runs: _GroupRuns, s: pd.DataFrame, groups: list[Group], p
         g = s.set_index("key").loc[grp.keys].reset_index()
         keys = list(g["key"])
         seed, source, fp = int(g["seed"].iloc[0]), g["source"].iloc[0], g["rules_fingerprint"].iloc[0]
-        sub = group_runs(grp, keys)
+        sub, erred = group_runs(grp, keys)
         t = digest.tournament(sub)
         t.ranking = group_runs.labelled(t.ranking)
         variant = _variant_name(g)
@@ -518,6 +524,9 @@ def _tournaments(group_runs: _GroupRuns, s: pd.DataFrame, groups: list[Group], p
             f"Cochran's Q = {t.cochran_q:.1f} on {t.cochran_df} degrees of freedom, {p_clause(t.cochran_p)}: "
             + ("the strategies differ." if t.cochran_p < 0.05 else "no evidence that the strategies differ."),
             "Pairwise: McNemar's exact test on the deals exactly one of the two won, Holm-adjusted over all pairs."]
+        failed = errored_note(erred, dict(zip(g["key"], g["strategy"], strict=True)))
+        if failed:
+            paragraphs.append(failed)
         if grp.note:
             paragraphs.append(f"Not all of it could be used: {grp.note}.")
         sec = Section(f"Tournament on {variant}" + (f", deals {where}" if _repeats(groups, grp, s) else ""),

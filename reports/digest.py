@@ -114,6 +114,8 @@ class RunDigest:
     """Deals per number of cards home at the end (index: cards home)."""
     won: Bits = field(default_factory=Bits)
     """Per deal, in deal order, whether the run won it."""
+    failed: Bits = field(default_factory=Bits)
+    """Per deal, in deal order, whether its game ended in an error (neither won nor lost)."""
 
     def add(self, table: pa.Table) -> None:
         """Count one chunk's rows (one key's, consecutive deals in order)."""
@@ -137,7 +139,9 @@ class RunDigest:
         self.wins += int(won.sum())
         self.verified_wins += int((won & table.column("verified").to_numpy(zero_copy_only=False).astype(bool)).sum())
         self.unknown += int(pc.sum(pc.equal(outcome, "unknown")).as_py() or 0)
-        self.errors += int(pc.sum(pc.equal(outcome, "error")).as_py() or 0)
+        failed = pc.equal(outcome, "error").to_numpy(zero_copy_only=False)
+        self.failed.append(failed)
+        self.errors += int(failed.sum())
         counts = np.bincount(table.column("cards_home").to_numpy(zero_copy_only=False).astype(np.int64))
         if counts.size > self.home.size:
             self.home = np.concatenate([self.home, np.zeros(counts.size - self.home.size, dtype=np.int64)])
@@ -266,6 +270,35 @@ def on_deals(store: str | os.PathLike[str], digests: dict[str, RunDigest], keys:
     if any(d.spans != deals for d in out):
         raise ReportError("the runs compared do not all hold the deals they are compared on")
     return out
+
+
+def failed_deals(run: RunDigest) -> np.ndarray:
+    """The deal numbers (sorted) whose game ended in an error in ``run``."""
+    at = np.flatnonzero(np.unpackbits(run.failed.packed(), count=run.failed.size)) if run.errors else []
+    if not len(at):
+        return np.zeros(0, dtype=np.int64)
+    starts = np.array([a for a, _ in run.spans], dtype=np.int64)
+    offsets = np.cumsum([0, *(b - a + 1 for a, b in run.spans)])[:-1]
+    span = np.searchsorted(offsets, at, side="right") - 1
+    return starts[span] + (at - offsets[span])
+
+
+def without_failed(store: str | os.PathLike[str], runs: list[RunDigest], deals: Spans) -> tuple[list[RunDigest], dict[str, int]]:
+    """``runs`` (digested on ``deals``) on the deals that every one of them played to an end, and how many deals of
+    each run ended in an error (runs with none left out): an error is neither a win nor a loss, so the paired
+    figures leave such a deal out for every run rather than count it lost (as `reports.tables.common_deals`)."""
+    failed = {r.key: failed_deals(r) for r in runs}
+    counts = {k: len(d) for k, d in failed.items() if len(d)}
+    if not counts:
+        return runs, {}
+    kept = deals
+    for d in np.unique(np.concatenate(list(failed.values()))):
+        kept = [piece for a, b in kept for piece in ((a, min(b, int(d) - 1)), (max(a, int(d) + 1), b)) if piece[0] <= piece[1]]
+    if not kept:
+        raise ReportError("the runs share no deals that every one played to an end; compare runs over the same deal "
+                          "numbers and seed")
+    again = digest_runs(store, [r.key for r in runs], {r.key: kept for r in runs})
+    return [again[r.key] for r in runs], counts
 
 
 def pair_counts(first: Bits, second: Bits) -> tuple[int, int, int, int]:

@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from reports.output import contained
+from sim.regular_files import NotRegularFileError, open_regular_fd
 
 LEDGER = ".ledger.json"
 """The ledger's file name in each folder it covers (``charts/``, ``replays/``)."""
@@ -33,14 +33,13 @@ def _sha256(data: bytes) -> str:
 
 
 def _read_regular(path: Path, limit: int | None = None) -> bytes | None:
-    """The bytes of ``path`` when it is a regular file (not through a symbolic link), else None."""
+    """The bytes of ``path`` when it is a regular file (not through a symbolic link, never waiting on a FIFO), else
+    None."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        fd = open_regular_fd(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except (OSError, NotRegularFileError):
         return None
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return None
         data = f.read() if limit is None else f.read(limit + 1)
     return data if limit is None or len(data) <= limit else None
 

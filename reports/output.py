@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sim.errors import UserError
+from sim.regular_files import check_regular
 
 REPLAY_DIR = "replays"
 """The report's folder of replay pages (and of the analyses the next build reuses)."""
@@ -284,6 +285,7 @@ def _check_output_file(p: Path, suffixes: tuple[str, ...], option: str) -> Path:
     parent = p.absolute().parent
     if not parent.is_dir():
         raise OutputError(f"{option} {str(p)!r}: the folder {parent} does not exist")
+    check_regular(p)
     _probe_writable(parent, f"{option} {str(p)!r}")
     return p
 
@@ -291,6 +293,7 @@ def _check_output_file(p: Path, suffixes: tuple[str, ...], option: str) -> Path:
 def write_file_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """Call ``write`` on a temporary file beside ``path`` and rename it onto ``path`` when it succeeds (removing the
     temporary files of earlier writers that were killed, `_clean_partials`)."""
+    check_regular(path)  # a FIFO or a device there is refused, not replaced
     _clean_partials(path.absolute().parent, path.name, path.suffix)
     tmp = path.with_name(_partial_name(path.name, path.suffix))
     try:

@@ -82,13 +82,39 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def common_deals(rows: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    """The deal numbers every one of ``keys`` played (sorted)."""
+    """The deal numbers every one of ``keys`` played (sorted), less those whose game ended in an error for any of
+    them (`errored`): an error is neither a win nor a loss, so a paired test leaves the deal out rather than
+    counting it lost."""
     held = rows.loc[rows["key"].isin(keys), ["key", "deal"]].drop_duplicates()
     per_deal = held.groupby("deal", observed=True).size()
     deals = np.sort(per_deal.index[per_deal.to_numpy() == len(set(keys))].to_numpy(dtype=np.int64)) if keys else []
+    if len(deals) and "outcome" in rows.columns:
+        failed = rows.loc[rows["key"].isin(keys) & (rows["outcome"] == "error"), "deal"].to_numpy(dtype=np.int64)
+        deals = np.setdiff1d(deals, failed)
     if len(deals) == 0:
-        raise ReportError("the runs share no deals; compare runs over the same deal numbers and seed")
+        raise ReportError("the runs share no deals that every one played to an end; compare runs over the same deal "
+                          "numbers and seed")
     return np.asarray(deals, dtype=np.int64)
+
+
+def errored(rows: pd.DataFrame, keys: list[str]) -> dict[str, int]:
+    """Per key of ``keys``, how many of its deals ended in an error (keys with none left out)."""
+    if "outcome" not in rows.columns:
+        return {}
+    sub = rows.loc[rows["key"].isin(keys) & (rows["outcome"] == "error"), ["key", "deal"]].drop_duplicates()
+    found = sub.groupby("key", observed=True).size()
+    return {k: int(found[k]) for k in keys if k in found.index and found[k] > 0}
+
+
+def errored_note(found: dict[str, int], names: dict[str, str]) -> str:
+    """A sentence saying how many deals of each run (``found``: run key -> deals that ended in an error, as
+    `errored` counts them; shown by ``names``) ended in an error and that they are left out of the paired figures;
+    empty when none did."""
+    if not found:
+        return ""
+    each = ", ".join(f"{names.get(k, k)}: {n:,}" for k, n in found.items())
+    return (f"Deals whose game ended in an error (a fault of the strategy or the engine, neither won nor lost): {each}; "
+            "a deal that ended in an error for any of them is left out of every figure here.")
 
 
 def wins_matrix(rows: pd.DataFrame, keys: list[str], deals: np.ndarray) -> np.ndarray:

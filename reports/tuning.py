@@ -6,6 +6,7 @@ in ``charts/``, staged and put in place in one step (`reports.output.staged_repo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,11 @@ MIN_TRIALS_FOR_IMPORTANCE = 3
 """Completed trials (with values that differ) before the importances say anything."""
 
 
-def history(study: Any) -> list[dict[str, Any]]:
+def history(trials: Sequence[Any]) -> list[dict[str, Any]]:
     """One row per trial: its number, state, spec, the deals' win rate it reached and the best so far."""
     rows: list[dict[str, Any]] = []
     best = None
-    for t in study.trials:
+    for t in trials:
         value = t.value if t.value is not None else (t.intermediate_values[max(t.intermediate_values)]
                                                      if t.intermediate_values else None)
         if t.state.name == "COMPLETE" and (best is None or t.value > best):
@@ -31,14 +32,16 @@ def history(study: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def importances(study: Any) -> dict[str, float]:
-    """Each searched parameter's share of the variation in the completed trials' win rates (optuna's fANOVA);
+def importances(trials: Sequence[Any]) -> dict[str, float]:
+    """Each searched parameter's share of the variation in the completed ``trials``' win rates (optuna's fANOVA);
     empty when fewer than `MIN_TRIALS_FOR_IMPORTANCE` trials completed or they all scored the same."""
     import optuna
 
-    values = [t.value for t in study.trials if t.state.name == "COMPLETE"]
-    if len(values) < MIN_TRIALS_FOR_IMPORTANCE or len(set(values)) < 2 or not study.best_trial.params:
+    done = [t for t in trials if t.state.name == "COMPLETE"]
+    if len(done) < MIN_TRIALS_FOR_IMPORTANCE or len({t.value for t in done}) < 2 or not done[0].params:
         return {}
+    study = optuna.create_study(direction="maximize")  # in memory: the trials that count, and only those
+    study.add_trials(done)
     return optuna.importance.get_param_importances(study)
 
 
@@ -78,8 +81,8 @@ def tuning_report(result: Any, tuning: Any, work: Path, command: str) -> Report:
     import pandas as pd
 
     title = f"Tuning {tuning.space.default_spec} on {tuning.rules.name}, deals {tuning.first}-{tuning.first + tuning.deals - 1}"
-    rows = history(result.study)
-    found = importances(result.study)
+    rows = history(result.trials)
+    found = importances(result.trials)
     counts = ", ".join(f"{n} {s}" for s, n in result.counts().items())
     intro = [f"Study `{result.journal}` ({counts} trials); every trial played the same {tuning.deals:,} deals with the "
              "same strategy seeds, in rounds after each of which a median pruner could stop it.",

@@ -21,6 +21,7 @@ from typing import Any
 
 from sim.cards import ACE, DECK_SIZE, CardParseError, card_str, parse_card, rank_of, suit_of
 from sim.errors import UserError, shortened
+from sim.regular_files import read_regular_bytes
 
 BUILDS = ("any-suit", "other-suit", "alternate-colour", "same-suit")
 """How a card builds down on the tableau: one rank lower and ..."""
@@ -343,8 +344,7 @@ def load_variant_file(path: str | Path) -> Rules:
     if p.is_dir():
         raise RulesError(f"variant file {str(p)!r} is a directory; give a .toml file")
     try:
-        with p.open("rb") as f:
-            raw = f.read(MAX_VARIANT_FILE + 1)
+        raw = read_regular_bytes(p, MAX_VARIANT_FILE)  # a FIFO or a device there is refused, never waited on
     except OSError as exc:
         raise RulesError(f"cannot read variant file {str(p)!r}: {exc.strerror or exc}") from None
     if len(raw) > MAX_VARIANT_FILE:

@@ -30,6 +30,7 @@ from typing import Any
 
 from sim.rules import Rules
 from studies.chunks import ChunkResult, ChunkTask, play_chunk, warm_up
+from studies.parent_watch import exit_with_parent
 from studies.plan import planned, useful_jobs
 from studies.reuse import stored
 from studies.spec import RunSpec, check_spec, plays_compiled, run_labels
@@ -87,7 +88,8 @@ def worker_pool(jobs: int) -> Any:
     if jobs not in _POOL:
         if not _POOL:
             atexit.register(close_pools)
-        _POOL[jobs] = ProcessPoolExecutor(max_workers=jobs, timeout=LOKY_IDLE_SECONDS)
+        _POOL[jobs] = ProcessPoolExecutor(max_workers=jobs, timeout=LOKY_IDLE_SECONDS,
+                                          initializer=exit_with_parent, initargs=(os.getpid(),))
     return _POOL[jobs]
 
 

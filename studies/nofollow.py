@@ -22,6 +22,8 @@ import stat
 from pathlib import Path
 from typing import IO
 
+from sim.regular_files import open_regular_fd
+
 _NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -45,10 +47,11 @@ def check_folders(root: Path, path: Path) -> None:
 
 
 def open_fd(root: Path, path: Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open(path, flags)`` after `check_folders`, never through a link at ``path`` itself."""
+    """``os.open(path, flags)`` after `check_folders`, never through a link at ``path`` itself, and only onto a
+    regular file (a FIFO, a folder or a device there is refused without blocking: `sim.regular_files`)."""
     check_folders(root, path)
     try:
-        return os.open(path, flags | _NOFOLLOW, mode)
+        return open_regular_fd(path, flags | _NOFOLLOW, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise link_error(path) from None

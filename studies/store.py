@@ -206,10 +206,13 @@ class Store(KeyRecords, Swaps):
         probe = self.path / f"{TMP_PREFIX}probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
             with nofollow.create(self.path, probe) as fh:
-                fh.write(b"ok")
-            nofollow.unlink(self.path, probe)
+                try:
+                    fh.write(b"ok")
+                    fh.flush()
+                finally:  # made but not written (a full disk): removed all the same, never left behind
+                    nofollow.unlink(self.path, probe)
         except OSError as exc:
-            raise StoreError(f"store directory {self.path} is not writable: {exc.strerror or exc}") from None
+            raise failure(f"store directory {self.path} is not writable", exc) from None
 
     # keys, manifests --------------------------------------------------------------
     def key_dir(self, key: str) -> Path:

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+import sim.rules
 from sim.rules import (
     BUILDS,
     DEFAULT_VARIANT,
@@ -580,6 +581,6 @@ def test_an_unreadable_variant_file(tmp_path, monkeypatch):
     def refused(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(type(p), "open", refused)
+    monkeypatch.setattr(sim.rules, "read_regular_bytes", refused)  # how the file is opened (never a FIFO)
     with pytest.raises(RulesError, match="cannot read variant file .*mine.toml.*: Permission denied"):
         resolve_variant(str(p))
