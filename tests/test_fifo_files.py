@@ -25,11 +25,11 @@ from studies.spec import RunSpec
 from studies.store import MARKER, Store
 from studies.tuning import TUNING_DIR, TuneSpec
 
-ATLAS = Path(__file__).resolve().parents[1] / "data" / "atlas"
+ATLAS = Path(__file__).resolve().parents[1] / "studies" / "atlas" / "data"
 RULES = find_variant("bakers-dozen")
 CHILD_LIMIT = 120
 """Seconds a child may take in all (imports and a first compile included); the refusal itself must take < 1 s."""
-AFTER_WORK = {"atlas not-winnable list": 20.0, "chunk, simulate resumes": 60.0}
+AFTER_WORK = {"atlas not-winnable list": 20.0, "atlas deal file": 20.0, "chunk, simulate resumes": 60.0}
 """Cases that do real work before they reach the FIFO (check every deal file first; play the deals again): the
 seconds they may take. A chunk file a run finds is damage to the store: it is set aside and its deals played again,
 as a truncated chunk is (`studies.store`), and the run's summary names it; `read_store` warns, naming it."""
@@ -48,6 +48,9 @@ def _journal(store: Path) -> Path:
 
 
 # name -> (the path planted, relative to the case's folder: a function of (store, key)), the code that must refuse it
+CHECK_ATLAS = "problems = check_atlas(ATLAS)\nif problems: raise UserError(problems[0])"
+"""`check_atlas` lists what is wrong with a folder (the command line prints it): its first line is the refusal."""
+
 CASES: dict[str, tuple[object, str]] = {
     "store marker": (lambda s, k: s / MARKER, "Store.open(STORE, create=False)"),
     "store marker, read_store": (lambda s, k: s / MARKER, "read_store(STORE)"),
@@ -59,15 +62,15 @@ CASES: dict[str, tuple[object, str]] = {
                                 "if s.corrupt: raise UserError(f'named pipe set aside as {s.corrupt[0]}')"),
     "tuning journal": (lambda s, k: _journal(s),
                        "open_study(TuneSpec(RULES, search_space('heuristic', ()), 2, 10, confirm=0), STORE)"),
-    "atlas summary": (lambda s, k: s.parent / "atlas" / "summary.csv", "check_atlas(ATLAS)"),
+    "atlas summary": (lambda s, k: s.parent / "atlas" / "summary.csv", CHECK_ATLAS),
     "atlas summary, report": (lambda s, k: s.parent / "atlas" / "summary.csv", "perfect_play(ATLAS, [RULES.fingerprint])"),
     "atlas summary, overwritten": (lambda s, k: s.parent / "atlas" / "summary.csv",
                                    "write_file_atomically(ATLAS / 'summary.csv', lambda t: t.write_text('x'))"),
-    "atlas deal file": (lambda s, k: s.parent / "atlas" / "bakers-dozen.parquet", "check_atlas(ATLAS)"),
+    "atlas deal file": (lambda s, k: s.parent / "atlas" / "bakers-dozen.parquet", CHECK_ATLAS),
     "atlas deal file, read": (lambda s, k: s.parent / "atlas" / "bakers-dozen.parquet",
-                              "from studies.atlas import read_deal_table\nread_deal_table(ATLAS / 'bakers-dozen.parquet')"),
+                              "from studies.atlas import read_deals\nread_deals(ATLAS, 'bakers-dozen', 'default')"),
     "atlas not-winnable list": (lambda s, k: s.parent / "atlas" / "pysol-bakers-dozen-not-winnable.csv",
-                                "check_atlas(ATLAS)"),
+                                CHECK_ATLAS),
     "variant file": (lambda s, k: s.parent / "mine.toml", "load_variant_file(HERE / 'mine.toml')"),
     "layout file": (lambda s, k: s.parent / "layout.txt", "cli(['deal', '--layout', str(HERE / 'layout.txt')])"),
     "output file": (lambda s, k: s.parent / "deal.svg", "cli(['deal', '--deal', '3', '--svg', str(HERE / 'deal.svg')])"),

@@ -37,14 +37,14 @@ class Player(HeuristicStrategy):
 """
 
 RESIGNS = """
+from strategies import Strategy
 from strategies.heuristic import HeuristicStrategy
 
 
-class Player(HeuristicStrategy):
-    '''Edited: resigns at once, in the Python tier only (no compiled policy), so it wins nothing.'''
+class Player(Strategy):
+    '''Edited: resigns at once (Python tier only), so it wins nothing; the heuristic's parameters, so that it can be tuned.'''
 
-    def compiled(self, rules):
-        return None
+    PARAMETERS = HeuristicStrategy.PARAMETERS
 
     def choose(self, view, moves):
         return None

@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from sim.deals import MAX_SEED
 from sim.errors import UserError, quoted
+from sim.regular_files import open_regular, refusal
 from studies.stats import win_rate_interval
 
 SUMMARY = "summary.csv"
@@ -86,7 +87,7 @@ def _plain_file(path: Path) -> None:
     if stat.S_ISLNK(mode):
         raise AtlasFileError(f"{path} is a symbolic link; an atlas holds its own files (copy the file there)")
     if not stat.S_ISREG(mode):
-        raise AtlasFileError(f"{path} is not a file")
+        raise AtlasFileError(str(refusal(path, mode)))
 
 
 def deals_file(variant: str, source: str) -> str:
@@ -252,7 +253,7 @@ def verdict_codes(table: pa.Table) -> tuple[np.ndarray, list[str]]:
 
 def write_summary(rows: list[dict[str, Any]], path: Path) -> None:
     """Write the summary rows to ``path`` as CSV (the caller renames it into place)."""
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with open_regular(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(SUMMARY_COLUMNS), lineterminator="\n")
         writer.writeheader()
         writer.writerows({k: "" if r.get(k) is None else r[k] for k in SUMMARY_COLUMNS} for r in rows)
@@ -262,12 +263,13 @@ def write_deals(table: pa.Table, path: Path) -> None:
     """Write a deal table to ``path`` as Parquet, dictionary-encoded and zstd-compressed."""
     import pyarrow.parquet as pq
 
-    pq.write_table(table, path, compression="zstd", use_dictionary=True)
+    with open_regular(path, "wb") as fh:
+        pq.write_table(table, fh, compression="zstd", use_dictionary=True)
 
 
 def write_not_winnable(table: pa.Table, path: Path) -> None:
     """Write the deals of a table that are not proven winnable (deal, verdict) to ``path`` as CSV."""
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with open_regular(path, "w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(("deal", "verdict"))
         for deal, verdict in zip(table.column("deal").to_pylist(), table.column("verdict").to_pylist(), strict=True):
