@@ -160,3 +160,20 @@ def _one_line_error(message: str) -> None:
 def main() -> None:
     """Simulate Baker's Dozen and its family: deals, strategies, win rates."""
 
+
+
+@main.command("help")
+@click.argument("verb", required=False)
+@click.pass_context
+def help_verb(ctx: click.Context, verb: str | None) -> None:
+    """Show the help of the command, or of VERB (the same as --help)."""
+    group = ctx.parent
+    assert group is not None and isinstance(group.command, click.Group)
+    if verb is None:
+        click.echo(group.get_help())
+        return
+    command = group.command.get_command(group, verb)
+    if command is None:
+        raise click.UsageError(f"no such verb {verb!r}; the verbs: {', '.join(group.command.list_commands(group))}")
+    with click.Context(command, info_name=verb, parent=group) as sub:
+        click.echo(command.get_help(sub))

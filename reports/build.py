@@ -47,6 +47,7 @@ from reports.replays import Replays, upset_replays
 from reports.select import Selection
 from reports.tables import ReportError, summary, tournament, variant_comparison, verified_wins
 from sim.deals import SOURCES
+from studies.study import face_up_twins, player_names
 from sim.rules import PARAMETERS, VARIANTS, Rules, preset_named, rules_from_mapping, variant_names
 
 COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
@@ -321,7 +322,8 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
         intro.extend(damaged)
     figures, unusable = _atlas_figures(atlas, list(map(str, s["rules_fingerprint"])))
     intro.extend(unusable)
-    first, left = front.answer(s, ranges, paint, commands, (atlas, figures) if atlas is not None else None)
+    first, left = front.answer(s, ranges, paint, commands, (atlas, figures) if atlas is not None else None,
+                               _face_up_twins(s, rules), player_names())
     sections = [first]
     compared: list[tuple[pd.DataFrame, np.ndarray]] = []
     later = _comparisons(by_run, s, [g for g in groups if g.kind == "comparison"], paint, commands, compared)
@@ -344,6 +346,12 @@ def _write(rows: pd.DataFrame, store_path: Path, work: Path, shown: Path, title:
 
 
 NOT_USED = "What the report could not use"
+
+
+def _face_up_twins(s: pd.DataFrame, rules: dict[str, Rules | None]) -> dict[str, str]:
+    """`studies.study.face_up_twins` of the variants of the summary ``s`` whose rules are known."""
+    known = {str(v): r for k, v in zip(s["key"], s["variant"], strict=True) if (r := rules.get(k)) is not None}
+    return face_up_twins(known)
 
 
 def _atlas_figures(folder: Path | None, fingerprints: list[str]) -> tuple[dict[str, atlas_files.Figure], list[str]]:
