@@ -99,7 +99,13 @@ class _Group(click.Group):
         except USER_ERRORS as exc:
             _one_line_error(str(exc))
             sys.exit(EXIT_BAD_INPUT)
-        except (SystemExit, KeyboardInterrupt):
+        except SystemExit as exc:
+            # rich (its Console.on_broken_pipe) and click (wrapping standard output) each end with 1 on a closed pipe
+            if exc.code == 1 and (isinstance(exc.__context__, BrokenPipeError) or sys.stdout is not guarded):
+                discard_stdout()
+                sys.exit(EXIT_BROKEN_PIPE)
+            raise
+        except KeyboardInterrupt:
             raise
         except BaseException:  # noqa: BLE001 (a bug: say so, with the traceback)
             traceback.print_exc()
