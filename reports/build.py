@@ -47,8 +47,8 @@ from reports.replays import Replays, upset_replays
 from reports.select import Selection
 from reports.tables import ReportError, summary, tournament, variant_comparison, verified_wins
 from sim.deals import SOURCES
-from studies.study import face_up_twins, player_names
 from sim.rules import PARAMETERS, VARIANTS, Rules, preset_named, rules_from_mapping, variant_names
+from studies.study import face_up_twins, player_names
 
 COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
            "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version", "verified"]

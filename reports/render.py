@@ -167,7 +167,8 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1400px;margin:0 auto;padding:0 1em;
 color:#222;line-height:1.45}
 main{min-width:0}
-h1{border-bottom:2px solid #4c78a8;padding-bottom:.2em;font-size:1.6em;margin:.4em 0 .2em}h2{margin-top:2em;color:#2c4f7c;scroll-margin-top:.5em}
+h1{border-bottom:2px solid #4c78a8;padding-bottom:.2em;font-size:1.6em;margin:.4em 0 .2em}
+h2{margin-top:2em;color:#2c4f7c;scroll-margin-top:.5em}
 nav.toc{font-size:.85em;background:#f6f8fb;border:1px solid #dde;padding:.2em .8em;margin:.5em 0}
 nav.toc summary{cursor:pointer;color:#2c4f7c}
 nav.toc ol{margin:.2em 0;padding-left:1.4em;columns:2}nav.toc a{color:#2c4f7c;text-decoration:none}
