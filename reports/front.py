@@ -69,6 +69,11 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
         note = atlas_paragraph(folder, used, live) if used else ""
     where = _deals_by_player(shown, ranges, names)
     checked = verified_sentence(int(shown["verified_wins"].sum()), int(shown["wins"].sum()))
+    if int(shown["verified_wins"].sum()) < int(shown["wins"].sum()):
+        checked += (" Why not all: a run's wins are replayed by the referee as it plays only with verification, on "
+                    "by default for plug-in strategies and off for the built-ins, whose engine the test suite checks "
+                    "against the referee (tests/test_referee_volume.py); `bakers-dozen simulate --verify` plays a run "
+                    "with it.")
     paragraphs = [
         f"Each cell: the win rate, with its 95% Wilson interval and the number of deals. {grid.column_order(names)} "
         "The colour of a cell is its win rate on a log scale (darker: higher). "

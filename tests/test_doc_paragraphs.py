@@ -9,9 +9,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 120
-NOT_YET = {"atlas.md", "rules.md", "simulations.md", "solver.md", "strategies.md"}
-"""Pages that still hold a paragraph over the limit (issue 63, item 4): strict xfail, so a page that gets there
-must leave this set."""
 _ITEM = re.compile(r"^([-*]|\d+\.)\s")
 
 
@@ -48,8 +45,7 @@ def paragraphs(text: str) -> list[str]:
 PAGES = sorted(p.name for p in (ROOT / "docs").glob("*.md")) + ["README.md"]
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="not yet split"))
-                                  if n in NOT_YET else n for n in PAGES])
+@pytest.mark.parametrize("name", PAGES)
 def test_no_paragraph_is_over_the_limit(name):
     path = ROOT / name if name == "README.md" else ROOT / "docs" / name
     long = [f"{len(p.split())} words: {p[:70]}" for p in paragraphs(path.read_text(encoding="utf-8"))
