@@ -163,10 +163,10 @@ def cell(r: pd.Series) -> Cell:
     if r["unknown"]:
         high = win_rate_interval(int(r["wins"] + r["unknown"]), int(r["deals"]))[1]
         main = f"{_pct(r).removesuffix('%')}–{exact_pct(int(r['wins'] + r['unknown']), int(r['deals']))}"
-        details = [f"{r['ci_low']:.2%}–{high:.2%}", f"{count(r['deals'])} deals", f"{count(r['unknown'])} unknown"]
+        details = [f"{r['ci_low'] * 100:.2f}–{high:.2%}", f"{count(r['deals'])} deals", f"{count(r['unknown'])} unknown"]
     else:
         main = _pct(r)
-        details = [f"{r['ci_low']:.2%}–{r['ci_high']:.2%}", f"{count(r['deals'])} deals"]
+        details = [f"{r['ci_low'] * 100:.2f}–{r['ci_high']:.2%}", f"{count(r['deals'])} deals"]
     if r["errors"]:
         details.append(f"{count(r['errors'])} errors")
     if r.get("clairvoyant", False):

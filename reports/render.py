@@ -173,13 +173,13 @@ nav.toc{font-size:.85em;background:#f6f8fb;border:1px solid #dde;padding:.2em .8
 nav.toc summary{cursor:pointer;color:#2c4f7c}
 nav.toc ol{margin:.2em 0;padding-left:1.4em;columns:2}nav.toc a{color:#2c4f7c;text-decoration:none}
 nav.toc a:hover{text-decoration:underline}
-p.lead{font-size:1.05em;margin:.4em 0}nav.toc+h2{margin-top:.5em}
+p.lead{margin:.3em 0}nav.toc+h2{margin:.4em 0 .2em;font-size:1.35em}
 .wide{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:.85em;width:100%;table-layout:auto}
 th,td{border:1px solid #ccd;padding:.25em .45em;text-align:right;overflow-wrap:break-word;vertical-align:top}
 th{background:#eef2f8;font-weight:600}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
-table.grid{table-layout:fixed}table.grid th:first-child{width:11em}
+table.grid{table-layout:fixed;line-height:1.2}table.grid td,table.grid th{padding:.15em .3em}table.grid th:first-child{width:9em}
 table.grid td,table.grid th{text-align:center}table.grid td:first-child,table.grid th:first-child{text-align:left}
 .rate{display:block;font-size:1.2em;font-weight:600}
 .detail{display:block;font-size:.78em;color:#444}
