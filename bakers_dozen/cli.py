@@ -33,6 +33,7 @@ EXIT_ABORTED = 1
 """A Ctrl-C outside the verbs that handle it themselves: click's "Aborted!" and its exit code."""
 
 VERBS = {
+    "help": "bakers_dozen.cli:help_verb",
     "variants": "bakers_dozen.games:variants",
     "deal": "bakers_dozen.games:deal",
     "strategies": "bakers_dozen.games:strategies",
@@ -168,7 +169,7 @@ def main() -> None:
 
 
 
-@main.command("help")
+@click.command("help")
 @click.argument("verb", required=False)
 @click.pass_context
 def help_verb(ctx: click.Context, verb: str | None) -> None:
