@@ -6,6 +6,7 @@ version it was played with. ``make docs-figures`` (``python -m reports.study_fig
 
 - the README's win-rate table and the finding paragraph under it (`reports.finding`), between the `Block` markers;
 - the same table and finding in docs/reports.md ("What the default study finds"), the finding in docs/index.md;
+- the sentence on face-down cards per pile in docs/strategies.md (`sweep_text`);
 - the chart docs/demo-win-rates.png (`reports.charts.grouped`, the report's first chart), with the digest of what
   it draws in its metadata, so a test can tell a chart drawn from other figures.
 
@@ -80,6 +81,8 @@ class Block:
 
 TABLE = Block("default-study-table")
 FINDING = Block("default-study-finding")
+SWEEP = Block("default-study-face-down")
+STRATEGIES_PAGE = Path("docs") / "strategies.md"
 
 
 def load(path: Path = PINNED) -> dict[str, Any]:
@@ -146,6 +149,26 @@ def finding_text(pinned: dict[str, Any]) -> str:
     return finding(c, grid.player_names(list(c["strategy"]), player_names()), pinned.get("twins", {}))
 
 
+def sweep_text(pinned: dict[str, Any]) -> str:
+    """The sentence of docs/strategies.md on face-down cards per pile: the heuristic's win rate on the face-up deal
+    and on each face-down variant whose face-up twin it is, in order of the cards dealt face down."""
+    runs = [r for r in pinned["runs"] if r["spec"] == "heuristic"]
+    twins = pinned.get("twins", {})
+    by = {r["variant"]: r for r in runs}
+    up = next(iter(set(twins.values())), None)
+    if up is None or up not in by:
+        return ""
+    down = sorted((v for v, t in twins.items() if t == up and v in by), key=lambda v: (by[v]["face_down"], v))
+    parts = [f"{exact_pct(by[v]['wins'], by[v]['deals'])} with {by[v]['face_down']} ({v})" for v in down]
+    rates = [by[v]["wins"] / by[v]["deals"] for v in [up, *down]]
+    trend = ("each face-down card lowers it" if all(a > b for a, b in zip(rates, rates[1:], strict=False))
+             else "each face-down card raises it" if all(a < b for a, b in zip(rates, rates[1:], strict=False))
+             else "face-down cards move it both ways")
+    return (f"In the default study's pinned run ({pinned['made']}, deals 1-{count(by[up]['deals'])}), heuristic version 2 "
+            f"wins {exact_pct(by[up]['wins'], by[up]['deals'])} of {up} dealt face up and "
+            + ", ".join(parts) + f" cards of each pile face down: {trend}.")
+
+
 def chart_data(pinned: dict[str, Any]) -> pd.DataFrame:
     """What the chart draws: the report's first chart's table (`reports.grid.chart_data`) for the pinned run."""
     c = cells(pinned)
@@ -190,7 +213,9 @@ def pages(pinned: dict[str, Any], root: Path = Path()) -> dict[Path, str]:
     report_page = TABLE.put((root / REPORTS_PAGE).read_text(encoding="utf-8"), table_markdown(pinned))
     report_page = FINDING.put(report_page, finding_text(pinned))
     index = FINDING.put((root / INDEX).read_text(encoding="utf-8"), finding_text(pinned))
-    return {root / README: readme, root / REPORTS_PAGE: report_page, root / INDEX: index}
+    strategies = SWEEP.put((root / STRATEGIES_PAGE).read_text(encoding="utf-8"), sweep_text(pinned))
+    return {root / README: readme, root / REPORTS_PAGE: report_page, root / INDEX: index,
+            root / STRATEGIES_PAGE: strategies}
 
 
 def pin(store: Path, path: Path = PINNED) -> int:
@@ -219,6 +244,7 @@ def pin(store: Path, path: Path = PINNED) -> int:
         runs.append({"variant": spec.rules.name, "rules_fingerprint": spec.rules.fingerprint,
                      "strategy": player.label_for(spec.rules).removesuffix(grid.CLAIRVOYANT),
                      "spec": spec.strategy, "clairvoyant": player.sees_hidden(spec.rules), "seed": spec.seed,
+                     "face_down": spec.rules.face_down,
                      "first_deal": spec.first, "last_deal": spec.first + spec.deals - 1, "deals": spec.deals,
                      **{k: int(s[k]) for k in ("wins", "unknown", "errors", "verified_wins")}})
     assert {r["spec"] for r in runs} <= set(PLAYER_NAMES), "a player of the default study has no name"

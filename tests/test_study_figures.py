@@ -50,6 +50,7 @@ def test_the_prose_claims_about_directions_hold_in_the_pinned_run(pinned):
         pinned, "bakers-dozen[face_down=2]", "heuristic") > _rate(pinned, "dick-1883", "heuristic")
     # docs/reports.md: random play wins as often in dick-1883 as in bakers-dozen (the same deals, the same moves)
     assert _rate(pinned, "dick-1883", "random:home_first=true") == _rate(pinned, "bakers-dozen", "random:home_first=true")
+    assert sf.sweep_text(pinned).endswith("each face-down card lowers it.")
     texts = "\n".join((ROOT / p).read_text(encoding="utf-8") for p in ("README.md", "docs/reports.md", "docs/index.md"))
     assert not re.search(r"face-down card per pile \*?raises", texts)
 
