@@ -3,6 +3,7 @@
 #   make test  set up the environment and run the test suite on every core, the slow exhaustive checks left out
 #              (kept within about 10 minutes on 2 cores; `make test-slow` runs those, and CI's .ci/run runs both)
 #   make docs  build the documentation site (mkdocs.yml, the pages in docs/) into site/, strictly: a broken link fails
+#   make docs-figures  rewrite the default study's tables and chart in README/docs from data/default-study.json
 #   make atlas-docs  rewrite docs/atlas.md's table and docs/atlas-winnability.png from studies/atlas/data/ (after the atlas changes)
 # All are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
 
@@ -12,7 +13,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: run test test-slow docs atlas-docs lint bench clean
+.PHONY: run test test-slow docs atlas-docs docs-figures lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version'
@@ -45,6 +46,11 @@ docs: $(DOCS_STAMP)
 # The atlas page's table and chart, made from studies/atlas/data/summary.csv once the atlas agrees with its deal files.
 atlas-docs: $(STAMP)
 	$(BIN)/python -m reports.atlas_page
+
+# The README's and docs/reports.md's default-study table, the README's finding and docs/demo-win-rates.png, from the
+# pinned run data/default-study.json (pin a new run first: python -m reports.study_figures --pin STORE).
+docs-figures: $(STAMP)
+	$(BIN)/python -m reports.study_figures
 
 lint: $(STAMP)
 	$(BIN)/ruff check sim strategies studies reports bakers_dozen tests benchmarks

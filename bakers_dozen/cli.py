@@ -34,6 +34,7 @@ EXIT_ABORTED = 1
 """A Ctrl-C outside the verbs that handle it themselves: click's "Aborted!" and its exit code."""
 
 VERBS = {
+    "help": "bakers_dozen.cli:help_verb",
     "variants": "bakers_dozen.games:variants",
     "deal": "bakers_dozen.games:deal",
     "strategies": "bakers_dozen.games:strategies",
@@ -100,7 +101,13 @@ class _Group(click.Group):
         except USER_ERRORS as exc:
             _one_line_error(str(exc))
             sys.exit(EXIT_BAD_INPUT)
-        except (SystemExit, KeyboardInterrupt):
+        except SystemExit as exc:
+            # rich (its Console.on_broken_pipe) and click (wrapping standard output) each end with 1 on a closed pipe
+            if exc.code == 1 and (isinstance(exc.__context__, BrokenPipeError) or sys.stdout is not guarded):
+                discard_stdout()
+                sys.exit(EXIT_BROKEN_PIPE)
+            raise
+        except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 (a bug: say so, with the traceback)
             if (missing := missing_dependency(exc)) is not None:  # not a bug: the environment lacks a package
@@ -164,3 +171,20 @@ def _one_line_error(message: str) -> None:
 def main() -> None:
     """Simulate Baker's Dozen and its family: deals, strategies, win rates."""
 
+
+
+@click.command("help")
+@click.argument("verb", required=False)
+@click.pass_context
+def help_verb(ctx: click.Context, verb: str | None) -> None:
+    """Show the help of the command, or of VERB (the same as --help)."""
+    group = ctx.parent
+    assert group is not None and isinstance(group.command, click.Group)
+    if verb is None:
+        click.echo(group.get_help())
+        return
+    command = group.command.get_command(group, verb)
+    if command is None:
+        raise click.UsageError(f"no such verb {verb!r}; the verbs: {', '.join(group.command.list_commands(group))}")
+    with click.Context(command, info_name=verb, parent=group) as sub:
+        click.echo(command.get_help(sub))

@@ -5,8 +5,8 @@ closed pipe (``| head -1``), a file system gone read-only. `Guarded` wraps an ou
 stream so that such a failure, whenever it happens (a write, a flush, the close after
 the verb returned), is an `OutputWriteError` naming the output and the reason, which
 the command line prints as one line with exit code 2, never a traceback or a silent
-loss. A closed pipe stays a `BrokenPipeError`: the reader has all it wanted, and the
-command line ends quietly (`EXIT_BROKEN_PIPE`), as click does.
+loss. A closed pipe stays a `BrokenPipeError`: the reader has all it wanted (``| head``), and the
+command line ends quietly with success (`EXIT_BROKEN_PIPE`).
 
 `OutputFile` is the click parameter type for a file the user names for output
 (``-`` for standard output); it opens the file on the first write, so that a verb
@@ -24,8 +24,10 @@ import click
 from sim.errors import UserError
 from sim.regular_files import open_regular
 
-EXIT_BROKEN_PIPE = 1
-"""A closed pipe: click's own exit code for it (it ends quietly with 1 when a verb's write meets one)."""
+EXIT_BROKEN_PIPE = 0
+"""A closed pipe: success, as ripgrep ends, not click's 1. The reader stopped reading by choice (``| head``),
+and every verb has done its work before it prints (the study is stored, the report written, and a report verb
+says where before its tables), so a script with ``set -o pipefail`` does not fail on it."""
 
 
 class OutputWriteError(UserError):

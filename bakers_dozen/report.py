@@ -159,8 +159,14 @@ def _print(report: Any, headings: Sequence[str]) -> None:
         shown = False
         for caption, df in section.tables:
             if wanted(caption) or wanted(section.heading):
+                if not shown:  # the answer in words first, as in the report
+                    for p in section.lead:
+                        screen.print(Text(printable(p, lines=True)))
                 title = section.heading if len(section.tables) == 1 else f"{section.heading}: {caption}"
-                screen.print(_terminal_table(Text(printable(title)), df, screen.width))
+                if len(df):
+                    screen.print(_terminal_table(Text(printable(title)), df, screen.width))
+                else:  # as the report says it: a table of headers alone reads as if rows were lost
+                    screen.print(Text(printable(f"{title}: none.")))
                 shown = True
         if shown:
             for p in section.paragraphs:
@@ -226,8 +232,8 @@ def _play_and_report(runs: list[RunSpec], jobs: int | None, store_dir: str, out_
                 f"{s.strategy} on {s.variant}: {failed:,} of {s.deals:,} deals ended in an error (neither won nor "
                 "lost); the ranking and the paired tests leave out every deal that ended in an error for any "
                 "player"), err=True)
-    _print(report, headings)
     _wrote(maker, html, md)
+    _print(report, headings)
     return summaries
 
 
@@ -453,8 +459,8 @@ def report(store_dir: str, out_dir: str | None, allow_mixed: bool, run_keys: str
         select = Selection(tuple(k.strip() for k in run_keys.split(",") if k.strip()), variants, strategies)
         html, md, rep = build(store_dir, out_dir, maker="report", force=force, select=select, png=png,
                               atlas=atlas_folder(atlas_dir), current_code=_codes_now(_stored_specs(store_dir)))
-    _print(rep, ["Win rates"])
     _wrote("report", html, md)
+    _print(rep, ["Win rates"])
 
 
 @click.command()

@@ -200,8 +200,9 @@ def _agrees(path: Path, n: dict[str, Any], stopped: int | None) -> str:
 
 
 def cell(f: Figure) -> Cell:
-    """The grid's atlas cell: the win rate (a range when deals are unknown) over its interval, deal count and range,
-    unknown and clock-stopped deals, and "clairvoyant" where the solver saw face-down cards."""
+    """The grid's atlas cell: the win rate (a range when deals are unknown) over its interval, deal count (and, in
+    the one-line text, their range), unknown and clock-stopped deals, and "clairvoyant" where the solver saw
+    face-down cards."""
     upper = (f.won + f.unknown) / f.deals
     main = f"{f.win_rate * 100:.2f}–{pct(upper)}" if f.unknown else pct(f.win_rate)
     details = [f"{f.ci_low:.2%}–{f.ci_high:.2%}", f"{count(f.deals)} deals ({runs_text([(f.first, f.last)])})"]
@@ -210,7 +211,10 @@ def cell(f: Figure) -> Cell:
     if f.clairvoyant:
         details.append("clairvoyant")
     text = f"{main} ({details[0]}) of {', '.join(details[1:])}"
-    return Cell(main, " · ".join(details), text)
+    # on the page the deal range is left to the cell's tooltip (``text``) and the paragraph under the grid, so
+    # that the grid's rows stay short enough for the whole grid to fit a first screen
+    shown = [f"{f.ci_low * 100:.2f}–{f.ci_high:.2%}", f"{count(f.deals)} deals", *details[2:]]
+    return Cell(main, " · ".join(shown), text)
 
 
 def grid_column(text: pd.DataFrame, colours: pd.DataFrame, fingerprints: dict[str, str],

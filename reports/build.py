@@ -47,6 +47,7 @@ from reports.select import Selection
 from reports.tables import ReportError, errored_note
 from sim.deals import SOURCES
 from sim.rules import PARAMETERS, VARIANTS, Rules, preset_named, rules_from_mapping, variant_names
+from studies.study import face_up_twins, player_names
 
 COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
            "strategy_label", "clairvoyant", "strategy_seed", "outcome", "cards_home", "toolkit_version", "verified"]
@@ -322,7 +323,8 @@ def _write(digests: dict[str, digest.RunDigest], s: pd.DataFrame, store_path: Pa
         intro.extend(damaged)
     figures, unusable = _atlas_figures(atlas, list(map(str, s["rules_fingerprint"])))
     intro.extend(unusable)
-    first, left = front.answer(s, ranges, paint, commands, (atlas, figures) if atlas is not None else None)
+    first, left = front.answer(s, ranges, paint, commands, (atlas, figures) if atlas is not None else None,
+                               _face_up_twins(s, rules), player_names())
     sections = [first]
     compared: list[tuple[pd.DataFrame, Spans]] = []
     later = _comparisons(group_runs, s, [g for g in groups if g.kind == "comparison"], paint, commands, compared)
@@ -345,6 +347,12 @@ def _write(digests: dict[str, digest.RunDigest], s: pd.DataFrame, store_path: Pa
 
 
 NOT_USED = "What the report could not use"
+
+
+def _face_up_twins(s: pd.DataFrame, rules: dict[str, Rules | None]) -> dict[str, str]:
+    """`studies.study.face_up_twins` of the variants of the summary ``s`` whose rules are known."""
+    known = {str(v): r for k, v in zip(s["key"], s["variant"], strict=True) if (r := rules.get(k)) is not None}
+    return face_up_twins(known)
 
 
 def _atlas_figures(folder: Path | None, fingerprints: list[str]) -> tuple[dict[str, atlas_files.Figure], list[str]]:

@@ -8,6 +8,7 @@ p-values four decimals or "< 0.0001", and deal numbers are written as ranges
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
@@ -18,6 +19,14 @@ P_FLOOR = 1e-4
 def pct(x: float) -> str:
     """A rate as a percentage with two decimals: 0.1029 -> "10.29%"."""
     return f"{x:.2%}"
+
+
+def exact_pct(wins: int, deals: int) -> str:
+    """``wins`` of ``deals`` as a percentage with two decimals, rounded from the exact fraction, half up:
+    11,321 of 20,000 -> "56.61%". `pct` of the float 0.56605 gives "56.60%" or "56.61%" as the binary
+    float falls; counts give every table, caption and page the same figure."""
+    exact = Decimal(100 * int(wins)) / Decimal(int(deals))
+    return f"{exact.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP)}%"
 
 
 def count(n: int) -> str:

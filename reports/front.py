@@ -18,6 +18,7 @@ from reports import charts, grid
 from reports.atlas import Figure, grid_column
 from reports.atlas import paragraph as atlas_paragraph
 from reports.digest import Spans, spans_size
+from reports.finding import Twins, finding
 from reports.formats import count, interval, p_value, pct, runs_text, signed_interval, verified, verified_sentence
 from reports.render import Chart, Section
 from studies.stats import holm
@@ -49,13 +50,15 @@ def _one_name_per_player(s: pd.DataFrame) -> pd.DataFrame:
 
 
 def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, commands: Commands,
-           atlas: tuple[Path, dict[str, Figure]] | None = None) -> tuple[Section, list[str]]:
-    """The first section (grid, then grouped chart) and a line for each run the grid leaves to the appendix;
-    ``atlas``: the atlas's folder and its figures by rules fingerprint (`reports.atlas.perfect_play`), shown in a
-    column of their own beside the live perfect play."""
+           atlas: tuple[Path, dict[str, Figure]] | None = None, twins: Twins | None = None,
+           known: dict[str, str] | None = None) -> tuple[Section, list[str]]:
+    """The first section (the finding in words, the grid, then grouped chart) and a line for each run the grid
+    leaves to the appendix; ``atlas``: the atlas's folder and its figures by rules fingerprint
+    (`reports.atlas.perfect_play`), shown in a column of their own beside the live perfect play; ``twins``: each
+    face-down variant's face-up twin (`reports.finding`); ``known``: names for players (`grid.player_names`)."""
     s = _one_name_per_player(s)
     shown, left = grid.cells(s)
-    names = grid.player_names(list(s["strategy"]))
+    names = grid.player_names(list(s["strategy"]), known)
     text, colours = grid.table(shown, names)
     note = ""
     if atlas is not None:
@@ -66,10 +69,14 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
         note = atlas_paragraph(folder, used, live) if used else ""
     where = _deals_by_player(shown, ranges, names)
     checked = verified_sentence(int(shown["verified_wins"].sum()), int(shown["wins"].sum()))
-    ladder = [names[p] for p in grid.player_order(list(shown["strategy"]))]
+    if int(shown["verified_wins"].sum()) < int(shown["wins"].sum()):
+        checked += (" Why not all: a run's wins are replayed by the referee as it plays only with verification, on "
+                    "by default for plug-in strategies and off for the built-ins, whose engine the test suite checks "
+                    "against the referee (tests/test_referee_volume.py); `bakers-dozen simulate --verify` plays a run "
+                    "with it.")
     paragraphs = [
-        "Each cell: the win rate, with its 95% Wilson interval and the number of deals. Players climb as a ladder from "
-        f"{ladder[0]} to {ladder[-1]}; the colour of a cell is its win rate on a log scale (darker: higher). "
+        f"Each cell: the win rate, with its 95% Wilson interval and the number of deals. {grid.column_order(names)} "
+        "The colour of a cell is its win rate on a log scale (darker: higher). "
         "A cell with unknown verdicts (a search out of budget) is a range: from the deals won to the deals won or "
         "unknown, with the interval from the lower Wilson bound of the first to the upper bound of the second; "
         "for perfect play that is the winnable share, won <= p <= won + unknown. A cell marked (clairvoyant) saw "
@@ -81,7 +88,9 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
         paragraphs.insert(1, note)
     if left:
         paragraphs.append("Runs not in the grid (another seed, source or deal set of a cell): " + "; ".join(left) + ".")
-    sec = Section(ANSWER, paragraphs=paragraphs, tables=[(GRID_CAPTION, text)], colours={GRID_CAPTION: colours})
+    said = finding(shown, names, twins)
+    sec = Section(ANSWER, paragraphs=paragraphs, tables=[(GRID_CAPTION, text)], colours={GRID_CAPTION: colours},
+                  lead=[said] if said else [])
     sec.small_print.extend(grid.parameter_notes({p: names[p] for p in shown["strategy"]}))
     data = grid.chart_data(shown, names)
     title = f"Win rate by variant and player ({len(data)} runs, log scale)"

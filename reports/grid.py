@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
-from reports.formats import count, pct
+from reports.formats import count, exact_pct
 from reports.render import Cell
 from sim.rules import variant_names
 from studies.stats import win_rate_interval
@@ -59,18 +59,31 @@ def player_name(label: str) -> str:
     return (SOLVER_LABEL if plain == SOLVER else f"perfect play ({plain})") + label[len(plain):]
 
 
-def player_names(labels: list[str]) -> dict[str, str]:
-    """What the report calls each of ``labels``: `player_name`, except that the solver is "perfect play (solver)"
-    without its parameters wherever that still names every label apart; `parameter_notes` then says which
-    strategy each short name is. Whether a figure saw face-down cards depends on the variant, so the cells say
-    it (`cell_text`), not the player's name."""
+def player_names(labels: list[str], known: dict[str, str] | None = None) -> dict[str, str]:
+    """What the report calls each of ``labels``: its name in ``known`` (a study's names for its players, e.g.
+    "honest sampling (fast)" for ``sampling:preset=fast``) where that names every label apart, else
+    `player_name`, except that the solver is "perfect play (solver)" without its parameters wherever that still
+    names every label apart; `parameter_notes` then says which strategy each short name is. Whether a figure
+    saw face-down cards depends on the variant, so the cells say it (`cell_text`), not the player's name."""
     labels = list(dict.fromkeys(labels))
     names = {x: player_name(x) for x in labels}
+    chosen = {x: (known or {})[x] for x in labels if x in (known or {})}
+    if len(set(chosen.values())) == len(chosen) and not set(chosen.values()) & {names[x] for x in labels if x not in chosen}:
+        names.update(chosen)
+        labels = [x for x in labels if x not in chosen]
     short = {x: SOLVER_LABEL for x in labels if _base(x) == SOLVER}
-    others = {names[x] for x in labels if x not in short}
+    others = {names[x] for x in names if x not in short}
     if len(set(short.values())) == len(short) and not others & set(short.values()):
         names.update(short)
     return names
+
+
+def column_order(names: dict[str, str]) -> str:
+    """The sentence that says in which order the grid's columns (players named ``names``) stand, and on what
+    grounds: a fixed order of the built-in players, not a ranking by this report's figures."""
+    order = [names[x] for x in player_order(list(names))]
+    return (f"Players, left to right: {', '.join(order)} (the built-in players from the simplest, then any other "
+            "player by name, perfect play last; an order fixed in advance, not a ranking by these figures).")
 
 
 def short_names(labels: list[str]) -> dict[str, str]:
@@ -117,6 +130,11 @@ def cells(s: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return shown.drop(columns="_rank"), notes
 
 
+def _pct(r: pd.Series) -> str:
+    """A cell's win rate from its counts (`reports.formats.exact_pct`: exact ties round the same everywhere)."""
+    return exact_pct(int(r["wins"]), int(r["deals"]))
+
+
 def cell_text(r: pd.Series) -> str:
     """"10.29% (9.99–10.59%) of 40,000", with unknown verdicts and errors when there are any, and
     "(clairvoyant)" when the run saw face-down cards (its ``clairvoyant`` column).
@@ -125,12 +143,12 @@ def cell_text(r: pd.Series) -> str:
     winnable p with won <= p <= won + unknown), and the interval runs from the Wilson low of the first to
     the Wilson high of the second."""
     if r["unknown"]:
-        upper = (r["wins"] + r["unknown"]) / r["deals"]
         high = win_rate_interval(int(r["wins"] + r["unknown"]), int(r["deals"]))[1]
-        text = (f"{pct(r['win_rate'])}–{pct(upper)} ({r['ci_low']:.2%}–{high:.2%}) of {count(r['deals'])}, "
+        text = (f"{_pct(r)}–{exact_pct(int(r['wins'] + r['unknown']), int(r['deals']))} ({r['ci_low']:.2%}–{high:.2%}) "
+                f"of {count(r['deals'])}, "
                 f"{count(r['unknown'])} unknown")
     else:
-        text = f"{pct(r['win_rate'])} ({r['ci_low']:.2%}–{r['ci_high']:.2%}) of {count(r['deals'])}"
+        text = f"{_pct(r)} ({r['ci_low']:.2%}–{r['ci_high']:.2%}) of {count(r['deals'])}"
     if r["errors"]:
         text += f", {count(r['errors'])} errors"
     if r.get("clairvoyant", False):
@@ -143,13 +161,12 @@ def cell(r: pd.Series) -> Cell:
     headline; its interval, deals, unknown verdicts, errors and "(clairvoyant)" as its details; `cell_text` as
     its one-line text."""
     if r["unknown"]:
-        upper = (r["wins"] + r["unknown"]) / r["deals"]
         high = win_rate_interval(int(r["wins"] + r["unknown"]), int(r["deals"]))[1]
-        main = f"{r['win_rate'] * 100:.2f}–{pct(upper)}"
-        details = [f"{r['ci_low']:.2%}–{high:.2%}", f"{count(r['deals'])} deals", f"{count(r['unknown'])} unknown"]
+        main = f"{_pct(r).removesuffix('%')}–{exact_pct(int(r['wins'] + r['unknown']), int(r['deals']))}"
+        details = [f"{r['ci_low'] * 100:.2f}–{high:.2%}", f"{count(r['deals'])} deals", f"{count(r['unknown'])} unknown"]
     else:
-        main = pct(r["win_rate"])
-        details = [f"{r['ci_low']:.2%}–{r['ci_high']:.2%}", f"{count(r['deals'])} deals"]
+        main = _pct(r)
+        details = [f"{r['ci_low'] * 100:.2f}–{r['ci_high']:.2%}", f"{count(r['deals'])} deals"]
     if r["errors"]:
         details.append(f"{count(r['errors'])} errors")
     if r.get("clairvoyant", False):

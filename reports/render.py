@@ -35,6 +35,11 @@ class Chart:
 class Section:
     heading: str
     paragraphs: list[str] = field(default_factory=list)
+    """What the tables show and how to read them (before the tables, or after them when the section has a lead)."""
+    lead: list[str] = field(default_factory=list)
+    """The answer in words, shown under the heading before the tables; a section with a lead shows its
+    ``paragraphs`` (method, legend) after its tables, and the first such section takes the report's intro there
+    too, so a reader meets the answer first."""
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
     colours: dict[str, pd.DataFrame] = field(default_factory=dict)
@@ -128,12 +133,20 @@ def _href(path: Path, out_dir: Path) -> str:
 
 def to_markdown(report: Report, out_dir: Path) -> Path:
     """Write ``report.md`` (charts linked as SVG files relative to it)."""
-    parts = [f"# {md_escape(report.title)}", *map(_md_paragraph, report.intro)]
+    intro = list(report.intro)
+    parts = [f"# {md_escape(report.title)}"]
+    if not any(s.lead for s in report.sections):
+        parts.extend(map(_md_paragraph, intro))
     for s in report.sections:
         parts.append(f"## {md_escape(s.heading)}")
-        parts.extend(map(_md_paragraph, s.paragraphs))
+        parts.extend(map(_md_paragraph, s.lead))
+        if not s.lead:
+            parts.extend(map(_md_paragraph, s.paragraphs))
         for caption, df in s.tables:
             parts.append(f"**{md_escape(caption)}**\n\n{_md_table(df, out_dir)}" if len(df) else _md_paragraph(_none(caption)))
+        if s.lead:
+            parts.extend(map(_md_paragraph, [*s.paragraphs, *intro]))
+            intro = []
         parts.extend(f"<sub>{_md_paragraph(n)}</sub>" for n in s.small_print)
         for c in s.charts:
             rel = quote(c.paths["svg"].relative_to(out_dir).as_posix())
@@ -154,19 +167,19 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1400px;margin:0 auto;padding:0 1em;
 color:#222;line-height:1.45}
 main{min-width:0}
-h1{border-bottom:2px solid #4c78a8;padding-bottom:.2em}h2{margin-top:2em;color:#2c4f7c;scroll-margin-top:.5em}
-nav.toc{font-size:.85em;background:#f6f8fb;border:1px solid #dde;padding:.5em .8em;margin:1em 0}
-nav.toc ol{margin:.2em 0;padding-left:1.4em}nav.toc a{color:#2c4f7c;text-decoration:none}
+h1{border-bottom:2px solid #4c78a8;padding-bottom:.2em;font-size:1.6em;margin:.4em 0 .2em}
+h2{margin-top:2em;color:#2c4f7c;scroll-margin-top:.5em}
+nav.toc{font-size:.85em;background:#f6f8fb;border:1px solid #dde;padding:.2em .8em;margin:.5em 0}
+nav.toc summary{cursor:pointer;color:#2c4f7c}
+nav.toc ol{margin:.2em 0;padding-left:1.4em;columns:2}nav.toc a{color:#2c4f7c;text-decoration:none}
 nav.toc a:hover{text-decoration:underline}
-@media (min-width:1200px){body{display:grid;grid-template-columns:15em minmax(0,1fr);gap:1.5em}
-nav.toc{position:sticky;top:0;align-self:start;max-height:100vh;overflow-y:auto;margin-top:1em}}
-@media (max-width:1199px){nav.toc ol{columns:2}}
+p.lead{margin:.3em 0}nav.toc+h2{margin:.4em 0 .2em;font-size:1.35em}
 .wide{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:.85em;width:100%;table-layout:auto}
 th,td{border:1px solid #ccd;padding:.25em .45em;text-align:right;overflow-wrap:break-word;vertical-align:top}
 th{background:#eef2f8;font-weight:600}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
-table.grid{table-layout:fixed}table.grid th:first-child{width:11em}
+table.grid{table-layout:fixed;line-height:1.2}table.grid td,table.grid th{padding:.15em .3em}table.grid th:first-child{width:9em}
 table.grid td,table.grid th{text-align:center}table.grid td:first-child,table.grid th:first-child{text-align:left}
 .rate{display:block;font-size:1.2em;font-weight:600}
 .detail{display:block;font-size:.78em;color:#444}
@@ -240,27 +253,36 @@ def section_ids(report: Report) -> list[str]:
 
 
 def _toc(report: Report, ids: list[str]) -> str:
-    """The table of contents: a link to every section (a sticky side bar on a wide window)."""
+    """The table of contents: a link to every section, folded into one line until opened (no script needed),
+    so that the answer, not the list of sections, fills the first screen."""
     items = "".join(f"<li><a href='#{i}'>{html.escape(s.heading)}</a></li>" for s, i in zip(report.sections, ids,
                                                                                            strict=True))
-    return f"<nav class='toc' aria-label='Contents'><strong>Contents</strong><ol>{items}</ol></nav>"
+    return (f"<nav class='toc' aria-label='Contents'><details><summary>Contents: {len(ids)} sections</summary>"
+            f"<ol>{items}</ol></details></nav>")
 
 
 def to_html(report: Report, out_dir: Path) -> Path:
     """Write ``report.html``: one file, charts inlined, opens with no server and no network; a table of
     contents links every section."""
     ids = section_ids(report)
+    intro = list(report.intro)
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-             f"<title>{html.escape(report.title)}</title><style>{_CSS}</style></head><body>", _toc(report, ids),
-             f"<main><h1>{html.escape(report.title)}</h1>"]
-    parts.extend(_para_html(p) for p in report.intro)
+             f"<title>{html.escape(report.title)}</title><style>{_CSS}</style></head><body>",
+             f"<main><h1>{html.escape(report.title)}</h1>", _toc(report, ids)]
+    if not any(s.lead for s in report.sections):
+        parts.extend(_para_html(p) for p in intro)
     for s, anchor in zip(report.sections, ids, strict=True):
         hint = f" title='{html.escape(s.tooltip)}'" if s.tooltip else ""
         parts.append(f"<h2 id='{anchor}'{hint}>{html.escape(s.heading)}</h2>")
-        parts.extend(_para_html(p) for p in s.paragraphs)
+        parts.extend(_para_html(p, "lead") for p in s.lead)
+        if not s.lead:
+            parts.extend(_para_html(p) for p in s.paragraphs)
         parts.extend(_html_table(caption, df, out_dir, s.colours.get(caption)) if len(df) else _para_html(_none(caption))
                      for caption, df in s.tables)
+        if s.lead:
+            parts.extend(_para_html(p) for p in [*s.paragraphs, *intro])
+            intro = []
         parts.extend(_para_html(n, "note") for n in s.small_print)
         for c in s.charts:
             commands = html.escape("\n".join(c.reproduce))

@@ -153,8 +153,14 @@ def earlier_answer(key: str, deal: int, label: str, ledger: Ledger) -> tuple[boo
     return False, None
 
 
-def write_replay(rules: Rules, key: str, row: Any, label: str, ledger: Ledger) -> Path | None:
-    """The replay page of one stored row of run ``key`` in the ledger's folder (carried over from the previous build
+def replay_title(rules: Rules, deal: int, player: str, outcome: str, cards_home: int) -> str:
+    """A replay page's title: "bakers-dozen, deal 12: heuristic (lost, 30 cards home)", each fact once."""
+    return f"{rules.name}, deal {deal}: {player} ({outcome}, {cards_home} cards home)"
+
+
+def write_replay(rules: Rules, key: str, row: Any, label: str, player: str, ledger: Ledger) -> Path | None:
+    """The replay page (titled `replay_title` with ``player``; ``label``, the link's text, keys the ledger) of one
+    stored row of run ``key`` in the ledger's folder (carried over from the previous build
     when it answered for the same game, see `earlier_answer`), analysed for its losing move when it was lost; None
     when the game cannot be shown faithfully (the replay does not end as stored, or it is longer than
     `MAX_REPLAY_MOVES`), which is remembered in a `NO_PAGE` file."""
@@ -178,7 +184,7 @@ def write_replay(rules: Rules, key: str, row: Any, label: str, ledger: Ledger) -
     analysis = None
     if str(row.outcome) == "lost":
         analysis = analyse_game(rules, game.start, record.moves, SolverStrategy(**ANALYSIS_BUDGET)).to_json()
-    title = f"{rules.name}, deal {int(row.deal)}: {label} ({row.outcome}, {record.cards_home} cards home)"
+    title = replay_title(rules, int(row.deal), player, str(row.outcome), record.cards_home)
     out_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(replay_page(rules, game.start, record.moves, title, analysis), encoding="utf-8")
     ledger.wrote(name, inputs)
@@ -207,7 +213,8 @@ def upset_replays(store_path: Path, rules: Rules, ranked: pd.DataFrame, outcomes
         if not known:
             row = usable_rows(read_store(store_path, key=str(top.key), deals=(deal, deal), columns=REPLAY_COLUMNS),
                               str(top.key))
-            page = None if row.empty else write_replay(rules, str(top.key), next(row.itertuples()), label, ledger)
+            page = None if row.empty else write_replay(rules, str(top.key), next(row.itertuples()), label,
+                                                           str(top.strategy), ledger)
         if page is not None:
             pages[deal] = [(label, page)]
     return pages

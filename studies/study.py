@@ -17,10 +17,11 @@ and its figure is a clairvoyant upper bound, labelled so (``solver
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.rules import VARIANTS, find_variant
+from sim.rules import VARIANTS, Rules, find_variant
 from studies.backends import warm_study
 from studies.progress import Progress
 from studies.runner import run
@@ -49,6 +50,19 @@ HONEST = "sampling:preset=fast"
 and solves each sample, so it costs a few hundred times a heuristic's deal; played only where cards are dealt face
 down, the variants it exists for (on face-up deals its samples are all the same deal)."""
 HONEST_DEALS = 200
+PLAYER_NAMES = {"random:home_first=true": "random (home first)", "greedy": "greedy", "heuristic": "heuristic",
+                "lookahead": "lookahead (rollouts)", HONEST: "honest sampling (fast)", SOLVER: "perfect play (solver)"}
+"""What the report, the README and the docs call the default study's players, by strategy specification."""
+
+
+@functools.cache
+def player_names() -> dict[str, str]:
+    """`PLAYER_NAMES` by the label a run of each player is stored and reported under (without "(clairvoyant)",
+    which a report shows per figure)."""
+    from strategies import load_strategy
+    from strategies.base import CLAIRVOYANT
+
+    return {load_strategy(spec).label.removesuffix(CLAIRVOYANT): name for spec, name in PLAYER_NAMES.items()}
 
 
 def default_study(fast_deals: int = FAST_DEALS, slow_deals: int = SLOW_DEALS, solver_deals: int = SOLVER_DEALS,
@@ -62,6 +76,26 @@ def default_study(fast_deals: int = FAST_DEALS, slow_deals: int = SLOW_DEALS, so
     runs += [RunSpec(v.rules, HONEST, honest_deals) for v in VARIANTS if v.rules.face_down > 0]
     runs += [RunSpec(v.rules, SOLVER, solver_deals) for v in VARIANTS]
     return runs
+
+
+def face_up_twins(rules: dict[str, Rules]) -> dict[str, str]:
+    """Each name of ``rules`` whose rules deal cards face down, with the name of the same rules dealt face up where
+    ``rules`` has them: what dealing face down costs is the difference between the two (`reports.finding`)."""
+    by_fingerprint = {r.fingerprint: name for name, r in rules.items()}
+    twins = {}
+    for name, r in rules.items():
+        twin = by_fingerprint.get(r.replace(face_down=0).fingerprint) if r.face_down > 0 else None
+        if twin is not None:
+            twins[name] = twin
+    return twins
+
+
+def twins() -> dict[str, str]:
+    """`face_up_twins` of the default study's variants."""
+    first = {}  # a name for each set of rules: the first the study plays it under (a preset before the sweep's)
+    for spec in default_study():
+        first.setdefault(spec.rules.fingerprint, spec.rules)
+    return face_up_twins({r.name: r for r in first.values()})
 
 
 def run_study(runs: Sequence[RunSpec], store: str | Path, *, jobs: int | None = None, progress: Progress | None = None,

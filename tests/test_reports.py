@@ -147,8 +147,10 @@ def test_the_report_opens_with_the_grid_and_the_grouped_chart(built):
     caption, grid = first.tables[0]
     assert caption == GRID_CAPTION and first.charts[0].paths["svg"].stem == "answer"
     assert list(grid["variant"][:3]) == ["bakers-dozen", "dick-1883", "spanish-patience"]
-    assert list(grid.columns[1:]) == ["random:home_first=True", "greedy", "heuristic"]  # the ladder, weakest first
+    # the ladder, weakest first, by the names the default study gives its players (studies.study.PLAYER_NAMES)
+    assert list(grid.columns[1:]) == ["random (home first)", "greedy", "heuristic"]
     text = html.read_text()
+    assert first.lead and text.index("<p class='lead'>") < text.index("<table") < text.index("Each cell: the win rate")
     assert text.index("<caption>") == text.index(f"<caption>{GRID_CAPTION}</caption>")  # the first table
     assert text.index("<svg") > text.index(f"<caption>{GRID_CAPTION}</caption>")
     assert "style='background:#" in text.split("</table>")[0]  # the grid's cells are coloured by their rate
