@@ -293,10 +293,12 @@ def _stored_specs(store_dir: str) -> list[str]:
     from studies.store import Store
 
     specs = []
-    for key in Store(store_dir).keys():
-        newest = (run_manifests(Path(store_dir), key) or [{}])[-1].get("parameters", {})
-        if isinstance(newest, dict) and identity_code(str(newest.get("strategy_identity", ""))) is not None:
-            specs.append(str(newest.get("strategy_spec", "")))
+    with warnings.catch_warnings():  # a damaged manifest is the report's to say, once, as it reads the runs
+        warnings.simplefilter("ignore")
+        for key in Store(store_dir).keys():
+            newest = (run_manifests(Path(store_dir), key) or [{}])[-1].get("parameters", {})
+            if isinstance(newest, dict) and identity_code(str(newest.get("strategy_identity", ""))) is not None:
+                specs.append(str(newest.get("strategy_spec", "")))
     return specs
 
 

@@ -189,7 +189,7 @@ SUMMARY_DAMAGE = {
 DEAL_DAMAGE = {
     "not Parquet": (_deal_file(lambda p: p.write_text("deal,verdict\n1,won\n")), "cannot be read as an atlas deal file"),
     "truncated": (_deal_file(_truncate), "cannot be read as an atlas deal file"),
-    "a folder": (_deal_file(_as_folder), "is not a file"),
+    "a folder": (_deal_file(_as_folder), "is a folder, not a regular file"),
     "a link": (_deal_file(_as_link), "is a symbolic link"),
     "no verdict column": (_replace_deals(GOOD.drop_columns(["verdict"])), "no column verdict"),
     "no rung column": (_replace_deals(GOOD.drop_columns(["rung"])), "no column rung"),

@@ -223,7 +223,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     os.close(read)
     with os.fdopen(write, "w") as closed:
         r = _cli("deal", "-d", "1", "--svg", "-", stdout=closed)
-    assert r.returncode == 1 and r.stderr == ""
+    assert r.returncode == 0 and r.stderr == ""  # a reader that stopped reading is not a failure (as `| head` expects)
 
 
 def test_an_svg_file_is_not_touched_when_the_deal_is_refused(tmp_path):
