@@ -57,7 +57,7 @@ def test_report_chooses_runs_and_says_what_it_left_out(store, tmp_path):
     assert "Left out at your request (--variant bakers-dozen --strategy random): 7 run(s)" in html
     assert "note: Left out at your request" in r.output
     grid = html[html.index("<table"): html.index("</table>")]
-    assert "greedy" not in grid and "dick-1883" not in grid and "first=<wbr>True" in grid
+    assert "greedy" not in grid and "dick-1883" not in grid and "random (home first)" in grid  # players by name, not spec
     keys = [p.name for p in store.iterdir() if p.is_dir()]
     one = _cli("report", str(store), "--out", str(tmp_path / "one"), "--runs", keys[0][:8])
     assert "8 run(s)" in (tmp_path / "one" / "report.html").read_text() and one
