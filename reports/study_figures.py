@@ -43,7 +43,8 @@ README = Path("README.md")
 REPORTS_PAGE = Path("docs") / "reports.md"
 INDEX = Path("docs") / "index.md"
 CHART = Path("docs") / "demo-win-rates.png"
-ATLAS = Path("data") / "atlas"
+ATLAS = Path("studies") / "atlas" / "data"
+"""The shipped atlas, as a path from the repository root (the pages are made in a checkout)."""
 CHART_TITLE = "Win rate by variant and player, from random play to perfect play (the default study)"
 DIGEST_TAG = "bakers-dozen default-study chart "
 
