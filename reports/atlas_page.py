@@ -45,25 +45,29 @@ def rungs_run(budgets: str) -> str:
     return "0" if last == 0 else f"0-{last}"
 
 
+def _table(head: list[str], right: set[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table: the header ``head``, its columns named in ``right`` aligned right, one line per row."""
+    return ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if h in right else "---" for h in head) + "|",
+            *("| " + " | ".join(cells) + " |" for cells in rows)]
+
+
 def table_markdown(rows: list[dict[str, Any]]) -> str:
-    """The summary rows as a Markdown table: deals and their range, the count of each verdict, the win rate (the
-    share proven won) and its interval, the ladder's rungs run, "clairvoyant" where the solver saw face-down cards. A column of the unknown
-    deals the seconds cap stopped appears when a row records that count ("–" where one does not)."""
+    """The summary rows as two Markdown tables, the first narrow enough for a 1,024 px page: each row's variant,
+    numbering, deals, win rate (the share proven won) and its interval, "clairvoyant" where the solver saw face-down
+    cards; then the counts behind it: each verdict's count and the ladder's rungs run. A column of the unknown deals
+    the seconds cap stopped appears in the second when a row records that count ("–" where one does not)."""
     clock = any(r.get(TIMEOUT) is not None for r in rows)
-    head = ["variant", "numbering", "deals", "range", "won", "lost", "unknown", *(["stopped by the clock"] if clock else []),
-            "win rate", "95% interval", "rungs", ""]
-    lines = ["| " + " | ".join(head) + " |",
-             "|" + "|".join("---:" if h in ("deals", "won", "lost", "unknown", "stopped by the clock", "win rate")
-                            else "---" for h in head) + "|"]
-    for r in rows:
-        cells = [f"`{r['variant']}`", numbering(r), count(r["deals"]), f"{count(r['first'])}-{count(r['last'])}",
-                 count(r["won"]), count(r["lost"]), count(r["unknown"])]
-        if clock:
-            cells.append("–" if r.get(TIMEOUT) is None else count(r[TIMEOUT]))
-        cells += [pct(r["win_rate"]), interval(r["ci_low"], r["ci_high"]).replace(" – ", " - "), rungs_run(r["budgets"]),
-                  "clairvoyant" if r["clairvoyant"] == "True" else ""]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    answer = _table(["variant", "numbering", "deals", "win rate", "95% interval", ""], {"win rate"},
+                    [[f"`{r['variant']}`", numbering(r), f"{count(r['first'])}-{count(r['last'])}", pct(r["win_rate"]),
+                      interval(r["ci_low"], r["ci_high"]).replace(" – ", " - "),
+                      "clairvoyant" if r["clairvoyant"] == "True" else ""] for r in rows])
+    counts = _table(["variant", "numbering", "deals", "won", "lost", "unknown",
+                     *(["stopped by the clock"] if clock else []), "rungs"],
+                    {"deals", "won", "lost", "unknown", "stopped by the clock"},
+                    [[f"`{r['variant']}`", numbering(r), count(r["deals"]), count(r["won"]), count(r["lost"]),
+                      count(r["unknown"]), *([("–" if r.get(TIMEOUT) is None else count(r[TIMEOUT]))] if clock else []),
+                      rungs_run(r["budgets"])] for r in rows])
+    return "\n".join([*answer, "", "The counts behind each row, and how far up the ladder it went:", "", *counts])
 
 
 def chart_table(rows: list[dict[str, Any]]) -> pd.DataFrame:

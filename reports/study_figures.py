@@ -6,7 +6,7 @@ version it was played with. ``make docs-figures`` (``python -m reports.study_fig
 
 - the README's win-rate table and the finding paragraph under it (`reports.finding`), between the `Block` markers;
 - the same table and finding in docs/reports.md ("What the default study finds"), the finding in docs/index.md;
-- the sentence on face-down cards per pile in docs/strategies.md (`sweep_text`);
+- the sentence on face-down cards per pile in docs/strategies-findings.md (`sweep_text`);
 - the chart docs/demo-win-rates.png (`reports.charts.grouped`, the report's first chart), with the digest of what
   it draws in its metadata, so a test can tell a chart drawn from other figures.
 
@@ -83,7 +83,7 @@ class Block:
 TABLE = Block("default-study-table")
 FINDING = Block("default-study-finding")
 SWEEP = Block("default-study-face-down")
-STRATEGIES_PAGE = Path("docs") / "strategies.md"
+STRATEGIES_PAGE = Path("docs") / "strategies-findings.md"
 
 
 def load(path: Path = PINNED) -> dict[str, Any]:
@@ -151,7 +151,7 @@ def finding_text(pinned: dict[str, Any]) -> str:
 
 
 def sweep_text(pinned: dict[str, Any]) -> str:
-    """The sentence of docs/strategies.md on face-down cards per pile: the heuristic's win rate on the face-up deal
+    """The sentence of docs/strategies-findings.md on face-down cards per pile: the heuristic's win rate on the face-up deal
     and on each face-down variant whose face-up twin it is, in order of the cards dealt face down."""
     runs = [r for r in pinned["runs"] if r["spec"] == "heuristic"]
     twins = pinned.get("twins", {})

@@ -4,7 +4,12 @@ its pandas and DuckDB examples run on the shipped files."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,15 +36,50 @@ def test_the_table_shows_every_row_with_its_deals_interval_and_clairvoyance(tmp_
     rows = read_summary(atlas / "summary.csv")
     rows[1]["clairvoyant"] = "True"
     text = table_markdown(rows).splitlines()
-    assert len(text) == 4
-    assert "stopped by the clock" in text[0]
-    assert text[2].startswith("| `bakers-dozen` | toolkit (seed 0) | 10 | 1-10 | 9 | 1 | 0 | 0 | 90.00% | ")
-    assert text[3].startswith("| `bakers-dozen` | PySolFC | 2,003 | 1-2,003 | 1,998 | 2 | 3 | 2 | 99.75% | ")
-    assert text[3].endswith("| 0 | clairvoyant |")
+    answer, counts = text[:4], text[7:]
+    assert len(text) == 11 and text[4] == text[6] == ""
+    # the answer first: the win rate and its interval within six short columns
+    assert answer[0] == "| variant | numbering | deals | win rate | 95% interval |  |"
+    assert answer[2].startswith("| `bakers-dozen` | toolkit (seed 0) | 1-10 | 90.00% | ")
+    assert answer[3].startswith("| `bakers-dozen` | PySolFC | 1-2,003 | 99.75% | ") and answer[3].endswith("| clairvoyant |")
+    # then the counts behind it
+    assert "stopped by the clock" in counts[0]
+    assert counts[2] == "| `bakers-dozen` | toolkit (seed 0) | 10 | 9 | 1 | 0 | 0 | 0 |"
+    assert counts[3] == "| `bakers-dozen` | PySolFC | 2,003 | 1,998 | 2 | 3 | 2 | 0 |"
     assert rungs_run("0: nodes=4000000, seconds=600.0; 1: nodes=30000000; 2: nodes=1, capacity_states=20000000") == "0-2"
     # rows from files without the clock count: no such column
     assert "stopped by the clock" not in table_markdown([{**r, "timeout": None} for r in rows])
     assert "| – |" in table_markdown([{**rows[0], "timeout": None}, rows[1]])
+
+
+MEASURE = """<script>window.addEventListener('load', () => {
+  const table = document.querySelector('article table');
+  const wrap = table.closest('.md-typeset__scrollwrap') || table.parentElement;
+  const heads = Object.fromEntries([...table.querySelectorAll('th')].map(h => [h.textContent.trim(),
+                                                                               h.getBoundingClientRect().right]));
+  const out = document.createElement('pre'); out.id = 'measured';
+  out.textContent = JSON.stringify({heads, right: wrap.getBoundingClientRect().right, scroll: wrap.scrollWidth,
+                                    client: wrap.clientWidth});
+  document.body.appendChild(out);
+});</script>"""
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium is not installed (CI installs it)")
+@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="mkdocs is not installed (pip install -e '.[docs]')")
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_the_built_pages_first_table_shows_the_win_rate_and_interval_without_scrolling(tmp_path, width):
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir", str(site)], cwd=ROOT, check=True,
+                   timeout=600, capture_output=True)
+    probe = site / "atlas-probe.html"
+    probe.write_text((site / "atlas.html").read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"))
+    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                          f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={width},800",
+                          "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
+                         check=True, capture_output=True, text=True, timeout=180).stdout
+    m = json.loads(re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S).group(1).replace("&quot;", '"'))
+    assert m["scroll"] <= m["client"], m  # the table needs no horizontal scroll
+    assert max(m["heads"]["win rate"], m["heads"]["95% interval"]) <= min(m["right"], width), m
 
 
 def test_the_block_between_the_markers_is_replaced_and_nothing_else(tmp_path):

@@ -45,7 +45,7 @@ def test_a_changed_figure_changes_the_pages(pinned):
 
 def test_the_prose_claims_about_directions_hold_in_the_pinned_run(pinned):
     base = _rate(pinned, "bakers-dozen", "heuristic")
-    # docs/strategies.md and docs/reports.md: face-down cards per pile lower the heuristic, each one more
+    # docs/strategies-findings.md and docs/reports.md: face-down cards per pile lower the heuristic, each one more
     assert base > _rate(pinned, "bakers-dozen[face_down=1]", "heuristic") > _rate(
         pinned, "bakers-dozen[face_down=2]", "heuristic") > _rate(pinned, "dick-1883", "heuristic")
     # docs/reports.md: random play wins as often in dick-1883 as in bakers-dozen (the same deals, the same moves)
