@@ -135,7 +135,7 @@ cards are face down, each completion is solved on ``late_nodes`` (2,000)
 nodes instead of ``sample_nodes`` (200). Dick's deal's losses are spread over
 the whole game, but where fewer than ten cards were face down 12 of 17 fatal
 moves were ones a one-move look on the player's own information would change
-(`benchmarks/blunders.py`, docs/strategies.md), while the player still looked
+(`benchmarks/blunders.py`, docs/strategies-findings.md), while the player still looked
 there as at the start. On development deals (dick-1883 2001-2600) it won 285
 where version 11 won 274 (17 deals won only by it, 6 only by version 11), at
 0.70 CPU s a deal against 0.65; a bigger late budget (10,000) or a wider late
