@@ -8,6 +8,12 @@ empty foundation that comes before a filled one, so that numbered
 alternate-colour foundations keep their places). Lines
 starting with ``#`` are comments. `Position.to_text` and `parse_position`
 round-trip.
+
+A layout must name every card, except where a caller that never reads
+face-down cards asks for ``hidden=True`` (``bakers-dozen hint``): there a ``??``
+stands for a card the player has not seen, and `Position.blanked` fills every
+face-down slot with a placeholder, so that what a face-down card is cannot
+matter to what is done with the position.
 """
 
 from __future__ import annotations
@@ -59,19 +65,38 @@ class Position:
             lines.append("home: " + " / ".join(groups))
         return "\n".join(lines) + "\n"
 
+    def unseen(self) -> tuple[int, ...]:
+        """The cards a player does not see, in card order: neither face up on a pile nor home."""
+        seen = {c for pile, down in zip(self.piles, self.face_down, strict=True) for c in pile[down:]}
+        seen.update(c for f in self.foundations for c in f)
+        return tuple(c for c in range(DECK_SIZE) if c not in seen)
 
-def _parse_pile(line: str, lineno: int) -> tuple[tuple[int, ...], int]:
+    def blanked(self) -> Position:
+        """The table as a player sees it: every face-down slot holds a placeholder, the unseen cards in card
+        order dealt pile by pile, bottom up. Whatever the face-down cards were, the result is the same, so
+        a caller that estimates from it cannot have read them."""
+        placeholders = iter(self.unseen())
+        piles = tuple(tuple(next(placeholders) for _ in range(down)) + pile[down:]
+                      for pile, down in zip(self.piles, self.face_down, strict=True))
+        return Position(piles, self.face_down, self.foundations)
+
+
+_UNNAMED = -1
+"""A ``??`` while a layout is read (`parse_position` with ``hidden=True``), before `Position.blanked` fills it."""
+
+
+def _parse_pile(line: str, lineno: int, hidden_ok: bool) -> tuple[tuple[int, ...], int]:
     cards: list[int] = []
     down = 0
     words = line.split()
     if words == ["-"]:
         return (), 0
     for word in words:
-        if word == HIDDEN:
+        if word == HIDDEN and not hidden_ok:
             raise LayoutError(f"line {lineno}: '??' hides a card; a layout must name every card (use <4C> for a face-down 4C)")
-        hidden = word.startswith("<") and word.endswith(">")
+        hidden = word == HIDDEN or (word.startswith("<") and word.endswith(">"))
         try:
-            c = parse_card(word[1:-1] if hidden else word)
+            c = _UNNAMED if word == HIDDEN else parse_card(word[1:-1] if hidden else word)
         except CardParseError as exc:
             raise LayoutError(f"line {lineno}: {exc}") from None
         if hidden:
@@ -113,9 +138,13 @@ def _parse_home(text: str, lineno: int, rules: Rules) -> tuple[tuple[int, ...], 
     return tuple(foundations)
 
 
-def parse_position(text: str, rules: Rules) -> Position:
+def parse_position(text: str, rules: Rules, hidden: bool = False) -> Position:
     """Read the text form of a layout and check it against ``rules``: pile count,
-    a full deck less the cards home, no duplicates."""
+    a full deck less the cards home, no duplicates.
+
+    With ``hidden``, a face-down card may be written ``??``: then the number of ``??``
+    must be the number of cards the layout does not name, and the result is
+    `Position.blanked` (every face-down slot a placeholder, named cards in brackets too)."""
     piles: list[tuple[int, ...]] = []
     downs: list[int] = []
     foundations: tuple[tuple[int, ...], ...] = ((), (), (), ())
@@ -128,7 +157,7 @@ def parse_position(text: str, rules: Rules) -> Position:
             continue
         if ":" in line.split()[0] and line.split()[0].rstrip(":").isdigit():
             line = line.split(":", 1)[1]
-        pile, down = _parse_pile(line, lineno)
+        pile, down = _parse_pile(line, lineno, hidden)
         piles.append(pile)
         downs.append(down)
     if len(piles) != rules.columns:
@@ -136,13 +165,29 @@ def parse_position(text: str, rules: Rules) -> Position:
     seen: dict[int, str] = {}
     for where, cards in [(f"pile {i + 1}", p) for i, p in enumerate(piles)] + [("home", f) for f in foundations]:
         for c in cards:
+            if c == _UNNAMED:
+                continue
             if c in seen:
                 raise LayoutError(f"card {card_str(c)} appears twice ({seen[c]} and {where}); each card once")
             seen[c] = where
     missing = sorted(set(range(DECK_SIZE)) - set(seen))
+    if hidden:
+        return _fill_unnamed(piles, downs, foundations, missing)
     if missing:
         raise LayoutError(
             f"layout lacks {len(missing)} card(s): {' '.join(card_str(c) for c in missing)}; "
             "a layout holds the full deck less the cards listed on the 'home:' line"
         )
     return Position(tuple(piles), tuple(downs), foundations)
+
+
+def _fill_unnamed(piles: list[tuple[int, ...]], downs: list[int], foundations: tuple[tuple[int, ...], ...],
+                  missing: list[int]) -> Position:
+    """The layout read with ``hidden=True``: its ``??`` must stand for exactly the cards it does not name."""
+    unnamed = sum(pile.count(_UNNAMED) for pile in piles)
+    if unnamed != len(missing):
+        raise LayoutError(f"layout has {unnamed} '??' but {len(missing)} card(s) are not named on it (face up, in "
+                          "brackets or home); write one '??' for each card not seen")
+    cards = iter(missing)
+    filled = tuple(tuple(next(cards) if c == _UNNAMED else c for c in pile) for pile in piles)
+    return Position(filled, tuple(downs), foundations).blanked()
