@@ -51,6 +51,7 @@ VERBS = {
     "check-strategy": "bakers_dozen.check:check_strategy",
     "analyse": "bakers_dozen.analyse:analyse",
     "replay": "bakers_dozen.replay:replay",
+    "hint": "bakers_dozen.hint:hint",
 }
 """Each verb and where its click command lives (``module:attribute``), imported when the verb is used."""
 
