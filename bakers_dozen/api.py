@@ -4,6 +4,7 @@
     >>> rows = api.simulate("bakers-dozen", "greedy", deals=200)   # one row per deal, a pandas DataFrame
     >>> game = api.play("bakers-dozen", 3, "heuristic")            # a `sim.game.Game`; a notebook draws it
     >>> api.analyse(game).losing_move                               # where the game was lost
+    >>> api.hint(api.deal("dick-1883", 3)).best                      # the move most likely to win, face-down cards unread
     >>> api.replay(game, "game.html", api.analyse(game))           # a page to step through it
     >>> api.solve("bakers-dozen", "1-20").summary                   # the solver's verdicts (won/lost/unknown)
     >>> api.tournament(["greedy", "heuristic"]).tables["Ranking"]   # compare, tournament, tune: the study verbs
@@ -24,19 +25,20 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from bakers_dozen.limits import MAX_RUN_DEALS
+from bakers_dozen.hint import MAX_SAMPLES
+from bakers_dozen.limits import MAX_RUN_DEALS, MAX_SOLVE_NODES, MAX_SOLVE_SECONDS
 from reports.output import check_output_file
 from reports.replay import replay_page
 from sim.deals import check_strategy_seed
 from sim.draw import position_svg
 from sim.errors import UserError
 from sim.game import Game
-from sim.position import Position
+from sim.position import Position, parse_position
 from sim.regular_files import write_regular_text
 from sim.rules import Rules, resolve_variant
 from strategies.analyse import Analysis, analyse_game
@@ -44,7 +46,10 @@ from studies.reading import read_store as _read_store
 from studies.reading import store_dataset
 from studies.spec import RunSpec
 
-__all__ = ["SVG", "analyse", "deal", "draw", "play", "read_store", "replay", "simulate"]
+if TYPE_CHECKING:
+    from strategies.hint import Hint  # numba's sampling code, imported when a hint is asked for
+
+__all__ = ["SVG", "analyse", "deal", "draw", "hint", "play", "read_store", "replay", "simulate"]
 __all__ += ["Solved", "Study", "Tuned", "compare", "solve", "tournament", "tune"]  # the studies section, below
 __all__ += ["LadderResult", "atlas", "atlas_run", "escalate"]  # the escalation ladder and the atlas, below
 __all__ += ["store_dataset", "store_relation", "summarise"]  # stores too big for a DataFrame, below
@@ -203,6 +208,32 @@ def analyse(game: Game, nodes: int = 1_000_000, seconds: float = 10.0) -> Analys
 
     game = _game(game)
     return analyse_game(game.rules, game.start, game.history, SolverStrategy(nodes=nodes, seconds=seconds))
+
+
+@_checked_call
+def hint(where: Game | str, variant: str | Rules | None = None, *, samples: int = 256, nodes: int | None = None,
+         seconds: float = 60.0, seed: int = 0) -> Hint:
+    """The legal moves of a position ranked by their chance of winning, best first (see `strategies.hint`): the
+    current position of a `Game` (its face-down cards are never read), or a layout's text in ``variant`` with
+    face-down cards written ``??``. The budgets are the ``hint`` verb's options (``seed``: its
+    ``--strategy-seed``); the result is a frozen `strategies.hint.Hint`."""
+    from strategies.hint import hint_position
+
+    if isinstance(where, str):
+        rules = _rules("bakers-dozen" if variant is None else variant)
+        position = parse_position(where, rules, hidden=True)
+    else:
+        if variant is not None:
+            raise UserError("api.hint: give variant only with a layout's text; a Game has its own rules")
+        game = _game(where, "where")
+        rules, position = game.rules, game.position().blanked()
+    for name, value, low, high in (("samples", samples, 1, MAX_SAMPLES), ("nodes", nodes, 1, MAX_SOLVE_NODES)):
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
+            raise UserError(f"api.hint: {name} {value!r} is out of range; allowed: {low}..{high}")
+    if not (isinstance(seconds, int | float) and 0 < seconds <= MAX_SOLVE_SECONDS):
+        raise UserError(f"api.hint: seconds {seconds!r} is out of range; allowed: above 0, at most {MAX_SOLVE_SECONDS:g}")
+    check_strategy_seed(seed)
+    return hint_position(rules, position, samples=samples, nodes=nodes, seconds=float(seconds), seed=seed)
 
 
 @_checked_call
