@@ -34,7 +34,7 @@ MAX_SAMPLES = 100_000
                    "them all; every completion when there are no more than this).")
 @click.option("--nodes", type=Bounded(int, 1, MAX_SOLVE_NODES), default=None,
               help="Node budget of each solve: of a completion after a move (default 20,000), or with every card "
-                   "face up of the position after a move (default 200,000).")
+                   "face up of the position after a move (default 100,000).")
 @click.option("--seconds", type=Bounded(float, 0.0, MAX_SOLVE_SECONDS, above=True), default=60.0, show_default=True,
               help="Safety cap on the whole hint; the budgets above decide the answer unless it stops them "
                    "(then the output says so).")

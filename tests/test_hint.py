@@ -159,3 +159,10 @@ def test_bad_input_is_one_line_and_exit_code_2(args, said, tmp_path):
 def test_bad_input_to_the_api_is_a_user_error(call):
     with pytest.raises(UserError, match="api.hint|where must be a Game"):
         call()
+
+
+def test_the_help_names_the_default_budgets():
+    from strategies.hint import EXACT_NODES, SAMPLE_NODES, SAMPLES
+
+    text = " ".join(CliRunner().invoke(main, ["hint", "--help"]).output.split())
+    assert f"default {SAMPLE_NODES:,})" in text and f"default {EXACT_NODES:,})" in text and f"default: {SAMPLES}]" in text
