@@ -25,7 +25,7 @@ An atlas's files are read strictly (`read_summary`, `read_deals`): a file that i
 link or not a file is one `AtlasFileError` line naming it, never a traceback. The atlas shipped with the toolkit is
 package data of this package, found with importlib.resources wherever the user stands (`shipped`); the escalation
 ladder that computes an atlas (`studies.atlas.ladder`), the reuse of one already written (`studies.atlas.reuse`),
-its writing (`studies.atlas.writing`), its checking by sample (`studies.atlas.verify`) and its look-up
+a row's climb written as it goes (`studies.atlas.climbing`), its writing (`studies.atlas.writing`), its checking by sample (`studies.atlas.verify`) and its look-up
 (`studies.atlas.lookup`) are the package's modules.
 """
 
