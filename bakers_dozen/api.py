@@ -343,22 +343,24 @@ def atlas(variant: str = "bakers-dozen", deal: int | None = None, *, listing: st
 @_checked_call
 def atlas_run(variant: str = "bakers-dozen", deals: int | str | tuple[int, int] = (1, 100), *, out: str | Path,
               params: dict[str, Any] | None = None, rungs: list[dict[str, Any]] | None = None,
-              last_rung: int | None = None, seed: int = 0, source: str = "default", reuse: str | Path | None = None,
-              force: bool = False, store: str | Path | None = None, jobs: int | None = None) -> LadderResult:
-    """`bakers-dozen atlas run` for one preset: decide ``deals`` by the ladder (climbing from the atlas ``reuse`` once
-    a sample of its verdicts solved again agrees) and write the variant's deal file and summary row into ``out``
-    (a row that knows more is replaced only with ``force``). ``summary`` holds the row written."""
-    import pyarrow as pa
+              last_rung: int | None = None, seed: int = 0, source: str = "default",
+              reuse: str | Path | list[str | Path] | None = None, hours: float | None = None, force: bool = False,
+              store: str | Path | None = None, jobs: int | None = None) -> LadderResult:
+    """`bakers-dozen atlas run` for one preset: decide ``deals`` by the ladder (climbing from the atlas or atlases
+    ``reuse`` once a sample of each one's verdicts solved again agrees, each deal from the rung after the one it has
+    been through) and write the variant's deal file and summary row into ``out`` as it climbs (a row that knows more
+    is replaced only with ``force``); ``hours`` stops the climb above rung 0 and writes how far it went. ``summary``
+    holds the row written."""
+    import time
 
     from bakers_dozen.atlas_run import row_command
     from sim.errors import UserError
     from sim.rules import find_variant, is_variant_file
     from strategies.solver.strategy import SolverStrategy
+    from studies.atlas.climbing import RowWriter, climb_row
     from studies.atlas.ladder import budgets
-    from studies.atlas.ladder import escalate as run_ladder
-    from studies.atlas.reuse import AtlasReuseError, climb_reused, provenance, reused_rows
-    from studies.atlas.verify import check_sample
-    from studies.atlas.writing import Planned, check_out, write_variant
+    from studies.atlas.reuse import take, vouch
+    from studies.atlas.writing import Planned, check_out
 
     if isinstance(variant, str) and is_variant_file(variant):
         raise UserError(f"variant {variant!r}: the atlas holds presets only (see `bakers-dozen variants`)")
@@ -369,28 +371,24 @@ def atlas_run(variant: str = "bakers-dozen", deals: int | str | tuple[int, int] 
     _check_rungs(rules, base, ladder_rungs, jobs)
     out = Path(out)
     check_out(out, [Planned(rules.name, source, first, last, len(ladder_rungs))], force)
-    line = budgets(ladder_rungs, base)
-    with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
-        options = {"store": Path(tmp) / "store" if store is None else Path(store), "jobs": jobs}
-        if reuse is not None:
-            rows, ran = reused_rows(Path(reuse), rules, source, seed, first, last, SolverStrategy.version, line)
-            table = pa.Table.from_pylist([{k: r[k] for k in ("deal", "verdict", "rung")} for r in rows])
-            check = check_sample(rules, {"variant": rules.name, "source": source, "seed": seed}, table,
-                                 params={**base, **ladder_rungs[0].params}, **options)
-            if check.disagreements:
-                raise AtlasReuseError(f"reuse={str(reuse)!r}: not reused: {check.line()}")
-            rows, reports = climb_reused(rules, base, rows, ran, first, last, ladder_rungs, seed, source, **options)
-        else:
-            rows, reports, _ = run_ladder(rules, base, first, last, seed, source, ladder_rungs, **options)
-    bad = [r["deal"] for r in rows if r["verdict"] not in ("won", "lost", "unknown")]
-    if bad:
-        raise UserError(f"{rules.name}: {len(bad):,} deal(s) without a verdict (a win the referee rejected, or an "
-                        f"error), e.g. {bad[:5]}; nothing written")
+    sources = tuple(Path(f) for f in ([] if reuse is None else [reuse] if isinstance(reuse, (str, Path)) else reuse))
+    deadline = None if hours is None else time.monotonic() + hours * 3600
     command = row_command(rules.name, first, last, source, seed, tuple(f"{k}={v}" for k, v in base.items()),
                           tuple(",".join(f"{k}={v}" for k, v in rung.items()) for rung in rungs or ()), last_rung,
-                          None if reuse is None else Path(reuse))  # the command line's: it computes the row again
-    row = write_variant(out, rules, source, seed, rows, line, SolverStrategy.version, command,
-                        provenance(Path(reuse), rules, source) if reuse is not None else None, force)
+                          sources)  # the command line's: it computes the row again
+    with tempfile.TemporaryDirectory(prefix="bakers-dozen-") as tmp:
+        options = {"store": Path(tmp) / "store" if store is None else Path(store), "jobs": jobs}
+        got = take(sources, rules, source, seed, first, last, SolverStrategy.version,
+                   budgets(ladder_rungs, base)) if sources else None
+        if got is not None:
+            vouch(got, rules, source, seed, {**base, **ladder_rungs[0].params}, **options)
+        writer = RowWriter(out, rules, source, seed, ladder_rungs, base, SolverStrategy.version, command,
+                           got.ran if got else 0, got.provenance if got else None, force)
+        rows, reports, row = climb_row(writer, first, last, got, deadline, **options)
+    if row is None:
+        bad = [r["deal"] for r in rows if r["verdict"] not in ("won", "lost", "unknown")]
+        raise UserError(f"{rules.name}: {len(bad):,} deal(s) without a verdict (a win the referee rejected, or an "
+                        f"error), e.g. {bad[:5]}; nothing written")
     return LadderResult(rows, reports, {"row": row})
 
 # --- Studies: solve, compare, tournament, tune -------------------------------------------------------------------

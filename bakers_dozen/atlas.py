@@ -98,6 +98,8 @@ def show(variant: str, deal: int | None, listing: str | None, source: str, folde
                f"{answer['ci_low']:.3%} - {answer['ci_high']:.3%})"
                + ("; clairvoyant: the solver saw the face-down cards, an upper bound for honest play"
                   if answer["clairvoyant"] else ""))
+    if answer["climbed"] is not None and answer["unknown"]:
+        click.echo(f"ladder: rungs 0-{answer['rungs']} begun, every unknown deal through rung {answer['climbed']}")
     if listing is not None:
         deals = answer[f"{listing}_deals"]
         click.echo(f"{len(deals):,} {listing}: " + (" ".join(map(str, deals)) if deals else "none"))

@@ -2,12 +2,13 @@
 and check one by solving a sample of its deals again.
 
 `atlas run` decides every deal of a range of each preset by the escalation ladder (`studies.atlas.ladder`, each rung
-a run of the solver in the store, so a killed run resumes) and writes each variant's files as soon as its ladder
-finishes (`studies.atlas.writing`: under the folder's lock, never replacing a row that knows more without
-``--force``), to ``./bakers-dozen-atlas`` unless ``--out`` names another folder: the shipped atlas is written only
-when named. With ``--reuse`` a variant climbs from an atlas already written (`studies.atlas.reuse`) once a sample of
-its verdicts solved again agrees (`studies.atlas.verify`). This module parses and prints; the work is in
-`studies.atlas`.
+a run of the solver in the store, so a killed run resumes) and writes each variant's files as its ladder climbs
+(`studies.atlas.climbing`: after each rung, on Ctrl-C or SIGTERM, when ``--hours`` run out; under the folder's lock,
+never replacing a row that knows more without ``--force``), to ``./bakers-dozen-atlas`` unless ``--out`` names
+another folder: the shipped atlas is written only when named. With ``--reuse`` (repeatable) a variant climbs from
+atlases already written (`studies.atlas.reuse`), each deal from the rung after the one it has been through, once a
+sample of each one's verdicts solved again agrees (`studies.atlas.verify`). This module parses and prints; the work
+is in `studies.atlas`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from bakers_dozen.solve import parse_deals, parse_params
 from sim.deals import MAX_SEED
 from sim.errors import quoted
 from sim.rules import find_variant, is_variant_file, preset_named, variant_names
-from studies.atlas.ladder import budgets, escalate, ladder, ladder_help, rung_strategies
+from studies.atlas.ladder import budgets, ladder, ladder_help, rung_strategies
 from studies.atlas.verify import DEFAULT_SAMPLE
 from studies.atlas.writing import DEFAULT_OUT, Planned, check_out
 from studies.spec import BACKENDS, DEFAULT_STORE, MAX_CHUNK, RunnerError, max_jobs
@@ -83,37 +84,46 @@ def deal_ranges(texts: tuple[str, ...], names: list[str]) -> dict[str, tuple[int
               help="Folder for summary.csv and the deal files; the shipped atlas is written only when named here.")
 @click.option("--force", is_flag=True,
               help="Replace a row of --out even with one that leaves out some of its deals or ran fewer rungs.")
-@click.option("--reuse", type=click.Path(path_type=Path), default=None, metavar="FOLDER",
-              help="An atlas already written to climb from: the deals its rows decided are taken as they are once a "
-                   f"random sample of them ({DEFAULT_SAMPLE}, or all if fewer) solved again at rung 0 agrees, only "
-                   "its unknown deals go on to the rungs above those it ran, and deals asked for outside its range "
-                   "start at rung 0. Its row must have these rules, numbering, seed, solver version and rung budgets, "
-                   "agree with its deal file and share deals with the range asked for. The row written names it.")
+@click.option("--reuse", "reuse", type=click.Path(path_type=Path), multiple=True, metavar="FOLDER",
+              help="An atlas already written to climb from (repeatable: the folders of a climb split by deal range "
+                   "merge into one row): the deals its rows decided are taken as they are once a random sample of "
+                   f"them ({DEFAULT_SAMPLE}, or all if fewer) solved again at rung 0 agrees, each unknown deal goes on "
+                   "from the rung after the highest it has been through, and deals asked for outside its range start "
+                   "at rung 0. Its row must have these rules, numbering, seed, solver version and rung budgets, agree "
+                   "with its deal file and share deals with the range asked for. The row written names it.")
+@click.option("--hours", type=Bounded(float, 0.0, 1e6), default=None,
+              help="Stop climbing above rung 0 after this many hours and write how far each deal climbed (exit 0); "
+                   "--reuse the folder to go on. 0: climb nothing, write what --reuse takes [default: no limit].")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, seed: int, extra: tuple[str, ...],
         rung_texts: tuple[str, ...], last_rung: int | None, jobs: int | None, chunk: int | None, backend: str,
-        scheduler: str | None, store_dir: str, out: Path, force: bool, reuse: Path | None, quiet: bool) -> None:
+        scheduler: str | None, store_dir: str, out: Path, force: bool, reuse: tuple[Path, ...], hours: float | None,
+        quiet: bool) -> None:
     """Decide every deal of a range of each variant (the escalation ladder) and write the atlas: summary.csv (one
     row a variant: counts, win rate, interval, budgets, command) and one Parquet file a variant (one row a deal).
 
-    Running the same command again reuses every deal the store holds, so a killed atlas resumes.
+    Running the same command again reuses every deal the store holds, so a killed atlas resumes. A row is written
+    after each rung and when the climb stops (Ctrl-C, kill, --hours), each deal with the highest rung it has been
+    through: --reuse OUT goes on from there on any machine.
 
     \b
     Exit codes:
-      0    done
+      0    done, or --hours ran out (what was climbed is written)
       1    a win failed the referee's check (that variant's files are not written), or a fault stopped the run
       2    bad input (a damaged --out or --reuse atlas too), or the store cannot be used
-      130  interrupted (Ctrl-C); what finished is saved and the same command resumes
+      130  interrupted (Ctrl-C, kill); what was climbed is written, and the same command resumes
     """
-    import pyarrow as pa
+    import time
+
     from joblib import cpu_count
 
     from bakers_dozen.options import console
     from strategies.memory import check_memory
     from strategies.solver.strategy import SolverStrategy
-    from studies.atlas.reuse import AtlasReuseError, climb_reused, provenance, reused_rows
-    from studies.atlas.verify import check_sample
-    from studies.atlas.writing import rungs_run, write_variant
+    from studies.atlas.climbing import RowWriter, climb_row, terms_interrupt
+    from studies.atlas.ladder import stopped
+    from studies.atlas.reuse import take, vouch
+    from studies.atlas.writing import rungs_run
     from studies.progress import make_progress
 
     if backend == "loky" and scheduler:
@@ -139,46 +149,38 @@ def run(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, see
     screen = console()
     options = {"store": store_dir, "jobs": jobs, "chunk": chunk, "backend": backend, "scheduler": scheduler,
                "progress": make_progress(quiet), "command": sys.argv}
-    reused = {}
-    if reuse is not None:
-        for rules in chosen:
-            first, last = ranges[rules.name]
-            reused[rules.name] = reused_rows(reuse, rules, source, seed, first, last, SolverStrategy.version,
-                                             budgets(rungs, base))
-        for rules in chosen:  # before any work: a sample of each source row's verdicts solved again
-            rows, _ = reused[rules.name]
-            table = pa.Table.from_pylist([{k: r[k] for k in ("deal", "verdict", "rung")} for r in rows])
-            row = {"variant": rules.name, "source": source, "seed": seed}
-            with run_exits():
-                check = check_sample(rules, row, table, params={**base, **rungs[0].params}, **options)
-            if check.disagreements:
-                raise AtlasReuseError(f"--reuse {quoted(str(reuse))}: not reused: {check.line()}")
-            screen.print(f"--reuse {reuse}: {check.line()}", highlight=False)
+    deadline = None if hours is None else time.monotonic() + hours * 3600
+    taken = {rules.name: take(reuse, rules, source, seed, *ranges[rules.name], SolverStrategy.version,
+                              budgets(rungs, base)) for rules in chosen} if reuse else {}
+    for rules in chosen if reuse else ():  # before any work: a sample of each source's verdicts solved again
+        with run_exits():
+            lines = vouch(taken[rules.name], rules, source, seed, {**base, **rungs[0].params}, **options)
+        for line in lines:
+            screen.print(line, highlight=False)
     failed = False
     for rules in chosen:
         first, last = ranges[rules.name]
-        with run_exits():
-            if rules.name in reused:
-                rows, ran = reused[rules.name]
-                rows, reports = climb_reused(rules, base, rows, ran, first, last, rungs, seed, source, **options)
-            else:
-                rows, reports, _ = escalate(rules, base, first, last, seed, source, rungs, **options)
-        bad = [r["deal"] for r in rows if r["verdict"] not in ("won", "lost", "unknown")]
-        if bad:
+        got = taken.get(rules.name)
+        writer = RowWriter(out, rules, source, seed, rungs, base, SolverStrategy.version,
+                           row_command(rules.name, first, last, source, seed, extra, rung_texts, last_rung, reuse),
+                           got.ran if got else 0, got.provenance if got else None, force,
+                           lambda line: screen.print(line, highlight=False))
+        with run_exits(), terms_interrupt():
+            rows, reports, row = climb_row(writer, first, last, got, deadline, **options)
+        if row is None:
+            bad = [r["deal"] for r in rows if r["verdict"] not in ("won", "lost", "unknown")]
             screen.print(f"{rules.name}: {len(bad):,} deal(s) without a verdict (a win the referee rejected, or an "
-                         f"error), e.g. {bad[:5]}; its files are not written", highlight=False)
+                         f"error), e.g. {bad[:5]}; these rows are not written", highlight=False)
             failed = True
             continue
-        command = row_command(rules.name, first, last, source, seed, extra, rung_texts, last_rung, reuse)
-        row = write_variant(out, rules, source, seed, rows, budgets(rungs, base), SolverStrategy.version, command,
-                            provenance(reuse, rules, source) if rules.name in reused else None, force)
         for report in reports:
             screen.print(f"  {report.line()}", highlight=False)
         screen.print(f"{rules.name}: deals {row['first']:,}-{row['last']:,}: won {row['won']:,}, lost {row['lost']:,}, "
                      f"unknown {row['unknown']:,} ({row['timeout']:,} stopped by the seconds cap); win rate "
                      f"{row['win_rate']:.3%} (95% {row['ci_low']:.3%} - {row['ci_high']:.3%}), rungs 0-"
-                     f"{rungs_run(row) - 1}" + (", clairvoyant" if rules.face_down else "") + f"; wrote {out}",
-                     highlight=False)
+                     f"{rungs_run(row) - 1}, every unknown deal through rung {row['climbed']}"
+                     + (", clairvoyant" if rules.face_down else "") + f"; wrote {out}"
+                     + (f" (--hours ran out: --reuse {out} goes on)" if stopped(reports) else ""), highlight=False)
     if failed:
         sys.exit(1)
 
@@ -222,7 +224,7 @@ def verify(folder: Path | None, variants: tuple[str, ...], sample: int, jobs: in
 
 
 def row_command(name: str, first: int, last: int, source: str, seed: int, extra: tuple[str, ...],
-                rung_texts: tuple[str, ...], last_rung: int | None = None, reuse: Path | None = None) -> str:
+                rung_texts: tuple[str, ...], last_rung: int | None = None, reuse: tuple[Path, ...] = ()) -> str:
     """The command that computes one summary row again (jobs, store and output folder change no verdict; ``--reuse``
     does, since the verdicts it takes are not computed again)."""
     args = ["bakers-dozen", "atlas", "--variant", name, "--deals", f"{first}-{last}", "--source", source]
@@ -234,8 +236,8 @@ def row_command(name: str, first: int, last: int, source: str, seed: int, extra:
         args += ["--rung", item]
     if last_rung is not None:
         args += ["--last-rung", str(last_rung)]
-    if reuse is not None:
-        args += ["--reuse", str(reuse)]
+    for folder in reuse:
+        args += ["--reuse", str(folder)]
     return shlex.join(args)
 
 

@@ -57,6 +57,28 @@ def solve_spec(rules: Rules, spec: RunSpec, *, store: str | Path = DEFAULT_STORE
     return store_rows(rules, result, verify, spec.spans), result
 
 
+def stored_deals(rules: Rules, params: dict[str, Any], deals: Sequence[int], seed: int = 0, source: str = "default",
+                 *, store: str | Path = DEFAULT_STORE, **_: Any) -> list[int]:
+    """The deals of ``deals`` whose solve with ``params`` the store holds, by its chunk files' names (nothing is
+    read or played): what a solve of them that was interrupted finished, which `solve_scattered` then reads back
+    without playing. Options other than ``store`` are `solve_spec`'s and change nothing here."""
+    from studies.files import StoreError
+    from studies.spec import check_spec, run_labels
+    from studies.store import Store
+
+    spec = RunSpec.over(rules, solver_spec(params), deals, seed=seed, source=source)
+    key = run_labels(spec, check_spec(spec, None, None, "loky")).key.hash
+    held: set[int] = set()
+    try:
+        st = Store(store)
+        for lo, hi in spec.spans:  # a chunk file lies inside one span: every deal of it is one of ``deals``
+            for c in st.chunk_files(key, lo, hi):
+                held.update(range(max(c.first, lo), min(c.last, hi) + 1))
+    except StoreError:  # a store that cannot be listed holds nothing this can vouch for
+        return []
+    return [d for d in deals if d in held]
+
+
 def retry_unknown(rules: Rules, rows: list[dict[str, Any]], params: dict[str, Any], seed: int = 0,
                   source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], int]:
     """Solve again, with ``params`` (a bigger budget), only the deals ``rows`` leave unknown.

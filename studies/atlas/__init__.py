@@ -13,13 +13,19 @@ widen the interval instead of being dropped; its ``timeout`` counts the unknown 
 Files written before the ``timeout`` column existed read with that count as None (not recorded), never as 0. A
 row whose verdicts were taken from another atlas (``atlas --reuse``) names it in ``reused``: that folder and a digest
 of the summary row and deal file taken.
+
+A row may be written partway up its ladder (`studies.atlas.climbing`): a deal's ``rung`` is the rung that decided it
+or, for an unknown deal, the highest rung it has been through, and the row's ``budgets`` name the rungs its climb
+has begun. Its ``climbed`` is the rung every unknown deal has been through (the lowest ``rung`` of its unknown
+deals; the top rung of its budgets when none is unknown): how far the climb has gone. Files written before that
+column read with it as None (not recorded); their deals' rungs say the same.
 `check_atlas` recounts every row from its deal file.
 
 An atlas's files are read strictly (`read_summary`, `read_deals`): a file that is damaged, not what its name says, a
 link or not a file is one `AtlasFileError` line naming it, never a traceback. The atlas shipped with the toolkit is
 package data of this package, found with importlib.resources wherever the user stands (`shipped`); the escalation
 ladder that computes an atlas (`studies.atlas.ladder`), the reuse of one already written (`studies.atlas.reuse`),
-its writing (`studies.atlas.writing`), its checking by sample (`studies.atlas.verify`) and its look-up
+a row's climb written as it goes (`studies.atlas.climbing`), its writing (`studies.atlas.writing`), its checking by sample (`studies.atlas.verify`) and its look-up
 (`studies.atlas.lookup`) are the package's modules.
 """
 
@@ -41,7 +47,8 @@ from studies.stats import win_rate_interval
 
 SUMMARY = "summary.csv"
 SUMMARY_COLUMNS = ("variant", "fingerprint", "source", "seed", "first", "last", "deals", "won", "lost", "unknown",
-                   "timeout", "win_rate", "ci_low", "ci_high", "solver_version", "budgets", "clairvoyant", "command", "reused")
+                   "timeout", "win_rate", "ci_low", "ci_high", "solver_version", "budgets", "clairvoyant", "command", "reused",
+                   "climbed")
 VERDICTS = ("won", "lost", "unknown")
 INTEGER_COLUMNS = ("seed", "first", "last", "deals", "won", "lost", "unknown")
 FLOAT_COLUMNS = ("win_rate", "ci_low", "ci_high")
@@ -50,7 +57,9 @@ TIMEOUT = "timeout"
 row marks one."""
 REUSED = "reused"
 """The summary column naming the atlas a row's verdicts were taken from (empty: computed by its command)."""
-OPTIONAL_COLUMNS = (TIMEOUT, REUSED)
+CLIMBED = "climbed"
+"""The summary column of the rung every unknown deal of the row has been through (see `climbed`)."""
+OPTIONAL_COLUMNS = (TIMEOUT, REUSED, CLIMBED)
 """Summary columns that older atlases lack: read as None."""
 DEAL_COLUMNS = ("deal", "verdict", "nodes", "rung")
 """The columns every deal file has (``timeout`` came later)."""
@@ -140,12 +149,28 @@ def counts(table: pa.Table) -> dict[str, int | None]:
             **{v: tally.get(v, 0) for v in VERDICTS}, TIMEOUT: stopped}
 
 
+def top_rung(budgets: str) -> int:
+    """The highest rung a summary row's ``budgets`` (``0: ...; 1: ...``) name: the last its climb has begun."""
+    return len(str(budgets).split("; ")) - 1
+
+
+def climbed(table: pa.Table, budgets: str) -> int:
+    """The rung every unknown deal of a deal table has been through: the lowest ``rung`` of its unknown deals, or the
+    top rung of ``budgets`` (its row's) when none is unknown. A climb resumed from the table starts above it."""
+    import pyarrow.compute as pc
+
+    unknown = table.column("rung").filter(pc.equal(table.column("verdict").cast(pa.string()), "unknown"))
+    lowest = pc.min(unknown).as_py()
+    return top_rung(budgets) if lowest is None else min(int(lowest), top_rung(budgets))
+
+
 def summary_row(table: pa.Table, **labels: Any) -> dict[str, Any]:
     """The summary row of a deal table; ``labels`` give variant, fingerprint, source, seed, solver_version, budgets,
-    clairvoyant and command."""
+    clairvoyant and command (and ``climbed`` follows from the budgets: none without them)."""
     c = counts(table)
     low, high = interval(c["won"], c["unknown"], c["deals"])
-    return {**labels, **c, "win_rate": c["won"] / c["deals"], "ci_low": low, "ci_high": high}
+    reached = climbed(table, labels["budgets"]) if "budgets" in labels else None
+    return {**labels, **c, "win_rate": c["won"] / c["deals"], "ci_low": low, "ci_high": high, CLIMBED: reached}
 
 
 def merge_summary(rows: list[dict[str, Any]], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -155,8 +180,8 @@ def merge_summary(rows: list[dict[str, Any]], new: dict[str, Any]) -> list[dict[
 
 
 def read_summary(path: Path) -> list[dict[str, Any]]:
-    """The rows of a summary CSV (none when there is no file), numbers as numbers; ``timeout`` and ``reused`` are None
-    where the file has no such column or the row leaves it empty. A file that is not a summary, or a row that is
+    """The rows of a summary CSV (none when there is no file), numbers as numbers; ``timeout``, ``reused`` and
+    ``climbed`` are None where the file has no such column or the row leaves it empty. A file that is not a summary, or a row that is
     not one (a field missing or extra, a count that is not a whole number 0..2**63-1, a rate that is not a number
     0..1), is an `AtlasFileError` naming the file and line."""
     if not path.exists() and not path.is_symlink():
@@ -182,7 +207,7 @@ def _summary_values(path: Path, line: int, r: dict[str | None, Any]) -> dict[str
     if None in r or any(v is None for v in r.values()):
         raise AtlasFileError(f"{where}: a row with {'more' if None in r else 'fewer'} fields than the header")
     row: dict[str, Any] = dict(r)
-    for key in (*INTEGER_COLUMNS, *((TIMEOUT,) if row.get(TIMEOUT) else ())):
+    for key in (*INTEGER_COLUMNS, *(k for k in (TIMEOUT, CLIMBED) if row.get(k))):
         text = str(row[key]).strip()
         if not (text.isdigit() and text.isascii() and len(text) <= 19 and int(text) <= MAX_COUNT):
             raise AtlasFileError(f"{where}: {key} {quoted(text)} is not a whole number 0..{MAX_COUNT}")
@@ -198,8 +223,8 @@ def _summary_values(path: Path, line: int, r: dict[str | None, Any]) -> dict[str
             raise AtlasFileError(f"{where}: {key} {quoted(r[key])} is not a rate 0..1")
     if Path(row["variant"]).name != row["variant"] or not row["variant"]:
         raise AtlasFileError(f"{where}: variant {quoted(row['variant'])} is not a name a deal file can have")
-    row.setdefault(TIMEOUT, None)
-    row[TIMEOUT] = row[TIMEOUT] if row[TIMEOUT] != "" else None
+    for key in (TIMEOUT, CLIMBED):
+        row[key] = row[key] if row.get(key, "") != "" else None
     row[REUSED] = row.get(REUSED) or None
     return row
 
@@ -285,8 +310,11 @@ def check_atlas(folder: Path) -> list[str]:
 
 def row_problems(folder: Path, row: dict[str, Any]) -> list[str]:
     """What disagrees between one summary ``row`` of the atlas at ``folder`` and its deal file (counts, range, rate,
-    interval, deals repeated or out of order) and, for PySolFC numbering, its not-winnable list. Empty when they
-    agree; a deal file that cannot be read is one problem."""
+    interval, deals repeated or out of order, a rung above those its budgets name, how far it has climbed where
+    recorded) and, for PySolFC numbering, its not-winnable list. Empty when they agree; a deal file that cannot be
+    read is one problem."""
+    import pyarrow.compute as pc
+
     problems = []
     name = deals_file(row["variant"], row["source"])
     try:
@@ -296,10 +324,13 @@ def row_problems(folder: Path, row: dict[str, Any]) -> list[str]:
     deals = table.column("deal").to_pylist()
     if deals != sorted(set(deals)):
         problems.append(f"{name}: deals not sorted and unique")
-    expected = summary_row(table)
-    for key in ("first", "last", "deals", *VERDICTS, TIMEOUT):
+    expected = summary_row(table, budgets=row["budgets"])
+    for key in ("first", "last", "deals", *VERDICTS, TIMEOUT, *((CLIMBED,) if row.get(CLIMBED) is not None else ())):
         if row[key] != expected[key]:
             problems.append(f"{name}: summary {key} {_recorded(row[key])}, rows {_recorded(expected[key])}")
+    highest = pc.max(table.column("rung")).as_py()
+    if highest is not None and highest > top_rung(row["budgets"]):
+        problems.append(f"{name}: a deal at rung {highest}, above the rungs 0-{top_rung(row['budgets'])} its budgets name")
     for key in FLOAT_COLUMNS:
         if not math.isclose(row[key], expected[key], rel_tol=1e-9, abs_tol=1e-12):
             problems.append(f"{name}: summary {key} {row[key]}, rows {expected[key]}")

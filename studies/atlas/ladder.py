@@ -12,17 +12,29 @@ The default rungs' budgets come from the deals the default budget leaves open (d
 the free-parking relaxation with 20,000,000 states proves PySol's Baker's Dozen 417 lost (19.2 million states);
 the layered prover proves good-measure deals lost that no search decides (1175 in 9.9 million positions). Their
 seconds are safety caps far above what the budgets take on a quiet machine; a deal a cap stops is a ``timeout``.
+
+A climb can stop partway and lose nothing it finished: a ``checkpoint`` is handed the rows after every rung that
+solved something and, on Ctrl-C, after reading back from the store the deals the interrupted rung had finished
+(each then records that rung); a ``deadline`` stops the climb above rung 0 the same way, then returns what it
+reached (`reached`), so that the row is written and a later climb (`atlas --reuse`) goes on from there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from sim.errors import UserError, quoted
 from sim.rules import Rules
-from studies.solving import solve_again, solve_deals
+from studies.solving import solve_again, solve_deals, stored_deals
+
+Checkpoint = Callable[[list[dict[str, Any]], int], None]
+"""What a climb hands its rows to after each rung and when stopped: the rows, and the highest rung begun."""
 
 
 def _relaxation_applies(rules: Rules) -> bool:
@@ -130,13 +142,27 @@ class RungReport:
     left: int = 0
     skipped: bool = False
     reused: bool = False
+    untried: int = 0
+    """Deals the rung was to try when the deadline stopped the climb (they stay at the rung below)."""
 
     def line(self) -> str:
         """One line for the summary."""
         if self.skipped:
             return f"rung {self.rung} ({self.budget}): skipped, its stage does not apply to these rules"
         return (f"rung {self.rung} ({self.budget}): {self.tried:,} deal(s), won {self.won:,}, lost {self.lost:,}, "
-                f"left unknown {self.left:,}" + (" (as the atlas reused ran it)" if self.reused else ""))
+                f"left unknown {self.left:,}" + (" (as the atlas reused ran it)" if self.reused else "")
+                + (f"; {self.untried:,} not tried yet (the time given ran out)" if self.untried else ""))
+
+
+def reached(reports: list[RungReport]) -> int:
+    """The highest rung a climb that made ``reports`` began (one the deadline stopped before it tried a deal is not
+    begun): the last rung its row's budgets name."""
+    return max(r.rung for r in reports if r.tried or not r.untried)
+
+
+def stopped(reports: list[RungReport]) -> bool:
+    """Whether the deadline stopped the climb that made ``reports`` before the top of its ladder."""
+    return any(r.untried for r in reports)
 
 
 def rung_strategies(rules: Rules, base: dict[str, Any], rungs: tuple[Rung, ...]) -> list[Any]:
@@ -158,34 +184,84 @@ def rung_report(i: int, rung: Rung, base: dict[str, Any], rows: list[dict[str, A
 
 
 def escalate(rules: Rules, base: dict[str, Any], first: int, last: int, seed: int = 0, source: str = "default",
-             rungs: tuple[Rung, ...] = LADDER, **options: Any) -> tuple[list[dict[str, Any]], list[RungReport], Any]:
+             rungs: tuple[Rung, ...] = LADDER, checkpoint: Checkpoint | None = None, deadline: float | None = None,
+             **options: Any) -> tuple[list[dict[str, Any]], list[RungReport], Any]:
     """Solve deals first..last with rung 0 (``base`` with its parameters), then each later rung on the deals the
-    rung below left unknown; the rows (sorted by deal, each with the ``rung`` that gave its verdict), what each
-    rung did, and rung 0's run summary. ``options`` go to `solve_deals` (store, jobs, verify, ...)."""
+    rung below left unknown (`climb`, with ``checkpoint`` and ``deadline``); the rows (sorted by deal, each with the
+    ``rung`` that gave its verdict), what each rung did, and rung 0's run summary. ``options`` go to `solve_deals`
+    (store, jobs, verify, ...)."""
     rows, result = solve_deals(rules, {**base, **rungs[0].params}, first, last, seed, source, **options)
     for r in rows:
         r["rung"] = 0
     first_rung = rung_report(0, rungs[0], base, rows)
-    rows, reports = climb(rules, base, rows, rungs, 1, seed, source, **options)
+    if checkpoint is not None and len(rungs) > 1:
+        checkpoint(rows, 0)
+    rows, reports = climb(rules, base, rows, rungs, 1, seed, source, checkpoint, deadline, **options)
     return rows, [first_rung, *reports], result
 
 
 def climb(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], rungs: tuple[Rung, ...], start: int,
-          seed: int = 0, source: str = "default", **options: Any) -> tuple[list[dict[str, Any]], list[RungReport]]:
-    """Run rungs ``start`` and up on ``rows`` (each with the ``rung`` that decided it, or the last that tried it):
-    each rung on the deals still unknown that no rung as high has tried; the rows and what each of these rungs did.
-    ``options`` go to `solve_deals`."""
+          seed: int = 0, source: str = "default", checkpoint: Checkpoint | None = None, deadline: float | None = None,
+          **options: Any) -> tuple[list[dict[str, Any]], list[RungReport]]:
+    """Run rungs ``start`` and up on ``rows`` (each with the ``rung`` that decided it, or the highest that tried
+    it): each rung on the deals still unknown that no rung as high has tried; the rows and what each of these rungs
+    did. After a rung below the top that solved something, ``checkpoint`` gets the rows. On Ctrl-C in a rung, the
+    deals it finished are read back from the store and recorded at that rung, ``checkpoint`` gets the rows, and the
+    interruption goes on up; when `time.monotonic` passes ``deadline`` the climb stops the same way but returns,
+    its last report counting the deals not tried (`stopped`). ``options`` go to `solve_deals`."""
     reports = []
     for i, rung in enumerate(rungs[start:], start=start):
+        budget, params = Rung({**base, **rung.params}).budget, {**base, **rung.params}
         if rung.applies is not None and not rung.applies(rules):
-            reports.append(RungReport(i, Rung({**base, **rung.params}).budget, skipped=True))
+            reports.append(RungReport(i, budget, skipped=True))
             continue
-        below = {r["deal"] for r in rows if r["verdict"] == "unknown" and r["rung"] < i}
+        below = sorted(r["deal"] for r in rows if r["verdict"] == "unknown" and r["rung"] < i)
         if not below:
-            reports.append(RungReport(i, Rung({**base, **rung.params}).budget))
+            reports.append(RungReport(i, budget))
             continue
-        rows, retried = solve_again(rules, rows, sorted(below), {**base, **rung.params}, seed, source, **options)
+        if deadline is not None and time.monotonic() >= deadline:
+            reports.append(RungReport(i, budget, untried=len(below)))
+            return rows, reports
+        try:
+            with _alarm(deadline):
+                rows, retried = solve_again(rules, rows, below, params, seed, source, **options)
+        except KeyboardInterrupt:  # the runner's `RunInterrupted`, or the alarm just after the runner returned
+            if checkpoint is None and deadline is None:
+                raise
+            done = stored_deals(rules, params, below, seed, source, **options)
+            rows, retried = solve_again(rules, rows, done, params, seed, source, **options) if done else (rows, [])
+            for r in retried:
+                r["rung"] = i
+            if deadline is None or time.monotonic() < deadline:  # Ctrl-C, not the deadline
+                if checkpoint is not None:
+                    checkpoint(rows, i if retried else i - 1)
+                raise
+            reports.append(rung_report(i, rung, base, retried))
+            reports[-1].untried = len(below) - len(retried)
+            return rows, reports
         for r in retried:
             r["rung"] = i
         reports.append(rung_report(i, rung, base, retried))
+        if checkpoint is not None and i < len(rungs) - 1:
+            checkpoint(rows, i)
     return rows, reports
+
+
+@contextmanager
+def _alarm(deadline: float | None) -> Iterator[None]:
+    """Within the block, interrupt this process as Ctrl-C does when `time.monotonic` reaches ``deadline`` (main thread
+    only: elsewhere the deadline is looked at between rungs)."""
+    if deadline is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 1e-3))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)

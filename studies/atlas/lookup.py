@@ -25,7 +25,8 @@ class AtlasLookupError(UserError):
 def look_up(folder: Path, variant: str, source: str = "default", deal: int | None = None,
             listing: str | None = None) -> dict[str, Any]:
     """What the atlas at ``folder`` says of ``variant`` (a preset name or alias) in numbering ``source``: its row's
-    counts, win rate and interval, the winnable fraction's bounds (won, and won or unknown, of its deals), and with
+    counts, win rate and interval, the winnable fraction's bounds (won, and won or unknown, of its deals), its top
+    rung (``rungs``) and the rung every unknown deal has been through (``climbed``; None in older files), and with
     ``deal`` that deal's verdict, the rung that gave it and its nodes; with ``listing`` ("lost" or "unknown") the
     deals of that verdict (as ``lost_deals`` or ``unknown_deals``). Nothing here imports pandas."""
     import numpy as np
@@ -54,7 +55,8 @@ def look_up(folder: Path, variant: str, source: str = "default", deal: int | Non
         "deals": n, "won": row["won"], "lost": row["lost"], "unknown": row["unknown"], "win_rate": row["win_rate"],
         "ci_low": row["ci_low"], "ci_high": row["ci_high"], "winnable_low": row["won"] / n if n else None,
         "winnable_high": (row["won"] + row["unknown"]) / n if n else None, "clairvoyant": row["clairvoyant"] == "True",
-        "budgets": row["budgets"], "command": row["command"], "reused": row.get(files.REUSED)}
+        "budgets": row["budgets"], "command": row["command"], "reused": row.get(files.REUSED),
+        "rungs": files.top_rung(row["budgets"]), "climbed": row.get(files.CLIMBED)}
     if deal is None and listing is None:
         return answer
     table = files.read_deals(folder, rules.name, source, ("deal", "verdict", "nodes", "rung", files.TIMEOUT))

@@ -13,16 +13,23 @@ Otherwise the command stops before any work, saying which of these differs. A fi
 passes the first checks but not the sample once enough of its deals are forged; the row written says where its
 verdicts came from (`provenance`: the source folder and a digest of the row and deal file taken, and ``--reuse`` in
 its command), so it never passes for a row computed from scratch. The reused wins are not replayed: the deal file
-keeps no lines (the referee checked each when it was solved)."""
+keeps no lines (the referee checked each when it was solved).
+
+Several atlases can be reused at once (`take`, then `vouch`), each checked so: the machines of a climb split by deal range each
+write their own folder, and one command reusing them all writes the whole row. A deal two of them hold is taken from
+the one that climbed it further (a verdict before an unknown, a higher rung before a lower); two verdicts that differ
+refuse both."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sim.errors import UserError, quoted
 from sim.rules import Rules
-from studies.atlas.ladder import Rung, RungReport
+from studies.atlas.ladder import Checkpoint, Rung, RungReport
 
 
 class AtlasReuseError(UserError):
@@ -90,11 +97,69 @@ def provenance(folder: Path, rules: Rules, source: str) -> str:
     return f"{folder} sha256:{digest.hexdigest()[:16]}"
 
 
+@dataclass
+class Taken:
+    """What `take` took from the atlases reused: their rows merged (one a deal, sorted: `merged`), how many rungs the
+    furthest of them began, where they came from (`provenance` of each, "; " between) and each one's own rows."""
+
+    rows: list[dict[str, Any]]
+    ran: int
+    provenance: str
+    sources: list[tuple[Path, list[dict[str, Any]]]]
+
+
+def take(folders: Sequence[Path], rules: Rules, source: str, seed: int, first: int, last: int, solver_version: str,
+         budget_line: str) -> Taken:
+    """The verdicts of deals first..last that the atlases at ``folders`` hold, once each has passed `reused_rows`'s
+    checks; nothing is solved (`vouch` solves their samples). An `AtlasReuseError` names the first that fails."""
+    found = [reused_rows(f, rules, source, seed, first, last, solver_version, budget_line) for f in folders]
+    sources = [(f, rows) for f, (rows, _) in zip(folders, found, strict=True)]
+    where = "; ".join(provenance(f, rules, source) for f in folders)  # before anything is written: --out may be one
+    return Taken(merged(sources), max(ran for _, ran in found), where, sources)
+
+
+def vouch(taken: Taken, rules: Rules, source: str, seed: int, rung0: dict[str, Any], **options: Any) -> list[str]:
+    """Solve again a random sample of each reused atlas's decided deals with ``rung0`` (the command's rung 0
+    parameters; ``options`` go to `studies.solving.solve_scattered`): each one's check as a line, or an
+    `AtlasReuseError` naming the first that a deal contradicts."""
+    import pyarrow as pa
+
+    from studies.atlas.verify import check_sample
+
+    lines = []
+    for folder, rows in taken.sources:
+        table = pa.Table.from_pylist([{k: r[k] for k in ("deal", "verdict", "rung")} for r in rows])
+        check = check_sample(rules, {"variant": rules.name, "source": source, "seed": seed}, table, params=rung0,
+                             **options)
+        if check.disagreements:
+            raise AtlasReuseError(f"--reuse {quoted(str(folder))}: not reused: {check.line()}")
+        lines.append(f"--reuse {folder}: {check.line()}")
+    return lines
+
+
+def merged(sources: list[tuple[Path, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """The rows of several reused atlases as one, a row a deal: where two hold a deal, the one that climbed it further
+    (a verdict before an unknown, then the higher rung). Two verdicts that differ are an `AtlasReuseError`."""
+    best: dict[int, tuple[Path, dict[str, Any]]] = {}
+    for folder, rows in sources:
+        for r in rows:
+            held = best.get(r["deal"])
+            if held is None:
+                best[r["deal"]] = (folder, r)
+                continue
+            there, old = held
+            if "unknown" not in (old["verdict"], r["verdict"]) and old["verdict"] != r["verdict"]:
+                raise AtlasReuseError(f"--reuse {quoted(str(there))} and {quoted(str(folder))}: deal {r['deal']} is "
+                                      f"{old['verdict']} in one, {r['verdict']} in the other; neither is reused")
+            if (r["verdict"] != "unknown", r["rung"]) > (old["verdict"] != "unknown", old["rung"]):
+                best[r["deal"]] = (folder, r)
+    return [best[d][1] for d in sorted(best)]
+
+
 def uncovered(rows: list[dict[str, Any]], first: int, last: int) -> list[int]:
-    """The deals of first..last that ``rows`` (a reused atlas's, a range of consecutive deals) do not hold."""
-    if not rows:
-        return list(range(first, last + 1))
-    return [*range(first, rows[0]["deal"]), *range(rows[-1]["deal"] + 1, last + 1)]
+    """The deals of first..last that ``rows`` (those of the atlases reused) do not hold."""
+    held = {r["deal"] for r in rows}
+    return [d for d in range(first, last + 1) if d not in held]
 
 
 def reused_reports(rows: list[dict[str, Any]], rungs: tuple[Rung, ...], ran: int, rules: Rules,
@@ -114,11 +179,12 @@ def reused_reports(rows: list[dict[str, Any]], rungs: tuple[Rung, ...], ran: int
 
 
 def climb_reused(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]], ran: int, first: int, last: int,
-                 rungs: tuple[Rung, ...], seed: int = 0, source: str = "default",
-                 **options: Any) -> tuple[list[dict[str, Any]], list[RungReport]]:
-    """Deals first..last decided from the reused ``rows`` (whose row ran ``ran`` rungs): the deals outside them
-    through rung 0, then every deal still open through the rungs above; the rows and what each rung did (the reused
-    rungs marked so). ``options`` go to `studies.solving.solve_deals`."""
+                 rungs: tuple[Rung, ...], seed: int = 0, source: str = "default", checkpoint: Checkpoint | None = None,
+                 deadline: float | None = None, **options: Any) -> tuple[list[dict[str, Any]], list[RungReport]]:
+    """Deals first..last decided from the reused ``rows`` (whose row began ``ran`` rungs): the deals outside them
+    through rung 0, then every deal still open through the rungs above, each from the rung after the one it has been
+    through (`studies.atlas.ladder.climb`, with ``checkpoint`` and ``deadline``); the rows and what each rung did (the
+    reused rungs marked so). ``options`` go to `studies.solving.solve_deals`."""
     from studies.atlas.ladder import climb, rung_report
     from studies.solving import solve_scattered
 
@@ -130,5 +196,7 @@ def climb_reused(rules: Rules, base: dict[str, Any], rows: list[dict[str, Any]],
             r["rung"] = 0
         reports.append(rung_report(0, rungs[0], base, new))
         rows = sorted([*rows, *new], key=lambda r: r["deal"])
-    rows, climbed = climb(rules, base, rows, rungs, 1, seed, source, **options)
-    return rows, reports + [r for r in climbed if r.rung >= ran or r.tried]  # not the reused rungs again, idle
+        if checkpoint is not None:
+            checkpoint(rows, 0)
+    rows, climbed = climb(rules, base, rows, rungs, 1, seed, source, checkpoint, deadline, **options)
+    return rows, reports + [r for r in climbed if r.rung >= ran or r.tried or r.untried]  # not reused rungs again, idle

@@ -143,10 +143,12 @@ def _write_atomically(path: Path, write: Callable[[Path], None]) -> None:
 
 
 def write_variant(out: Path, rules: Rules, source: str, seed: int, rows: list[dict[str, Any]], budget_line: str,
-                  solver_version: str, command: str, reused: str | None = None, force: bool = False) -> dict[str, Any]:
+                  solver_version: str, command: str, reused: str | None = None, force: bool = False,
+                  checkpoint: bool = False) -> dict[str, Any] | None:
     """Write one variant's deal file (and, for PySolFC numbering, its not-winnable list) and merge its summary row
     into ``out``'s summary, all under the folder's lock; the row written. ``reused`` names the atlas its verdicts
-    were taken from (`studies.atlas.reuse.provenance`)."""
+    were taken from (`studies.atlas.reuse.provenance`). A ``checkpoint`` (a climb's row partway) that would replace
+    a row knowing more is not written (None): the climb's later rows may know as much."""
 
     table = files.deal_table(rows)
     row = files.summary_row(table, variant=rules.name, fingerprint=rules.fingerprint, source=source,
@@ -157,8 +159,10 @@ def write_variant(out: Path, rules: Rules, source: str, seed: int, rows: list[di
             left.unlink(missing_ok=True)
         summary = files.read_summary(out / files.SUMMARY)
         if not force:
-            _refuse_loss(out, _row_of(summary, rules.name, source),
-                         Planned(rules.name, source, row["first"], row["last"], rungs_run(row)))
+            planned = Planned(rules.name, source, row["first"], row["last"], rungs_run(row))
+            if checkpoint and loss(_row_of(summary, rules.name, source), planned):
+                return None
+            _refuse_loss(out, _row_of(summary, rules.name, source), planned)
         _write_atomically(out / files.deals_file(rules.name, source), lambda tmp: files.write_deals(table, tmp))
         if source == "pysol":
             _write_atomically(out / files.not_winnable_file(rules.name),
