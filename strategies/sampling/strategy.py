@@ -184,6 +184,7 @@ from sim.rng import nb_mix64
 from sim.rules import FOUND_SUIT, Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, StrategyError, _Undecided
 from strategies.greedy import greedy_policy
+from strategies.sampling.bandit import EXACT_MAX, by_bandit, exact_layouts, visible_key
 from strategies.sampling.draw import draw_completion
 from strategies.sampling.keep import (
     KEEP_LOST,
@@ -216,7 +217,7 @@ POLICY_SAMPLING = POLICY_WORK + 1
 """The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
 at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
 (SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_PLANS, SP_UNIT, SP_LATE_HIDDEN,
- SP_LATE_NODES, SP_SIZE) = range(11)
+ SP_LATE_NODES, SP_BANDIT, SP_ROUNDS, SP_ROUND_SAMPLES, SP_EXACT_HIDDEN, SP_SIZE) = range(15)
 TIEBREAKS = ("length", "nodes")
 """Values of the ``tiebreak`` parameter, by their code in ``SP_TIEBREAK``."""
 TIE_NODES = TIEBREAKS.index("nodes")
@@ -234,23 +235,6 @@ KEEP_BASE = PLAN_BASE + PLAN_SLOTS
 def scratch_size(rules: Rules, samples: int) -> int:
     """Scratch slots of a game of ``rules`` with ``samples`` completions kept."""
     return KEEP_BASE + keep_size(rules.columns, samples)
-
-
-@nb.njit(cache=True)
-def visible_key(st, prm):  # noqa: ANN001, ANN201 (numba)
-    """A nonzero 63-bit key of what a player sees: face-up cards by pile and place, face-down counts, foundations."""
-    P = prm[P_PILES]
-    total = np.uint64(0)
-    for p in range(P):
-        d = np.int64(st[down_at(P, p)])
-        lin = np.uint64(p + 1) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(d) * np.uint64(0xBF58476D1CE4E5B9)
-        base = pile_base(prm, p)
-        for i in range(d, np.int64(st[p])):
-            lin += nb_mix64(np.uint64(np.int64(st[base + i]) * 64 + i + 1))
-        total += nb_mix64(lin)
-    for f in range(4):
-        total += nb_mix64(np.uint64(np.int64(st[fheight_at(P, f)]) + 16 * f + 7))
-    return np.int64(total >> np.uint64(1)) | 1
 
 
 @nb.njit(cache=True)
@@ -359,6 +343,22 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     budget = scfg[SP_LATE_NODES] if hidden <= scfg[SP_LATE_HIDDEN] else scfg[SP_SAMPLE_NODES]
     if i >= 0:
         _advance(status, lines, llen, moves[i], samples, prm, shift, tline, mbuf)
+    elif scfg[SP_BANDIT] != 0 and hidden <= scfg[SP_EXACT_HIDDEN]:  # every arrangement of the hidden cards
+        lay, wts = exact_layouts(st, prm)
+        L = lay.shape[0]
+        est = np.zeros(L, dtype=np.int64)
+        ell = np.zeros(L, dtype=np.int64)
+        eln = np.empty((L, LINE_SLOTS), dtype=np.int64)
+        i = by_bandit(st, prm, moves, n, cfg, work, budget, scfg[SP_UNIT], scfg[SP_CANDIDATES], shift, scfg[SP_ROUNDS],
+                      scfg[SP_ROUND_SAMPLES], True, rng, scratch, lay, wts, est, eln, ell, mbuf, plan, pool)
+        for j in range(S):  # the drawn completions are not used from here on (nothing more is hidden later)
+            if status[j] != KEEP_LOST:
+                status[j] = KEEP_NONE
+                llen[j] = 0
+    elif scfg[SP_BANDIT] != 0:
+        i = by_bandit(st, prm, moves, n, cfg, work, budget, scfg[SP_UNIT], scfg[SP_CANDIDATES], shift, scfg[SP_ROUNDS],
+                      scfg[SP_ROUND_SAMPLES], False, rng, scratch, samples, np.ones(S, dtype=np.int64), status, lines,
+                      llen, mbuf, plan, pool)
     elif scfg[SP_PLANS] != 0:
         i = by_plans(st, prm, moves, n, cfg, sample_work(work, budget), budget, restart_unit(cfg, budget, scfg[SP_UNIT]),
                      scfg[SP_CANDIDATES], shift, rng, scratch, samples, status, lines, llen, mbuf, plan)
@@ -607,6 +607,16 @@ class SamplingStrategy(Strategy):
         "reveal": Param(bool, False, "among moves winning equally often, prefer one that turns a card up"),
         "plans": Param(bool, True, "compare plans (each winning line's moves up to its first card turned up) instead "
                        "of first moves, and play the chosen plan through to its reveal"),
+        "bandit": Param(bool, False, "compare the plans as decisions by successive halving (version 13, "
+                        "`strategies.sampling.bandit`): transpositions merged, the better half of the candidates "
+                        "scored again on fresh completions with more nodes, the hidden cards enumerated when few"),
+        "rounds": Param(int, 2, "with bandit: rounds of successive halving after the first comparison, each on "
+                        "fresh completions with twice the nodes", minimum=0, maximum=20),
+        "round_samples": Param(int, 0, "with bandit: fresh completions a later round draws (0: samples)", minimum=0,
+                               maximum=10_000),
+        "exact_hidden": Param(int, 3, f"with bandit: with at most this many cards face down, every arrangement of them "
+                              f"is a completion instead of the draws (at most {EXACT_MAX}; 0: never)", minimum=0,
+                              maximum=EXACT_MAX),
         "tt_mb": Param(float, 16.0, "transposition table size in MiB of the solver's search once nothing is hidden "
                        "(each completion's solve searches a window of it sized from sample_nodes)", minimum=0.01,
                        maximum=16384.0),
@@ -630,6 +640,12 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_UNIT] = self.params["sample_unit"]
         self._scfg[SP_LATE_HIDDEN] = self.params["late_hidden"]
         self._scfg[SP_LATE_NODES] = self.params["late_nodes"]
+        self._scfg[SP_BANDIT] = int(self.params["bandit"])
+        self._scfg[SP_ROUNDS] = self.params["rounds"]
+        self._scfg[SP_ROUND_SAMPLES] = self.params["round_samples"]
+        self._scfg[SP_EXACT_HIDDEN] = self.params["exact_hidden"]
+        if p["bandit"] and not p["plans"]:
+            raise StrategyError("strategy 'sampling': bandit compares plans; give it with plans=true")
         if p["plans"] and (p["tiebreak"] != "length" or p["reveal"]):
             raise StrategyError("strategy 'sampling': tiebreak and reveal order the move vote's ties; "
                                 "give them with plans=false")
