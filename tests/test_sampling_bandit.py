@@ -28,6 +28,8 @@ BANDIT = "sampling:samples=4,sample_nodes=300,candidates=4,bandit=true,rounds=2,
 """Successive halving on a small budget, two later rounds on fresh completions."""
 EXACT = BANDIT + ",exact_hidden=5"
 """The same with every arrangement of the hidden cards as completions once at most five are face down."""
+REVEALS = EXACT + ",reveals=true"
+"""The same with every move that turns a card up a candidate too."""
 
 
 def _few_hidden(rules, number: int, downs: dict[int, int]) -> Game:
@@ -150,7 +152,7 @@ def test_plans_in_two_move_orders_are_one_decision():
     pytest.skip("no two commuting moves before a reveal in these deals")
 
 
-@pytest.mark.parametrize("spec", (BANDIT, EXACT))
+@pytest.mark.parametrize("spec", (BANDIT, EXACT, REVEALS))
 @pytest.mark.parametrize("rules", (DICK, CASTLES), ids=lambda r: r.name)
 @pytest.mark.parametrize("table", ("deal", "few"))
 def test_bandit_decisions_and_kept_state_do_not_depend_on_the_face_down_cards(rules, spec, table):
@@ -183,7 +185,7 @@ def test_bandit_decisions_and_kept_state_do_not_depend_on_the_face_down_cards(ru
     assert steps > 5
 
 
-@pytest.mark.parametrize("spec", (BANDIT, EXACT))
+@pytest.mark.parametrize("spec", (BANDIT, EXACT, REVEALS))
 def test_bandit_tiers_agree_and_it_is_deterministic(spec):
     for rules, numbers in ((DICK, range(1, 4)), (CASTLES, range(1, 3))):
         for number in numbers:
@@ -197,3 +199,9 @@ def test_bandit_tiers_agree_and_it_is_deterministic(spec):
 def test_bandit_needs_plans():
     with pytest.raises(StrategyError, match="plans"):
         load_strategy("sampling:bandit=true,plans=false")
+
+
+def test_the_bandits_candidate_lines_are_counted_in_its_memory():
+    plain = sum(load_strategy("sampling:candidates=1000,samples=1000").memory_use(DICK).values())
+    bandit = sum(load_strategy("sampling:candidates=1000,samples=1000,bandit=true").memory_use(DICK).values())
+    assert bandit > plain + 1000 * 1000 * 320 * 8

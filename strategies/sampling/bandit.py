@@ -35,6 +35,16 @@ Here the same budget is spent where the choice is made:
    rounds then solve again, on a budget growing fourfold each round, only the
    arrangements a survivor left undecided.
 
+With ``reveals`` every move that turns a card up now is a candidate too (a
+one-move plan), after the plans the completions' winning lines make.
+
+Measured (`strategies.sampling.strategy`, version 13): none of this wins more
+than version 12's plan vote on the same budget. Merging and exact enumeration
+change almost no choice; the later rounds change many choices and win no more
+(the candidates that survive are near-equal under the clairvoyant solve that
+scores them: what is left is that solve's bias, not the noise of the samples);
+the extra reveals win fewer. It stays off by default.
+
 Only face-up cards, the foundations, the face-down counts and the completions
 are read.
 """
@@ -183,20 +193,21 @@ def _solve_after(sample, prm, pl, k, cfg, work, budget, unit, s2):  # noqa: ANN0
 
 
 @nb.njit(cache=True)
-def by_bandit(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rounds, round_samples, exact, rng,  # noqa: ANN001, ANN201, C901, PLR0912, PLR0915 (numba)
+def by_bandit(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rounds, round_samples, exact, reveals, rng,  # noqa: ANN001, ANN201, C901, PLR0912, PLR0915 (numba)
               scratch, samples, weights, status, lines, llen, mbuf, plan_block, pool):
     """Steps 1-3 of the module text on the completions ``samples`` (weighted by ``weights``) with what is kept of
     each (``status``, ``lines``, ``llen``). Returns the move's index (greedy's when no completion is won); leaves
     in those arrays each completion's status after the move, and in ``plan_block`` the rest of the chosen plan.
     ``work`` is the solver's whole work arrays (each solve takes its window, `sample_work`); ``budget`` the node
     budget of the first comparison; ``exact``: the completions are every arrangement (`exact_layouts`), so the later
-    rounds solve the undecided ones again instead of drawing new ones."""
+    rounds solve the undecided ones again instead of drawing new ones; ``reveals``: every move that turns a card up
+    is a candidate too (a one-move plan), after those the completions' lines make."""
     S = samples.shape[0]
     line = work[W_LINE]
-    plans = np.empty((S, LINE_SLOTS), dtype=np.int64)
-    plen = np.zeros(S, dtype=np.int64)
-    pkey = np.zeros(S, dtype=np.int64)
-    votes = np.zeros(S, dtype=np.int64)
+    plans = np.empty((S + n, LINE_SLOTS), dtype=np.int64)  # the decisions: the plans' and the reveals' own
+    plen = np.zeros(S + n, dtype=np.int64)
+    pkey = np.zeros(S + n, dtype=np.int64)
+    votes = np.zeros(S + n, dtype=np.int64)
     pid = np.full(S, -1, dtype=np.int64)  # completion j's decision, or -1 (no winning line)
     jplen = np.zeros(S, dtype=np.int64)  # length of completion j's own plan (a transposition of its decision's)
     wlen = np.zeros(S, dtype=np.int64)
@@ -246,6 +257,23 @@ def by_bandit(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rou
         jplen[j] = k
         votes[d] += weights[j]
     plan_block[0] = 0
+    if reveals and D > 0:  # every move that turns a card up now is a decision, won on a completion or not
+        s2 = np.empty(samples.shape[1], dtype=np.int8)
+        for a in range(n):
+            s2[:] = samples[0]
+            if apply_move(s2, prm, moves[a]) == 0:
+                continue
+            tmp[0] = moves[a]
+            key = plan_key(samples[0], prm, tmp, 1)
+            known = False
+            for d in range(D):
+                if pkey[d] == key:
+                    known = True
+            if not known:
+                plans[D, 0] = moves[a]
+                plen[D] = 1
+                pkey[D] = key
+                D += 1
     if D == 0:
         scratch[SCRATCH_NODES] += nodes
         scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
