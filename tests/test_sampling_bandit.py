@@ -64,7 +64,7 @@ def test_exact_layouts_are_every_arrangement_weighted_as_the_draw_deals_them(rul
         assert len(lay) == factorial(len(hidden)) and (wts == 1).all()
     else:
         # the draw deals the hidden kings of a pile under its others: a layout comes from C(d, kings) orders
-        for row, w in zip(lay, wts):
+        for row, w in zip(lay, wts, strict=True):
             expect = 1
             for p in downs:
                 cards = [int(row[E.pile_base(prm, p) + i]) for i in range(downs[p])]

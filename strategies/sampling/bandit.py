@@ -69,7 +69,7 @@ from sim.rng import nb_mix64
 from strategies.greedy import greedy_policy
 from strategies.sampling.draw import _fill, draw_completion
 from strategies.sampling.keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, cards_in_sight
-from strategies.sampling.plan import _starts_with, plan_of, shift_plan
+from strategies.sampling.plan import plan_of, shift_plan
 from strategies.sampling.solve import restart_unit, sample_work, solve_completion
 from strategies.solver.order import move_score
 from strategies.solver.search import S_LOST, S_WON, W_LINE

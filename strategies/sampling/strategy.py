@@ -211,17 +211,14 @@ from sim.engine import (
     SCRATCH_PROVEN,
     apply_move,
     down_at,
-    fheight_at,
     move_from,
     move_to,
-    pile_base,
     rule_params,
     top_card,
 )
 from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
-from sim.rng import nb_mix64
 from sim.rules import FOUND_SUIT, Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, StrategyError, _Undecided
 from strategies.greedy import greedy_policy
@@ -391,15 +388,16 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
         ell = np.zeros(L, dtype=np.int64)
         eln = np.empty((L, LINE_SLOTS), dtype=np.int64)
         i = by_bandit(st, prm, moves, n, cfg, work, budget, scfg[SP_UNIT], scfg[SP_CANDIDATES], shift, scfg[SP_ROUNDS],
-                      scfg[SP_ROUND_SAMPLES], True, scfg[SP_REVEALS] != 0, rng, scratch, lay, wts, est, eln, ell, mbuf, plan, pool)
+                      scfg[SP_ROUND_SAMPLES], True, scfg[SP_REVEALS] != 0, rng, scratch, lay, wts, est, eln, ell, mbuf,
+                      plan, pool)
         for j in range(S):  # the drawn completions are not used from here on (nothing more is hidden later)
             if status[j] != KEEP_LOST:
                 status[j] = KEEP_NONE
                 llen[j] = 0
     elif scfg[SP_BANDIT] != 0:
         i = by_bandit(st, prm, moves, n, cfg, work, budget, scfg[SP_UNIT], scfg[SP_CANDIDATES], shift, scfg[SP_ROUNDS],
-                      scfg[SP_ROUND_SAMPLES], False, scfg[SP_REVEALS] != 0, rng, scratch, samples, np.ones(S, dtype=np.int64), status, lines,
-                      llen, mbuf, plan, pool)
+                      scfg[SP_ROUND_SAMPLES], False, scfg[SP_REVEALS] != 0, rng, scratch, samples,
+                      np.ones(S, dtype=np.int64), status, lines, llen, mbuf, plan, pool)
     elif scfg[SP_PLANS] != 0:
         i = by_plans(st, prm, moves, n, cfg, sample_work(work, budget), budget, restart_unit(cfg, budget, scfg[SP_UNIT]),
                      scfg[SP_CANDIDATES], shift, rng, scratch, samples, status, lines, llen, mbuf, plan)
