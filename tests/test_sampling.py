@@ -257,6 +257,9 @@ def test_a_preset_sets_what_the_spec_does_not():
     assert load_strategy("sampling:samples=4").label == "sampling:samples=4"
     with pytest.raises(ValueError, match="preset"):
         load_strategy("sampling:preset=nonesuch")
+    strong = load_strategy("sampling:preset=strong")
+    assert strong.label == "sampling:preset=strong" and strong.params["samples"] == PRESETS["strong"]["samples"]
+    assert set(PRESETS) == {"default", "fast", "strong"}
 
 
 @pytest.mark.slow

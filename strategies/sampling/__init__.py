@@ -2,6 +2,7 @@
 
 `strategy` is the strategy and its compiled policy (the move vote); `draw` the
 completions of the hidden cards it draws; `plan` the plans it compares instead of first moves;
+`bandit` their comparison by successive halving (``bandit=true``);
 `keep` the completions it keeps from one decision to the next; `solve` one
 small solve of a completion.
 """

@@ -143,6 +143,47 @@ window (14 cards, 5,000 nodes) won no more. ``fast`` keeps ``late_hidden=0``
 (it won 182 of 2001-2600 with the late look and 181 without) and so plays as
 version 11's, move for move; so does ``late_hidden=0`` with any other setting.
 
+Version 13 adds the bandit over decisions (``bandit``, off by default, so
+the default and ``fast`` play as version 12's, move for move:
+`strategies.sampling.bandit`, issue 64): plans that are one decision reached in
+two move orders are merged; the budget is spent by successive halving (the
+better half of the candidates scored again, for ``rounds`` rounds, on
+``round_samples`` fresh completions with twice the nodes each round, every
+candidate on the same completions); with at most ``exact_hidden`` cards face
+down every arrangement of them is a completion, weighted as the draw deals it;
+with ``reveals`` every move that turns a card up is a candidate besides the
+winning lines' plans. Measured on development deals (dick-1883 2001-2150,
+default budget otherwise, side by side with version 12 in the same spell on a
+loaded machine: version 12 won 77 at 0.957 CPU s a deal, 506,540 nodes):
+
+- ``bandit=true,rounds=0`` (merging and exact enumeration of 3 cards only) won 76
+  at 0.872 s: it played as version 12 on all but one deal (0 won only by it, 1
+  only by version 12). Merged transpositions and the six arrangements of
+  the last three cards change almost no choice: the plans already are the
+  decisions;
+- with ``exact_hidden=4`` (24 arrangements) it won 76 at 0.859 s (the same
+  deals as ``rounds=0``);
+- one round of halving on 15 fresh completions (``rounds=1,round_samples=15``)
+  won 76 at 1.174 s, 726,517 nodes: it played otherwise in many deals (26 won
+  only by it, 27 only by version 12) and gained nothing. The further
+  completions choose another of the near-equal best plans, not a better one:
+  what is left is the bias of the clairvoyant solve after the reveal (strategy
+  fusion beyond the next card), not the noise of 30 samples;
+- ``reveals=true`` won 66 at 1.090 s (15 deals won only by it, 26 only by
+  version 12): a reveal no
+  winning line starts with is rarely the better move, and scoring it by the
+  clairvoyant solve makes it look better than it is.
+
+So no setting of the bandit reaches the issue's targets (dick-1883 default
+>= 55%, strong >= 65%, fast >= 35%), and it stays off. At a larger budget
+(60 samples of 400 nodes, late 5,000, 12 candidates) on deals 2001-2050 the
+plan vote won 34 at 4.06 CPU s a deal (2,577,907 nodes) and the bandit with
+two rounds and ``exact_hidden=4`` 32 at 10.29 s (6,912,678 nodes; 5 won only by
+it, 7 only by the plan vote), where the default won 29. That larger plan vote
+is the ``strong`` preset (version 13): on deals 2051-2100 it won 28 where
+the default won 30, so 62 of 100 against 59 in all, within the noise: no
+measured gain either (about 4 s a deal on the loaded machine).
+
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
 """
@@ -170,20 +211,18 @@ from sim.engine import (
     SCRATCH_PROVEN,
     apply_move,
     down_at,
-    fheight_at,
     move_from,
     move_to,
-    pile_base,
     rule_params,
     top_card,
 )
 from sim.game import Game, View
 from sim.notation import Move
 from sim.position import Position
-from sim.rng import nb_mix64
 from sim.rules import FOUND_SUIT, Rules
 from strategies.base import UNDECIDED, CompiledPolicy, Param, Strategy, StrategyError, _Undecided
 from strategies.greedy import greedy_policy
+from strategies.sampling.bandit import EXACT_MAX, by_bandit, exact_layouts, visible_key
 from strategies.sampling.draw import draw_completion
 from strategies.sampling.keep import (
     KEEP_LOST,
@@ -216,7 +255,7 @@ POLICY_SAMPLING = POLICY_WORK + 1
 """The policy's parameters (`pparams`) are the solver's (`POLICY_CONFIG`, `POLICY_WORK`) and,
 at ``POLICY_SAMPLING``, the sampling configuration (an int64 array of the ``SP_*`` slots)."""
 (SP_SAMPLES, SP_SAMPLE_NODES, SP_CANDIDATES, SP_TIEBREAK, SP_REVEAL, SP_SHIFT, SP_PLANS, SP_UNIT, SP_LATE_HIDDEN,
- SP_LATE_NODES, SP_SIZE) = range(11)
+ SP_LATE_NODES, SP_BANDIT, SP_ROUNDS, SP_ROUND_SAMPLES, SP_EXACT_HIDDEN, SP_REVEALS, SP_SIZE) = range(16)
 TIEBREAKS = ("length", "nodes")
 """Values of the ``tiebreak`` parameter, by their code in ``SP_TIEBREAK``."""
 TIE_NODES = TIEBREAKS.index("nodes")
@@ -234,23 +273,6 @@ KEEP_BASE = PLAN_BASE + PLAN_SLOTS
 def scratch_size(rules: Rules, samples: int) -> int:
     """Scratch slots of a game of ``rules`` with ``samples`` completions kept."""
     return KEEP_BASE + keep_size(rules.columns, samples)
-
-
-@nb.njit(cache=True)
-def visible_key(st, prm):  # noqa: ANN001, ANN201 (numba)
-    """A nonzero 63-bit key of what a player sees: face-up cards by pile and place, face-down counts, foundations."""
-    P = prm[P_PILES]
-    total = np.uint64(0)
-    for p in range(P):
-        d = np.int64(st[down_at(P, p)])
-        lin = np.uint64(p + 1) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(d) * np.uint64(0xBF58476D1CE4E5B9)
-        base = pile_base(prm, p)
-        for i in range(d, np.int64(st[p])):
-            lin += nb_mix64(np.uint64(np.int64(st[base + i]) * 64 + i + 1))
-        total += nb_mix64(lin)
-    for f in range(4):
-        total += nb_mix64(np.uint64(np.int64(st[fheight_at(P, f)]) + 16 * f + 7))
-    return np.int64(total >> np.uint64(1)) | 1
 
 
 @nb.njit(cache=True)
@@ -359,6 +381,23 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
     budget = scfg[SP_LATE_NODES] if hidden <= scfg[SP_LATE_HIDDEN] else scfg[SP_SAMPLE_NODES]
     if i >= 0:
         _advance(status, lines, llen, moves[i], samples, prm, shift, tline, mbuf)
+    elif scfg[SP_BANDIT] != 0 and hidden <= scfg[SP_EXACT_HIDDEN]:  # every arrangement of the hidden cards
+        lay, wts = exact_layouts(st, prm)
+        L = lay.shape[0]
+        est = np.zeros(L, dtype=np.int64)
+        ell = np.zeros(L, dtype=np.int64)
+        eln = np.empty((L, LINE_SLOTS), dtype=np.int64)
+        i = by_bandit(st, prm, moves, n, cfg, work, budget, scfg[SP_UNIT], scfg[SP_CANDIDATES], shift, scfg[SP_ROUNDS],
+                      scfg[SP_ROUND_SAMPLES], True, scfg[SP_REVEALS] != 0, rng, scratch, lay, wts, est, eln, ell, mbuf,
+                      plan, pool)
+        for j in range(S):  # the drawn completions are not used from here on (nothing more is hidden later)
+            if status[j] != KEEP_LOST:
+                status[j] = KEEP_NONE
+                llen[j] = 0
+    elif scfg[SP_BANDIT] != 0:
+        i = by_bandit(st, prm, moves, n, cfg, work, budget, scfg[SP_UNIT], scfg[SP_CANDIDATES], shift, scfg[SP_ROUNDS],
+                      scfg[SP_ROUND_SAMPLES], False, scfg[SP_REVEALS] != 0, rng, scratch, samples,
+                      np.ones(S, dtype=np.int64), status, lines, llen, mbuf, plan, pool)
     elif scfg[SP_PLANS] != 0:
         i = by_plans(st, prm, moves, n, cfg, sample_work(work, budget), budget, restart_unit(cfg, budget, scfg[SP_UNIT]),
                      scfg[SP_CANDIDATES], shift, rng, scratch, samples, status, lines, llen, mbuf, plan)
@@ -565,6 +604,7 @@ been measured for it."""
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
     "fast": {"samples": 10, "candidates": 5, "late_hidden": 0},
+    "strong": {"samples": 60, "sample_nodes": 400, "late_nodes": 5000, "candidates": 12},
 }
 """Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
 
@@ -577,7 +617,7 @@ class SamplingStrategy(Strategy):
     """Imagines the face-down cards several times, solves each, plays the move that wins most."""
 
     name: ClassVar[str] = "sampling"
-    version: ClassVar[str] = "12"
+    version: ClassVar[str] = "13"
     description: ClassVar[str] = ("draws completions of the face-down cards, solves them, and plays the move that wins "
                                   "in the most; plays as the solver once nothing is hidden")
     peeks: ClassVar[bool] = False
@@ -607,6 +647,18 @@ class SamplingStrategy(Strategy):
         "reveal": Param(bool, False, "among moves winning equally often, prefer one that turns a card up"),
         "plans": Param(bool, True, "compare plans (each winning line's moves up to its first card turned up) instead "
                        "of first moves, and play the chosen plan through to its reveal"),
+        "bandit": Param(bool, False, "compare the plans as decisions by successive halving (version 13, "
+                        "`strategies.sampling.bandit`): transpositions merged, the better half of the candidates "
+                        "scored again on fresh completions with more nodes, the hidden cards enumerated when few"),
+        "rounds": Param(int, 2, "with bandit: rounds of successive halving after the first comparison, each on "
+                        "fresh completions with twice the nodes", minimum=0, maximum=20),
+        "round_samples": Param(int, 0, "with bandit: fresh completions a later round draws (0: samples)", minimum=0,
+                               maximum=10_000),
+        "exact_hidden": Param(int, 3, f"with bandit: with at most this many cards face down, every arrangement of them "
+                              f"is a completion instead of the draws (at most {EXACT_MAX}; 0: never)", minimum=0,
+                              maximum=EXACT_MAX),
+        "reveals": Param(bool, False, "with bandit: every move that turns a card up is a candidate too, after the "
+                         "plans of the completions' winning lines"),
         "tt_mb": Param(float, 16.0, "transposition table size in MiB of the solver's search once nothing is hidden "
                        "(each completion's solve searches a window of it sized from sample_nodes)", minimum=0.01,
                        maximum=16384.0),
@@ -630,6 +682,13 @@ class SamplingStrategy(Strategy):
         self._scfg[SP_UNIT] = self.params["sample_unit"]
         self._scfg[SP_LATE_HIDDEN] = self.params["late_hidden"]
         self._scfg[SP_LATE_NODES] = self.params["late_nodes"]
+        self._scfg[SP_BANDIT] = int(self.params["bandit"])
+        self._scfg[SP_ROUNDS] = self.params["rounds"]
+        self._scfg[SP_ROUND_SAMPLES] = self.params["round_samples"]
+        self._scfg[SP_EXACT_HIDDEN] = self.params["exact_hidden"]
+        self._scfg[SP_REVEALS] = int(self.params["reveals"])
+        if p["bandit"] and not p["plans"]:
+            raise StrategyError("strategy 'sampling': bandit compares plans; give it with plans=true")
         if p["plans"] and (p["tiebreak"] != "length" or p["reveal"]):
             raise StrategyError("strategy 'sampling': tiebreak and reveal order the move vote's ties; "
                                 "give them with plans=false")
@@ -646,11 +705,15 @@ class SamplingStrategy(Strategy):
 
     def memory_use(self, rules: Rules) -> dict[str, int]:
         """The solver's tables (``tt_mb``; its other settings are this player's own) and, per decision, each
-        completion's position and three kept lines with the game's scratch (``samples``)."""
+        completion's position and three kept lines with the game's scratch (``samples``); with ``bandit``, each
+        candidate's kept lines on every completion."""
         use = self._solver.memory_use(rules)
         samples = self.params["samples"]
         position = int(rule_params(rules)[P_SIZE])
         use[f"samples={samples}"] = samples * (position + (3 * LINE_SLOTS + 8) * 8) + scratch_size(rules, samples) * 8
+        if self.params["bandit"]:  # each candidate's kept lines on every completion, and a later round's draws
+            cands, fresh = self.params["candidates"], self.params["round_samples"] or samples
+            use[f"bandit candidates={cands}"] = cands * samples * (LINE_SLOTS + 4) * 8 + fresh * position
         return use
 
     def _pparams(self, rules: Rules) -> tuple:
