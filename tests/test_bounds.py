@@ -145,8 +145,8 @@ BOUNDSCHECK = textwrap.dedent("""
 def test_the_grid_and_tall_layouts_under_numba_boundscheck(tmp_path):
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"),
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
-    # Compiling every kernel again with bounds checks takes about 5 minutes on 2 quiet cores; the limit leaves room for
-    # a loaded machine (at load 7 it ran past 15 minutes) and still stops a hang.
+    # Compiling every kernel again with bounds checks is slow; the limit leaves room for a loaded machine (at load 7
+    # it ran past 15 minutes, 2026-12-07) and still stops a hang.
     proc = subprocess.run([sys.executable, "-c", BOUNDSCHECK], capture_output=True, text=True, env=env, timeout=1800)
     assert proc.stdout.startswith("boundscheck on"), proc.stdout + proc.stderr
     assert proc.returncode == 0 and "bounds grid: 0 problem(s)" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
