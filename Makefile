@@ -3,7 +3,8 @@
 #   make test  set up the environment and run the test suite on every core, the slow exhaustive checks left out
 #              (kept within about 10 minutes on 2 cores; `make test-slow` runs those, and CI's .ci/run runs both)
 #   make docs  build the documentation site (mkdocs.yml, the pages in docs/) into site/, strictly: a broken link fails
-#   make docs-figures  rewrite the default study's tables and chart in README/docs from data/default-study.json
+#   make docs-figures  rewrite the default study's tables and chart in README/docs from data/default-study.json,
+#                      and the honest player's table and budget curve from data/honest-store and data/honest-curve.csv
 #   make atlas-docs  rewrite docs/atlas.md's table and docs/atlas-winnability.png from studies/atlas/data/ (after the atlas changes)
 # All are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
 
@@ -51,6 +52,7 @@ atlas-docs: $(STAMP)
 # pinned run data/default-study.json (pin a new run first: python -m reports.study_figures --pin STORE).
 docs-figures: $(STAMP)
 	$(BIN)/python -m reports.study_figures
+	$(BIN)/python -m reports.honest_figures
 
 lint: $(STAMP)
 	$(BIN)/ruff check sim strategies studies reports bakers_dozen tests benchmarks

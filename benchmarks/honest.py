@@ -20,6 +20,8 @@ not the test set.
 from __future__ import annotations
 
 import argparse
+import csv
+import datetime
 import json
 import sys
 import time
@@ -40,8 +42,23 @@ SPECS = ("sampling:preset=fast", "sampling:candidates=2", "sampling", "solver", 
 """The curve's points (fastest first) and the two references."""
 
 
+CSV_COLUMNS = ("variant", "first", "last", "spec", "label", "honest", "won", "deals", "unknown", "win_rate", "ci_low",
+               "ci_high", "cpu_s_per_deal", "wall_s_per_deal", "nodes_per_deal", "measured")
+"""The columns ``--csv`` appends (one row per spec): what `reports.honest_figures` draws the budget curve from."""
+
+
+def append_csv(path: Path, row: dict[str, object]) -> None:
+    """Append one spec's figures to the curve file, writing the header first if the file is new."""
+    new = not path.exists() or path.stat().st_size == 0
+    with path.open("a", newline="") as f:
+        out = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        if new:
+            out.writeheader()
+        out.writerow(row)
+
+
 def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: int, every: int = 0,
-          outcomes: Path | None = None) -> None:
+          outcomes: Path | None = None, csv_path: Path | None = None) -> None:
     """Print one line per spec: wins, win rate, 95% interval, unknown, seconds and nodes per deal; with ``every``
     > 0, also a line for the deals played so far after each ``every`` deals (a long run that is cut
     short still gives its first deals). With ``outcomes``, append to that file one JSON line per spec
@@ -78,6 +95,14 @@ def curve(variant: str, first: int, last: int, specs: list[str], strategy_seed: 
                   f"{dc / played:10.3f} {nodes / played:11,.0f}", flush=True)
         if not strategy.peeks:
             honest_wins.append(set(won_numbers))
+        if csv_path is not None:
+            low, high = win_rate_interval(won, deals)
+            append_csv(csv_path, {"variant": variant, "first": first, "last": last, "spec": spec,
+                                  "label": strategy.label, "honest": not strategy.peeks, "won": won, "deals": deals,
+                                  "unknown": unknown, "win_rate": round(won / deals, 6), "ci_low": round(low, 6),
+                                  "ci_high": round(high, 6), "cpu_s_per_deal": round(dc / deals, 4),
+                                  "wall_s_per_deal": round(dt / deals, 4), "nodes_per_deal": round(nodes / deals),
+                                  "measured": datetime.date.today().isoformat()})
         if outcomes is not None:
             with outcomes.open("a") as f:
                 f.write(json.dumps({"variant": variant, "first": first, "last": last, "spec": spec,
@@ -101,9 +126,12 @@ def main() -> None:
     ap.add_argument("--strategy-seed", type=int, default=0)
     ap.add_argument("--every", type=int, default=0, help="also print the running totals every N deals")
     ap.add_argument("--outcomes", type=Path, help="append the deals each spec won to this file (JSON lines)")
+    ap.add_argument("--csv", type=Path, help="append one row per spec to this CSV file (the budget curve's data, "
+                    "drawn by python -m reports.honest_figures)")
     args = ap.parse_args()
     for variant in args.variant or ["dick-1883", "castles-in-spain"]:
-        curve(variant, args.first, args.last, args.spec or list(SPECS), args.strategy_seed, args.every, args.outcomes)
+        curve(variant, args.first, args.last, args.spec or list(SPECS), args.strategy_seed, args.every, args.outcomes,
+              args.csv)
         print()
 
 

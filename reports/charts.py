@@ -353,6 +353,32 @@ def sweep(table: pd.DataFrame, parameter: str, title: str) -> Figure:
     return fig
 
 
+def budget_curve(table: pd.DataFrame, ceilings: dict[str, float], title: str) -> Figure:
+    """Win rate against CPU seconds a deal (log scale), one line per variant; ``table`` has variant,
+    cpu_s_per_deal, win_rate, ci_low, ci_high; ``ceilings`` the clairvoyant win rate of each variant, drawn as a
+    dashed line of its colour."""
+    fig, ax = pyplot().subplots(figsize=(8.5, 4.4))
+    for i, (variant, g) in enumerate(table.groupby("variant", sort=False)):
+        g = g.sort_values("cpu_s_per_deal")
+        r = g["win_rate"].to_numpy()
+        err = np.clip(np.vstack([r - g["ci_low"].to_numpy(), g["ci_high"].to_numpy() - r]), 0, None)
+        colour = f"C{i}"
+        ax.errorbar(g["cpu_s_per_deal"].to_numpy(dtype=float), r, yerr=err, marker="o", capsize=3, lw=1.3,
+                    color=colour, label=label(f"{variant}, honest"))
+        if variant in ceilings:
+            ax.axhline(ceilings[variant], color=colour, ls="--", lw=1,
+                       label=label(f"{variant}, clairvoyant {ceilings[variant]:.1%}"))
+    ax.set_xscale("log")
+    _plain_log(ax.xaxis, lambda v: f"{v:g}")
+    ax.set_xlabel("CPU seconds a deal (one core)")
+    ax.set_ylabel("win rate (bars: 95% Wilson interval)")
+    ax.set_ylim(0, 1.02)
+    _percent(ax, "y")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(label(title, MAX_TITLE_CHARS), fontsize=10)
+    return fig
+
+
 def winnability(table: pd.DataFrame, title: str) -> Figure:
     """The share of deals winnable with perfect play, one line per atlas row: the share proven won as a dot, the 95%
     interval (lower Wilson bound of the won deals to upper bound of the won and unknown ones) as its whisker;

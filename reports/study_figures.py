@@ -58,10 +58,11 @@ class Block:
     """Generated text in a page, between two HTML comments that say what makes it."""
 
     name: str
+    source: str = "data/default-study.json"
 
     @property
     def start(self) -> str:
-        return f"<!-- {self.name}: made by `make docs-figures` from data/default-study.json; edits inside are replaced -->"
+        return f"<!-- {self.name}: made by `make docs-figures` from {self.source}; edits inside are replaced -->"
 
     @property
     def end(self) -> str:

@@ -1,0 +1,67 @@
+"""The face-down question's figures (honest play beside the atlas, the budget curve) come from committed data."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from bakers_dozen import api
+from reports import honest_figures as hf
+from studies import atlas as atlas_files
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_pages_show_the_committed_honest_figures():
+    for page, text in hf.pages(ROOT).items():
+        assert page.read_text(encoding="utf-8") == text, f"{page} differs from the honest data: make docs-figures"
+
+
+def test_the_budget_curve_chart_is_drawn_from_the_committed_curve(tmp_path):
+    curve = hf.load_curve(ROOT / hf.CURVE)
+    top = hf.ceilings(curve, ROOT / hf.ATLAS)
+    assert set(top) == set(curve["variant"]), "every variant of the curve has its clairvoyant ceiling in the atlas"
+    hf.draw_curve(curve, top, tmp_path / "c.png")
+    drawn = (tmp_path / "c.png").read_bytes()
+    assert hf.DIGEST_TAG.encode() + hf.curve_digest(curve, top).encode() in drawn
+    assert hf.DIGEST_TAG.encode() + hf.curve_digest(curve, top).encode() in (ROOT / hf.CURVE_CHART).read_bytes(), \
+        "docs/honest-curve.png is not drawn from data/honest-curve.csv: make docs-figures"
+
+
+def test_honest_runs_are_set_beside_the_atlas_on_exactly_their_deals(tmp_path):
+    store = tmp_path / "store"
+    api.simulate("dick-1883", "greedy", 6, first=3, store=store, jobs=1)
+    api.simulate("dick-1883", "solver", 4, first=3, store=store, jobs=1)  # clairvoyant: left out
+    (line,) = hf.honest_table(store, ROOT / hf.ATLAS).to_dict("records")
+    table = atlas_files.read_deals(ROOT / hf.ATLAS, "dick-1883", "default", ("deal", "verdict"))
+    verdicts = dict(zip(atlas_files.deal_numbers(table), table.column("verdict").to_pylist(), strict=True))
+    assert (line["first"], line["last"], line["deals"]) == (3, 8, 6)
+    assert line["atlas_won"] == sum(verdicts[d] == "won" for d in range(3, 9))
+    text = hf.honest_markdown(pd.DataFrame([line]))
+    assert "| dick-1883 | 3-8 | `greedy@1` |" in text
+
+
+def test_a_variant_the_atlas_lacks_is_said_so(tmp_path):
+    store = tmp_path / "store"
+    api.simulate("dick-1883", "greedy", 3, store=store, jobs=1)
+    empty = tmp_path / "no-atlas"
+    empty.mkdir()
+    (line,) = hf.honest_table(store, empty).to_dict("records")
+    assert line["atlas_won"] is None and "not in the atlas" in hf.honest_markdown(pd.DataFrame([line]))
+
+
+def test_the_benchmark_appends_one_csv_row_a_setting_under_one_header(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("benchmark_honest", ROOT / "benchmarks" / "honest.py")
+    honest = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, honest)
+    spec.loader.exec_module(honest)
+    path = tmp_path / "curve.csv"
+    honest.curve("dick-1883", 1, 5, ["greedy"], 0, csv_path=path)
+    honest.curve("dick-1883", 1, 5, ["greedy", "heuristic"], 0, csv_path=path)
+    rows = pd.read_csv(path)
+    assert list(rows.columns) == list(honest.CSV_COLUMNS) and list(rows["spec"]) == ["greedy", "greedy", "heuristic"]
+    assert rows["deals"].eq(5).all() and rows["honest"].all()
+    assert len(hf.load_curve(path)) == 3
