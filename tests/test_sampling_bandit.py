@@ -154,7 +154,7 @@ def test_plans_in_two_move_orders_are_one_decision():
 
 @pytest.mark.parametrize("spec", (BANDIT, EXACT, REVEALS))
 @pytest.mark.parametrize("rules", (DICK, CASTLES), ids=lambda r: r.name)
-@pytest.mark.parametrize("table", ("deal", "few"))
+@pytest.mark.parametrize("table", (pytest.param("deal", marks=pytest.mark.slow), "few"))  # whole games from the deal: minutes
 def test_bandit_decisions_and_kept_state_do_not_depend_on_the_face_down_cards(rules, spec, table):
     """Through a game, at every decision (the kept completions, the plan in progress, the exact arrangements
     late): the same choice, random stream and kept state whatever the face-down cards are."""
