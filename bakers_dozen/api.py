@@ -47,7 +47,7 @@ from studies.reading import store_dataset
 from studies.spec import RunSpec
 
 if TYPE_CHECKING:
-    from strategies.hint import Hint  # numba's sampling code, imported when a hint is asked for
+    from studies.hint import Hint  # numba's sampling code, imported when a hint is asked for
 
 __all__ = ["SVG", "analyse", "deal", "draw", "hint", "play", "read_store", "replay", "simulate"]
 __all__ += ["Solved", "Study", "Tuned", "compare", "solve", "tournament", "tune"]  # the studies section, below
@@ -213,11 +213,11 @@ def analyse(game: Game, nodes: int = 1_000_000, seconds: float = 10.0) -> Analys
 @_checked_call
 def hint(where: Game | str, variant: str | Rules | None = None, *, samples: int = 256, nodes: int | None = None,
          seconds: float = 60.0, seed: int = 0) -> Hint:
-    """The legal moves of a position ranked by their chance of winning, best first (see `strategies.hint`): the
+    """The legal moves of a position ranked by their chance of winning, best first (see `studies.hint`): the
     current position of a `Game` (its face-down cards are never read), or a layout's text in ``variant`` with
     face-down cards written ``??``. The budgets are the ``hint`` verb's options (``seed``: its
-    ``--strategy-seed``); the result is a frozen `strategies.hint.Hint`."""
-    from strategies.hint import hint_position
+    ``--strategy-seed``); the result is a frozen `studies.hint.Hint`."""
+    from studies.hint import hint_position
 
     if isinstance(where, str):
         rules = _rules("bakers-dozen" if variant is None else variant)

@@ -1,7 +1,7 @@
 """`bakers-dozen hint`: the legal moves of the position in front of a player, ranked by their chance of winning.
 
 The position is a typed layout (face-down cards written ``??``) or a deal and the
-moves played so far. The ranking itself is `strategies.hint.hint_position`; this
+moves played so far. The ranking itself is `studies.hint.hint_position`; this
 verb reads the position, checks the budgets and prints a table (one JSON object
 with ``--json``).
 """
@@ -57,7 +57,7 @@ def hint(variant: str, number: int | None, seed: int, source: str, layout_file: 
     from sim.game import Game
     from sim.position import parse_position
     from sim.rules import resolve_variant
-    from strategies.hint import hint_position
+    from studies.hint import hint_position
 
     rules = resolve_variant(variant)
     if layout_file is not None:

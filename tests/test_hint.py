@@ -162,7 +162,7 @@ def test_bad_input_to_the_api_is_a_user_error(call):
 
 
 def test_the_help_names_the_default_budgets():
-    from strategies.hint import EXACT_NODES, SAMPLE_NODES, SAMPLES
+    from studies.hint import EXACT_NODES, SAMPLE_NODES, SAMPLES
 
     text = " ".join(CliRunner().invoke(main, ["hint", "--help"]).output.split())
     assert f"default {SAMPLE_NODES:,})" in text and f"default {EXACT_NODES:,})" in text and f"default: {SAMPLES}]" in text

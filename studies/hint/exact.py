@@ -18,9 +18,9 @@ from __future__ import annotations
 import time
 
 from sim.game import Game
-from strategies.hint.result import MoveHint
 from strategies.solver.search import S_WON, VERDICTS
 from strategies.solver.strategy import PP_MICROS, SolverStrategy, decide_config
+from studies.hint.result import MoveHint
 
 _ORDER = {"won": 0, "unknown": 1, "timeout": 1, "lost": 2}
 

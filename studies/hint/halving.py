@@ -1,6 +1,6 @@
 """The honest estimate: each legal move's chance of winning over completions of the hidden cards, by successive halving.
 
-For a move and a completion (`strategies.hint.completions`), the move is played on the
+For a move and a completion (`studies.hint.completions`), the move is played on the
 completion and the solver decides the result on a small node budget, as the
 `sampling` player solves its completions (`strategies.sampling.solve`): won,
 lost, or undecided within the budget (counted as not won). A move's estimate is
@@ -29,10 +29,10 @@ import numpy as np
 
 from sim import engine as E
 from sim.cards import DECK_SIZE
-from strategies.hint.completions import Completions
 from strategies.sampling import draw_completion
 from strategies.sampling.solve import restart_unit, sample_work, solve_completion
 from strategies.solver.search import S_UNKNOWN, S_WON
+from studies.hint.completions import Completions
 
 FIRST = 16
 """Completions every legal move is scored on before any is dropped."""

@@ -1,10 +1,10 @@
 """`hint`: the legal moves of the position in front of a player, ranked by their estimated chance of winning.
 
-With every card face up the answer is exact (`strategies.hint.exact`): the solver's
+With every card face up the answer is exact (`studies.hint.exact`): the solver's
 verdict on each move, and a winning line. With cards face down it is an honest
-estimate (`strategies.hint.halving`): each move's share of won completions of the
+estimate (`studies.hint.halving`): each move's share of won completions of the
 hidden cards, sampled or, when few cards are hidden, enumerated
-(`strategies.hint.completions`). The estimate never reads a face-down card: the
+(`studies.hint.completions`). The estimate never reads a face-down card: the
 position is blanked (`sim.position.Position.blanked`) before anything else, so
 two tables that differ only in their face-down cards get the same hint.
 
@@ -22,12 +22,12 @@ import time
 from sim.game import Game
 from sim.position import Position
 from sim.rules import Rules
-from strategies.hint.completions import Completions
-from strategies.hint.exact import exact_moves
-from strategies.hint.halving import Scorer, Tally, successive_halving
-from strategies.hint.result import ENUMERATED, EXACT, SAMPLED, Hint, MoveHint
 from strategies.sampling.strategy import COMPLETION_SEARCH
 from strategies.solver.strategy import SolverStrategy
+from studies.hint.completions import Completions
+from studies.hint.exact import exact_moves
+from studies.hint.halving import Scorer, Tally, successive_halving
+from studies.hint.result import ENUMERATED, EXACT, SAMPLED, Hint, MoveHint
 from studies.stats import win_rate_interval
 
 SAMPLES = 256
