@@ -98,6 +98,16 @@ def show(variant: str, deal: int | None, listing: str | None, source: str, folde
                f"{answer['ci_low']:.3%} - {answer['ci_high']:.3%})"
                + ("; clairvoyant: the solver saw the face-down cards, an upper bound for honest play"
                   if answer["clairvoyant"] else ""))
+    honest = answer["honest"]
+    if honest is not None:
+        played = ""
+        if deal is not None:
+            played = (f"{honest['deal']} this deal; " if honest["deal"] else "did not play this deal; ")
+        click.echo(f"honest player ({honest['player'].split(':')[0]}, never reads a face-down card): {played}won "
+                   f"{honest['won']:,} of deals {honest['first']:,}-{honest['last']:,} ({honest['win_rate']:.1%}, 95% "
+                   f"{honest['ci_low']:.1%} - {honest['ci_high']:.1%})"
+                   + (f"; clairvoyant on the same deals {honest['clairvoyant_won'] / honest['deals']:.1%}"
+                      if honest["clairvoyant_won"] is not None else ""))
     if answer["climbed"] is not None and answer["unknown"]:
         click.echo(f"ladder: rungs 0-{answer['rungs']} begun, every unknown deal through rung {answer['climbed']}")
     if listing is not None:

@@ -27,7 +27,9 @@ import pandas as pd
 from reports.formats import count, pct, runs_text
 from reports.render import Cell
 from sim.regular_files import open_regular
-from studies.atlas import FLOAT_COLUMNS, INTEGER_COLUMNS, SUMMARY, TIMEOUT, VERDICTS, counts, deals_file, interval, shipped
+from studies.atlas import FLOAT_COLUMNS, INTEGER_COLUMNS, SUMMARY, TIMEOUT, VERDICTS, AtlasFileError, counts, deals_file, interval, shipped
+from studies.atlas.honest import HONEST_SUMMARY, Beside, beside_atlas, read_honest
+from studies.stats import win_rate_interval
 
 COLUMN = "perfect play (atlas)"
 """The report grid's column of atlas figures."""
@@ -245,3 +247,48 @@ def paragraph(folder: Path, figures: list[Figure], live: bool) -> str:
             "every deal of its range decided by the solver's escalation ladder; its interval runs from the lower 95% "
             f"Wilson bound of the deals won to the upper bound of those won or unknown.{beside} "
             f"Computed again by {commands}.")
+
+
+HONEST_CAPTION = "What hiding cards costs an honest player (the atlas's honest games)"
+"""The answer section's table of the atlas's honest rows, shown after the grid."""
+
+
+def honest_beside(folder: Path | None, fingerprints: Iterable[str]) -> list[Beside]:
+    """The atlas's honest rows (`studies.atlas.honest`) for the rules of ``fingerprints``, each beside the atlas's
+    clairvoyant verdicts on its deals; an `AtlasWarning` when the honest files cannot be used, and none shown."""
+    wanted = set(fingerprints)
+    if folder is None or not wanted:
+        return []
+    try:
+        rows = read_honest(folder)
+    except AtlasFileError as exc:
+        warnings.warn(AtlasWarning(f"atlas: {exc}; the report shows no honest games from it"), stacklevel=2)
+        return []
+    shown = [beside_atlas(folder, r) for r in rows.values() if r.fingerprint in wanted]
+    return [b for b in shown if b is not None]
+
+
+def honest_table(shown: list[Beside]) -> pd.DataFrame:
+    """The honest rows as the report's table: variant, player, deals, the honest win rate and the clairvoyant one on
+    the same deals, each with its 95% interval, and the share of the clairvoyant wins the honest player keeps."""
+    def rate(won: int, deals: int) -> str:
+        low, high = win_rate_interval(won, deals)
+        return f"{pct(won / deals)} ({low:.2%}–{high:.2%})"
+
+    return pd.DataFrame([{
+        "variant": b.honest.variant,
+        "honest player": f"{b.honest.player.split(':')[0]} (bakers-dozen {b.honest.toolkit})",
+        "deals": f"{count(b.honest.deals)} ({runs_text([(b.honest.first, b.honest.last)])})",
+        "honest win rate": rate(b.honest.won, b.honest.deals),
+        "clairvoyant on the same deals": rate(b.clairvoyant_won, b.honest.deals)
+        + (f", {count(b.clairvoyant_unknown)} unknown" if b.clairvoyant_unknown else ""),
+        "honest / clairvoyant": f"{b.kept:.2f}" if b.kept is not None else "–"} for b in shown])
+
+
+def honest_paragraph(folder: Path, shown: list[Beside]) -> str:
+    """What the honest table is and the commands that play its games again."""
+    commands = "; ".join(f"`{b.honest.command}`" for b in shown)
+    return (f"{HONEST_CAPTION}: games of a player that never reads a face-down card, kept with the atlas "
+            f"({folder / HONEST_SUMMARY}) for the same rules, beside the atlas's clairvoyant verdicts on exactly "
+            f"those deals; the last column is the share of the clairvoyant wins the honest player keeps. Played "
+            f"again, with the toolkit version its table names, by {commands}.")

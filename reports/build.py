@@ -47,6 +47,7 @@ from reports.select import Selection
 from reports.tables import ReportError, errored_note
 from sim.deals import SOURCES
 from sim.rules import PARAMETERS, VARIANTS, Rules, preset_named, rules_from_mapping, variant_names
+from studies.atlas.honest import Beside
 from studies.study import face_up_twins, player_names
 
 COLUMNS = ["deal", "seed", "source", "variant", "rules_fingerprint", "strategy", "strategy_version", "strategy_identity",
@@ -321,9 +322,9 @@ def _write(digests: dict[str, digest.RunDigest], s: pd.DataFrame, store_path: Pa
     if damaged:
         intro.append(f"The store has {len(damaged)} damaged file(s); the figures use what could be read, as follows.")
         intro.extend(damaged)
-    figures, unusable = _atlas_figures(atlas, list(map(str, s["rules_fingerprint"])))
+    figures, honest, unusable = _atlas_figures(atlas, list(map(str, s["rules_fingerprint"])))
     intro.extend(unusable)
-    first, left = front.answer(s, ranges, paint, commands, (atlas, figures) if atlas is not None else None,
+    first, left = front.answer(s, ranges, paint, commands, (atlas, figures, honest) if atlas is not None else None,
                                _face_up_twins(s, rules), player_names())
     sections = [first]
     compared: list[tuple[pd.DataFrame, Spans]] = []
@@ -355,15 +356,18 @@ def _face_up_twins(s: pd.DataFrame, rules: dict[str, Rules | None]) -> dict[str,
     return face_up_twins(known)
 
 
-def _atlas_figures(folder: Path | None, fingerprints: list[str]) -> tuple[dict[str, atlas_files.Figure], list[str]]:
-    """The atlas's figures for ``fingerprints`` (`reports.atlas.perfect_play`), and what of the atlas could not be
-    used, each line also passed on as its warning."""
+def _atlas_figures(folder: Path | None, fingerprints: list[str]
+                   ) -> tuple[dict[str, atlas_files.Figure], list[Beside], list[str]]:
+    """The atlas's figures for ``fingerprints`` (`reports.atlas.perfect_play`), its honest games for them
+    (`reports.atlas.honest_beside`), and what of the atlas could not be used, each line also passed on as its
+    warning."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", atlas_files.AtlasWarning)
         figures = atlas_files.perfect_play(folder, fingerprints)
+        honest = atlas_files.honest_beside(folder, fingerprints)
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    return figures, [str(w.message) for w in caught if issubclass(w.category, atlas_files.AtlasWarning)]
+    return figures, honest, [str(w.message) for w in caught if issubclass(w.category, atlas_files.AtlasWarning)]
 
 
 def _unique_headings(sections: list[Section]) -> None:

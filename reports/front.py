@@ -15,12 +15,13 @@ from pathlib import Path
 import pandas as pd
 
 from reports import charts, grid
-from reports.atlas import Figure, grid_column
+from reports.atlas import HONEST_CAPTION, Figure, grid_column, honest_paragraph, honest_table
 from reports.atlas import paragraph as atlas_paragraph
 from reports.digest import Spans, spans_size
 from reports.finding import Twins, finding
 from reports.formats import count, interval, p_value, pct, runs_text, signed_interval, verified, verified_sentence
 from reports.render import Chart, Section
+from studies.atlas.honest import Beside
 from studies.stats import holm
 
 Commands = Callable[[list[str], "Spans | None"], list[str]]
@@ -50,23 +51,30 @@ def _one_name_per_player(s: pd.DataFrame) -> pd.DataFrame:
 
 
 def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, commands: Commands,
-           atlas: tuple[Path, dict[str, Figure]] | None = None, twins: Twins | None = None,
+           atlas: tuple[Path, dict[str, Figure], list[Beside]] | None = None, twins: Twins | None = None,
            known: dict[str, str] | None = None) -> tuple[Section, list[str]]:
     """The first section (the finding in words, the grid, then grouped chart) and a line for each run the grid
-    leaves to the appendix; ``atlas``: the atlas's folder and its figures by rules fingerprint
-    (`reports.atlas.perfect_play`), shown in a column of their own beside the live perfect play; ``twins``: each
+    leaves to the appendix; ``atlas``: the atlas's folder, its figures by rules fingerprint
+    (`reports.atlas.perfect_play`), shown in a column of their own beside the live perfect play, and its honest
+    games for the report's rules (`reports.atlas.honest_beside`), a table after the grid; ``twins``: each
     face-down variant's face-up twin (`reports.finding`); ``known``: names for players (`grid.player_names`)."""
     s = _one_name_per_player(s)
     shown, left = grid.cells(s)
     names = grid.player_names(list(s["strategy"]), known)
     text, colours = grid.table(shown, names)
     note = ""
+    tables = [(GRID_CAPTION, text)]
+    honest_note = ""
     if atlas is not None:
-        folder, figures = atlas
+        folder, figures, honest = atlas
         fingerprints = dict(zip(map(str, shown["variant"]), map(str, shown["rules_fingerprint"]), strict=True))
         live = any(str(c).startswith("perfect play") for c in text.columns)
         text, colours, used = grid_column(text, colours, fingerprints, figures)
+        tables = [(GRID_CAPTION, text)]
         note = atlas_paragraph(folder, used, live) if used else ""
+        if honest:
+            tables.append((HONEST_CAPTION, honest_table(honest)))
+            honest_note = honest_paragraph(folder, honest)
     where = _deals_by_player(shown, ranges, names)
     checked = verified_sentence(int(shown["verified_wins"].sum()), int(shown["wins"].sum()))
     if int(shown["verified_wins"].sum()) < int(shown["wins"].sum()):
@@ -86,10 +94,12 @@ def answer(s: pd.DataFrame, ranges: dict[str, str], paint: charts.Painter, comma
     ]
     if note:
         paragraphs.insert(1, note)
+    if honest_note:
+        paragraphs.insert(2 if note else 1, honest_note)
     if left:
         paragraphs.append("Runs not in the grid (another seed, source or deal set of a cell): " + "; ".join(left) + ".")
     said = finding(shown, names, twins)
-    sec = Section(ANSWER, paragraphs=paragraphs, tables=[(GRID_CAPTION, text)], colours={GRID_CAPTION: colours},
+    sec = Section(ANSWER, paragraphs=paragraphs, tables=tables, colours={GRID_CAPTION: colours},
                   lead=[said] if said else [])
     sec.small_print.extend(grid.parameter_notes({p: names[p] for p in shown["strategy"]}))
     data = grid.chart_data(shown, names)

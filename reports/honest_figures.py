@@ -4,7 +4,8 @@ Two sources, both in the repository:
 
 - ``data/honest-store`` (`HONEST_STORE`): a store of the honest `sampling` player's games, one row per deal,
   grown by a resumable ``bakers-dozen simulate`` (the command is in each run's manifest and on the findings page).
-  Each run is set beside the shipped atlas's clairvoyant verdicts on exactly the same deals (`honest_table`).
+  Its games are copied into the shipped atlas (`studies.atlas.honest.ship`), and each row there is set beside the
+  atlas's clairvoyant verdicts on exactly the same deals (`honest_table`), as an installed report sets it.
 - ``data/honest-curve.csv`` (`CURVE`): rows appended by ``benchmarks/honest.py --csv``, one per setting measured:
   win rate against CPU seconds a deal on one core. Drawn as docs/honest-curve.png (`draw_curve`) with the clairvoyant
   ceiling of each variant on the same deals (from the atlas), and listed on the findings page.
@@ -27,7 +28,7 @@ from reports.output import write_file_atomically
 from reports.study_figures import ATLAS, README, STRATEGIES_PAGE, Block, FiguresError
 from sim.errors import UserError
 from studies import atlas as atlas_files
-from studies.reading import read_store
+from studies.atlas import honest
 from studies.stats import win_rate_interval
 
 HONEST_STORE = Path("data") / "honest-store"
@@ -43,28 +44,17 @@ def _interval(won: int, deals: int) -> str:
     return f"{won / deals:.1%} ({low:.1%}-{high:.1%})"
 
 
-def honest_table(store: Path = HONEST_STORE, atlas: Path = ATLAS) -> pd.DataFrame:
-    """One line per honest run in ``store``: its variant, player, deal range and count, wins, and on the same deals
-    the atlas's clairvoyant wins and unknown verdicts (none where the atlas has no row for the variant)."""
-    rows = read_store(store, columns=["variant", "strategy_identity", "clairvoyant", "outcome"])
+def honest_table(atlas: Path = ATLAS) -> pd.DataFrame:
+    """One line per honest row of the atlas at ``atlas`` (`studies.atlas.honest`): its variant, player, deal range
+    and count, wins, and on the same deals the atlas's clairvoyant wins and unknown verdicts (None where the atlas
+    lacks any of its deals)."""
     lines = []
-    for (variant, identity), g in rows[~rows["clairvoyant"].astype(bool)].groupby(["variant", "strategy_identity"]):
-        deals = g["deal"].to_numpy()
-        line = {"variant": variant, "player": identity, "first": int(deals.min()), "last": int(deals.max()),
-                "deals": len(deals), "won": int((g["outcome"] == "won").sum()), "atlas_won": None,
-                "atlas_unknown": None}
-        try:
-            table = atlas_files.read_deals(atlas, str(variant), "default", ("deal", "verdict"))
-        except (UserError, OSError):
-            lines.append(line)
-            continue
-        codes, labels = atlas_files.verdict_codes(table)
-        verdicts = pd.Series(codes, index=atlas_files.deal_numbers(table))
-        if set(deals) <= set(verdicts.index):
-            on = verdicts.loc[deals]
-            line["atlas_won"] = int((on == labels.index("won")).sum()) if "won" in labels else 0
-            line["atlas_unknown"] = int((on == labels.index("unknown")).sum()) if "unknown" in labels else 0
-        lines.append(line)
+    for row in honest.read_honest(atlas).values():
+        beside = honest.beside_atlas(atlas, row)
+        lines.append({"variant": row.variant, "player": row.player, "first": row.first, "last": row.last,
+                      "deals": row.deals, "won": row.won,
+                      "atlas_won": beside.clairvoyant_won if beside else None,
+                      "atlas_unknown": beside.clairvoyant_unknown if beside else None})
     return pd.DataFrame(lines)
 
 
@@ -138,7 +128,7 @@ def draw_curve(curve: pd.DataFrame, top: dict[str, float], path: Path) -> None:
 
 def pages(root: Path = Path()) -> dict[Path, str]:
     """The README and the strategies findings page with their honest blocks made from the data under ``root``."""
-    honest = honest_markdown(honest_table(root / HONEST_STORE, root / ATLAS))
+    honest = honest_markdown(honest_table(root / ATLAS))
     readme = HONEST.put((root / README).read_text(encoding="utf-8"), honest)
     findings = HONEST.put((root / STRATEGIES_PAGE).read_text(encoding="utf-8"), honest)
     findings = CURVE_TABLE.put(findings, curve_markdown(load_curve(root / CURVE)))
@@ -148,6 +138,8 @@ def pages(root: Path = Path()) -> dict[Path, str]:
 def main() -> int:
     """``python -m reports.honest_figures``: write the honest blocks and the budget curve's chart."""
     try:
+        for row in honest.ship(HONEST_STORE, ATLAS):
+            print(f"{ATLAS}: {row['variant']}'s honest games, deals {row['first']:,}-{row['last']:,} ({row['deals']:,})")
         for page, text in pages().items():
             write_file_atomically(page, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8"))
             print(f"{page}: the honest player's figures")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pandas as pd
 from bakers_dozen import api
 from reports import honest_figures as hf
 from studies import atlas as atlas_files
+from studies.atlas import honest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,26 +33,22 @@ def test_the_budget_curve_chart_is_drawn_from_the_committed_curve(tmp_path):
         "docs/honest-curve.png is not drawn from data/honest-curve.csv: make docs-figures"
 
 
-def test_honest_runs_are_set_beside_the_atlas_on_exactly_their_deals(tmp_path):
-    store = tmp_path / "store"
+def test_the_table_sets_the_atlas_s_honest_rows_beside_its_clairvoyant_verdicts(tmp_path):
+    store, atlas = tmp_path / "store", tmp_path / "atlas"
+    atlas.mkdir()
+    for name in (atlas_files.SUMMARY, atlas_files.deals_file("dick-1883", "default")):
+        shutil.copy(ROOT / hf.ATLAS / name, atlas / name)
     api.simulate("dick-1883", "greedy", 6, first=3, store=store, jobs=1)
-    api.simulate("dick-1883", "solver", 4, first=3, store=store, jobs=1)  # clairvoyant: left out
-    (line,) = hf.honest_table(store, ROOT / hf.ATLAS).to_dict("records")
-    table = atlas_files.read_deals(ROOT / hf.ATLAS, "dick-1883", "default", ("deal", "verdict"))
+    api.simulate("castles-in-spain", "greedy", 3, store=store, jobs=1)  # a variant the copied atlas lacks
+    honest.ship(store, atlas)
+    lines = {r["variant"]: r for r in hf.honest_table(atlas).to_dict("records")}
+    table = atlas_files.read_deals(atlas, "dick-1883", "default", ("deal", "verdict"))
     verdicts = dict(zip(atlas_files.deal_numbers(table), table.column("verdict").to_pylist(), strict=True))
-    assert (line["first"], line["last"], line["deals"]) == (3, 8, 6)
-    assert line["atlas_won"] == sum(verdicts[d] == "won" for d in range(3, 9))
-    text = hf.honest_markdown(pd.DataFrame([line]))
-    assert "| dick-1883 | 3-8 | `greedy@1` |" in text
-
-
-def test_a_variant_the_atlas_lacks_is_said_so(tmp_path):
-    store = tmp_path / "store"
-    api.simulate("dick-1883", "greedy", 3, store=store, jobs=1)
-    empty = tmp_path / "no-atlas"
-    empty.mkdir()
-    (line,) = hf.honest_table(store, empty).to_dict("records")
-    assert line["atlas_won"] is None and "not in the atlas" in hf.honest_markdown(pd.DataFrame([line]))
+    assert (lines["dick-1883"]["first"], lines["dick-1883"]["last"], lines["dick-1883"]["deals"]) == (3, 8, 6)
+    assert lines["dick-1883"]["atlas_won"] == sum(verdicts[d] == "won" for d in range(3, 9))
+    assert pd.isna(lines["castles-in-spain"]["atlas_won"])
+    text = hf.honest_markdown(pd.DataFrame(list(lines.values())))
+    assert "| dick-1883 | 3-8 | `greedy@1` |" in text and "not in the atlas" in text
 
 
 def test_the_benchmark_appends_one_csv_row_a_setting_under_one_header(tmp_path, monkeypatch):

@@ -25,8 +25,9 @@ An atlas's files are read strictly (`read_summary`, `read_deals`): a file that i
 link or not a file is one `AtlasFileError` line naming it, never a traceback. The atlas shipped with the toolkit is
 package data of this package, found with importlib.resources wherever the user stands (`shipped`); the escalation
 ladder that computes an atlas (`studies.atlas.ladder`), the reuse of one already written (`studies.atlas.reuse`),
-a row's climb written as it goes (`studies.atlas.climbing`), its writing (`studies.atlas.writing`), its checking by sample (`studies.atlas.verify`) and its look-up
-(`studies.atlas.lookup`) are the package's modules.
+a row's climb written as it goes (`studies.atlas.climbing`), its writing (`studies.atlas.writing`), its checking by
+sample (`studies.atlas.verify`), its look-up (`studies.atlas.lookup`) and the honest player's games kept beside
+its clairvoyant verdicts (`studies.atlas.honest`) are the package's modules.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def shipped() -> Path:
     return folder
 
 
-def _plain_file(path: Path) -> None:
+def check_plain_file(path: Path) -> None:
     """Refuse ``path`` in one line unless it is a regular file (not a link, a folder, a device)."""
     import stat
 
@@ -186,7 +187,7 @@ def read_summary(path: Path) -> list[dict[str, Any]]:
     0..1), is an `AtlasFileError` naming the file and line."""
     if not path.exists() and not path.is_symlink():
         return []
-    _plain_file(path)
+    check_plain_file(path)
     try:
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
@@ -236,7 +237,7 @@ def read_deals(folder: Path, variant: str, source: str, columns: tuple[str, ...]
     import pyarrow.parquet as pq
 
     path = folder / deals_file(variant, source)
-    _plain_file(path)
+    check_plain_file(path)
     try:
         with pq.ParquetFile(path) as parquet:  # not read_table: its datasets import pandas, a second of a look-up
             names = parquet.schema_arrow.names
@@ -337,7 +338,7 @@ def row_problems(folder: Path, row: dict[str, Any]) -> list[str]:
     if row["source"] == "pysol":
         listed = folder / not_winnable_file(row["variant"])
         try:
-            _plain_file(listed)
+            check_plain_file(listed)
             with listed.open(newline="", encoding="utf-8") as f:
                 lines = [(int(r["deal"]), r["verdict"]) for r in csv.DictReader(f)]
         except AtlasFileError as exc:

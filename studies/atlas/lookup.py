@@ -28,7 +28,10 @@ def look_up(folder: Path, variant: str, source: str = "default", deal: int | Non
     counts, win rate and interval, the winnable fraction's bounds (won, and won or unknown, of its deals), its top
     rung (``rungs``) and the rung every unknown deal has been through (``climbed``; None in older files), and with
     ``deal`` that deal's verdict, the rung that gave it and its nodes; with ``listing`` ("lost" or "unknown") the
-    deals of that verdict (as ``lost_deals`` or ``unknown_deals``). Nothing here imports pandas."""
+    deals of that verdict (as ``lost_deals`` or ``unknown_deals``). Where the atlas keeps an honest player's games
+    of the variant (`studies.atlas.honest`), ``honest`` gives them: the player, its counts and interval, the
+    clairvoyant wins on the same deals, and with ``deal`` whether it won that deal (None where it did not play it).
+    Nothing here imports pandas."""
     import numpy as np
 
     if is_variant_file(variant):
@@ -57,6 +60,7 @@ def look_up(folder: Path, variant: str, source: str = "default", deal: int | Non
         "winnable_high": (row["won"] + row["unknown"]) / n if n else None, "clairvoyant": row["clairvoyant"] == "True",
         "budgets": row["budgets"], "command": row["command"], "reused": row.get(files.REUSED),
         "rungs": files.top_rung(row["budgets"]), "climbed": row.get(files.CLIMBED)}
+    answer["honest"] = _honest(folder, rules.name, rules.fingerprint, deal) if source == "default" else None
     if deal is None and listing is None:
         return answer
     table = files.read_deals(folder, rules.name, source, ("deal", "verdict", "nodes", "rung", files.TIMEOUT))
@@ -73,4 +77,25 @@ def look_up(folder: Path, variant: str, source: str = "default", deal: int | Non
         codes, labels = files.verdict_codes(table)
         wanted = labels.index(listing) if listing in labels else -1
         answer[f"{listing}_deals"] = deals[codes == wanted].tolist()
+    return answer
+
+
+def _honest(folder: Path, variant: str, fingerprint: str, deal: int | None) -> dict[str, Any] | None:
+    """The atlas's honest games of ``variant`` as a look-up gives them (None where it has none for these rules)."""
+    import numpy as np
+
+    from studies.atlas import honest
+
+    row = honest.read_honest(folder).get(variant)
+    if row is None or row.fingerprint != fingerprint:
+        return None
+    beside = honest.beside_atlas(folder, row)
+    answer: dict[str, Any] = {
+        "player": row.player, "toolkit": row.toolkit, "first": row.first, "last": row.last, "deals": row.deals,
+        "won": row.won, "win_rate": row.win_rate, "ci_low": row.ci_low, "ci_high": row.ci_high,
+        "clairvoyant_won": beside.clairvoyant_won if beside else None, "command": row.command}
+    if deal is not None:
+        deals, won = honest.honest_deals(folder, variant)
+        at = np.flatnonzero(deals == deal)
+        answer["deal"] = ("won" if won[at[0]] else "lost") if len(at) else None
     return answer

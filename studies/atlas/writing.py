@@ -129,7 +129,7 @@ TEMP_PREFIX = ".atlas-partial-"
 """The names of files being written, beside the files they become."""
 
 
-def _write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """Call ``write`` on a temporary file beside ``path`` and rename it onto ``path`` when it succeeds (callers hold
     the folder's lock)."""
     tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
@@ -163,10 +163,10 @@ def write_variant(out: Path, rules: Rules, source: str, seed: int, rows: list[di
             if checkpoint and loss(_row_of(summary, rules.name, source), planned):
                 return None
             _refuse_loss(out, _row_of(summary, rules.name, source), planned)
-        _write_atomically(out / files.deals_file(rules.name, source), lambda tmp: files.write_deals(table, tmp))
+        write_atomically(out / files.deals_file(rules.name, source), lambda tmp: files.write_deals(table, tmp))
         if source == "pysol":
-            _write_atomically(out / files.not_winnable_file(rules.name),
+            write_atomically(out / files.not_winnable_file(rules.name),
                                   lambda tmp: files.write_not_winnable(table, tmp))
         merged = files.merge_summary(summary, row)
-        _write_atomically(out / files.SUMMARY, lambda tmp: files.write_summary(merged, tmp))
+        write_atomically(out / files.SUMMARY, lambda tmp: files.write_summary(merged, tmp))
     return row
