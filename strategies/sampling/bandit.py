@@ -69,7 +69,7 @@ from sim.rng import nb_mix64
 from strategies.greedy import greedy_policy
 from strategies.sampling.draw import _fill, draw_completion
 from strategies.sampling.keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, cards_in_sight
-from strategies.sampling.plan import plan_of, shift_plan
+from strategies.sampling.plan import completion_plan, shift_plan
 from strategies.sampling.solve import restart_unit, sample_work, solve_completion
 from strategies.solver.order import move_score
 from strategies.solver.search import S_LOST, S_WON, W_LINE
@@ -219,25 +219,9 @@ def by_bandit(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rou
     w0 = sample_work(work, budget)
     # stage 1: each completion's winning line (kept, or solved now), its plan and the decision it makes
     for j in range(S):
-        if status[j] == KEEP_LOST:
-            continue
-        if status[j] == KEEP_WON:
-            k = plan_of(samples[j], prm, lines[j], llen[j], tmp)
-            wlen[j] = llen[j]
-        else:
-            v, used, length, sec = solve_completion(samples[j], prm, cfg, w0, budget, uw)
-            nodes += used
-            seconds += sec
-            if v == S_LOST:
-                status[j] = KEEP_LOST
-            if v != S_WON or length == 0:
-                continue
-            if length <= LINE_SLOTS:
-                status[j] = KEEP_WON
-                llen[j] = length
-                lines[j, :length] = line[:length]
-            k = plan_of(samples[j], prm, line, length, tmp)
-            wlen[j] = length
+        k, wlen[j], used, sec = completion_plan(j, samples, status, lines, llen, prm, cfg, w0, budget, uw, tmp)
+        nodes += used
+        seconds += sec
         if k == 0:
             continue
         key = plan_key(samples[j], prm, tmp, k)

@@ -125,6 +125,29 @@ def _starts_with(line, length, plan, plen):  # noqa: ANN001, ANN202 (numba)
 
 
 @nb.njit(cache=True)
+def completion_plan(j, samples, status, lines, llen, prm, cfg, work, budget, unit, tmp):  # noqa: ANN001, ANN201 (numba)
+    """Completion ``j``'s plan, written to ``tmp``, from its winning line: the one kept in ``lines`` (``status``
+    `KEEP_WON`), or one solved now on ``budget`` nodes, which is kept when it fits and marks the completion
+    `KEEP_LOST` when the solve proves it lost. Returns (the plan's length, 0 when the completion has no winning
+    line; the winning line's length; nodes; seconds): the first stage of `by_plans` and of the bandit's rounds."""
+    if status[j] == KEEP_LOST:
+        return 0, 0, 0, 0.0
+    if status[j] == KEEP_WON:
+        return plan_of(samples[j], prm, lines[j], llen[j], tmp), llen[j], 0, 0.0
+    v, used, length, sec = solve_completion(samples[j], prm, cfg, work, budget, unit)
+    if v == S_LOST:
+        status[j] = KEEP_LOST
+    if v != S_WON or length == 0:
+        return 0, 0, used, sec
+    line = work[W_LINE]
+    if length <= LINE_SLOTS:
+        status[j] = KEEP_WON
+        llen[j] = length
+        lines[j, :length] = line[:length]
+    return plan_of(samples[j], prm, line, length, tmp), length, used, sec
+
+
+@nb.njit(cache=True)
 def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rng, scratch, samples, status, lines, llen,  # noqa: ANN001, ANN201 (numba)
              mbuf, plan_block):
     """Steps 1-3 of the module text on the completions ``samples`` with what is kept of each (``status``,
@@ -146,25 +169,9 @@ def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rng,
     D = 0
     # stage 1: each completion's winning line (kept, or solved now) and its plan
     for j in range(S):
-        if status[j] == KEEP_LOST:
-            continue
-        if status[j] == KEEP_WON:
-            k = plan_of(samples[j], prm, lines[j], llen[j], tmp)
-            wlen[j] = llen[j]
-        else:
-            v, used, length, sec = solve_completion(samples[j], prm, cfg, work, budget, unit)
-            nodes += used
-            seconds += sec
-            if v == S_LOST:
-                status[j] = KEEP_LOST
-            if v != S_WON or length == 0:
-                continue
-            if length <= LINE_SLOTS:
-                status[j] = KEEP_WON
-                llen[j] = length
-                lines[j, :length] = line[:length]
-            k = plan_of(samples[j], prm, line, length, tmp)
-            wlen[j] = length
+        k, wlen[j], used, sec = completion_plan(j, samples, status, lines, llen, prm, cfg, work, budget, unit, tmp)
+        nodes += used
+        seconds += sec
         if k == 0:
             continue
         for d in range(D):
