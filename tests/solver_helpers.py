@@ -1,16 +1,19 @@
 """Helpers shared by the solver, prover and sampling tests: a small solver, random walks, late positions, the
-face-down count."""
+face-down count, the face-down cards dealt again, and the check that the sampling player never reads them."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
 from sim import engine as E
+from sim.cards import KING, rank_of
 from sim.game import Game
 from sim.rules import Rules
+from strategies.sampling import sampling_policy, scratch_size
 from strategies.solver.strategy import SolverStrategy
 
 
@@ -66,3 +69,51 @@ def hidden_decisions(rules: Rules, prm: np.ndarray, st: np.ndarray, moves: np.nd
         if n == 0 or face_down(rules, st) == 0:
             return
         yield n
+
+
+def shuffle_hidden(rules: Rules, st: np.ndarray, seed: int, prm: np.ndarray | None = None) -> np.ndarray:
+    """The same table (laid out by ``prm``, the deal's layout by default) with the face-down cards dealt
+    differently (kings kept under the others)."""
+    prm = E.rule_params(rules) if prm is None else prm
+    P = rules.columns
+    out = st.copy()
+    hidden = [int(st[E.pile_base(prm, p) + i]) for p in range(P) for i in range(int(st[E.down_at(P, p)]))]
+    random.Random(seed).shuffle(hidden)
+    k = 0
+    for p in range(P):
+        d = int(st[E.down_at(P, p)])
+        part = hidden[k : k + d]
+        if rules.kings_to_bottom:
+            part = [c for c in part if rank_of(c) == KING] + [c for c in part if rank_of(c) != KING]
+        out[E.pile_base(prm, p) : E.pile_base(prm, p) + d] = part
+        k += d
+    return out
+
+
+def play_blind_to_face_down(rules: Rules, strategy: Any, st: np.ndarray, steps: int, prm: np.ndarray | None = None) -> int:
+    """Play the sampling ``strategy`` (loaded) from ``st`` (laid out by ``prm``, the deal's layout by default) while
+    cards are face down, at most ``steps`` decisions, and assert at each that the choice, the random stream and the
+    kept state (the scratch, less its clock) are the same with the face-down cards dealt two other ways: the player
+    never reads a hidden card, also through what it kept from the decisions before. Plays on ``st``; returns the
+    number of decisions checked."""
+    prm = E.rule_params(rules) if prm is None else prm
+    pp = strategy.compiled(rules).pparams
+    moves = E.new_moves(prm)
+    rng = np.array([7, 0], dtype=np.uint64)
+    scratch = np.zeros(scratch_size(rules, strategy.params["samples"]), dtype=np.int64)
+    decided = 0
+    for step, n in enumerate(hidden_decisions(rules, prm, st, moves, steps)):
+        outcomes = set()
+        for variant in range(3):
+            other = shuffle_hidden(rules, st, 100 * step + variant, prm) if variant else st
+            r, sc = rng.copy(), scratch.copy()
+            i = sampling_policy(other, prm, moves, n, pp, r, sc)
+            sc[E.SCRATCH_MICROS] = 0  # the clock
+            outcomes.add((int(i), r.tobytes(), sc.tobytes()))
+        assert len(outcomes) == 1, (rules.name, step)
+        i = sampling_policy(st, prm, moves, n, pp, rng, scratch)
+        decided += 1
+        if i < 0:
+            break
+        E.apply_move(st, prm, moves[i])
+    return decided

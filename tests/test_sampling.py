@@ -3,8 +3,6 @@ agree, it is deterministic, and on face-up deals it plays as the solver does."""
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 
@@ -31,7 +29,7 @@ from strategies.sampling.solve import SAMPLE_TT_MIN, restart_unit, sample_work, 
 from strategies.sampling.strategy import _shift_line
 from strategies.solver.search import M_RENUMBERED, S_WON, W_LINE, W_META, W_TIDX, W_TSTACK, W_TT, SolverWork
 from strategies.solver.strategy import SolverStrategy, decide_config
-from tests.solver_helpers import hidden_decisions
+from tests.solver_helpers import play_blind_to_face_down, shuffle_hidden
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
@@ -48,25 +46,6 @@ LATE = "sampling:samples=3,sample_nodes=200,late_hidden=30,late_nodes=500"
 """The late budget in play from early on (Dick's deal starts with 39 cards face down)."""
 
 
-def _shuffle_hidden(rules, st: np.ndarray, seed: int, prm: np.ndarray | None = None) -> np.ndarray:
-    """The same table (laid out by ``prm``, the deal's layout by default) with the face-down cards dealt
-    differently (kings kept under the others)."""
-    prm = E.rule_params(rules) if prm is None else prm
-    P = rules.columns
-    out = st.copy()
-    hidden = [int(st[E.pile_base(prm, p) + i]) for p in range(P) for i in range(int(st[E.down_at(P, p)]))]
-    random.Random(seed).shuffle(hidden)
-    k = 0
-    for p in range(P):
-        d = int(st[E.down_at(P, p)])
-        part = hidden[k : k + d]
-        if rules.kings_to_bottom:
-            part = [c for c in part if rank_of(c) == KING] + [c for c in part if rank_of(c) != KING]
-        out[E.pile_base(prm, p) : E.pile_base(prm, p) + d] = part
-        k += d
-    return out
-
-
 @pytest.mark.parametrize("spec", (FAST, OPTIONS, "sampling:preset=fast", UNSHIFTED, PLANS, DEFAULT_SMALL))
 @pytest.mark.parametrize("rules", (DICK, CASTLES), ids=lambda r: r.name)
 def test_decisions_do_not_depend_on_the_face_down_cards(rules, spec):
@@ -79,7 +58,7 @@ def test_decisions_do_not_depend_on_the_face_down_cards(rules, spec):
         n = E.gen_moves(st, prm, moves)
         picks = set()
         for variant in range(4):
-            other = _shuffle_hidden(rules, st, variant) if variant else st
+            other = shuffle_hidden(rules, st, variant) if variant else st
             rng = np.array([99, 0], dtype=np.uint64)
             scratch = np.zeros(scratch_size(rules, s.params["samples"]), dtype=np.int64)
             i = sampling_policy(other, prm, moves, n, pp, rng, scratch)
@@ -92,29 +71,11 @@ def test_decisions_do_not_depend_on_the_face_down_cards(rules, spec):
 def test_kept_completions_do_not_depend_on_the_face_down_cards(rules, spec):
     """Through a whole game: at every decision, with the completions, lines and statuses kept from the
     decisions before, the same choice, random stream and kept state whatever the face-down cards are."""
-    prm = E.rule_params(rules)
     s = load_strategy(spec)
-    pp = s.compiled(rules).pparams
-    moves = E.new_moves(prm)
     kept_paths = 0
     for number in (1, 2):
-        st = Game.from_deal(rules, number).state_array()
-        rng = np.array([7, 0], dtype=np.uint64)
-        scratch = np.zeros(scratch_size(rules, s.params["samples"]), dtype=np.int64)
-        for step, n in enumerate(hidden_decisions(rules, prm, st, moves, 60)):
-            outcomes = set()
-            for variant in range(3):
-                other = _shuffle_hidden(rules, st, 100 * step + variant) if variant else st
-                r, sc = rng.copy(), scratch.copy()
-                i = sampling_policy(other, prm, moves, n, pp, r, sc)
-                sc[E.SCRATCH_MICROS] = 0  # the clock
-                outcomes.add((int(i), r.tobytes(), sc.tobytes()))
-            assert len(outcomes) == 1, (rules.name, number, step)
-            i = sampling_policy(st, prm, moves, n, pp, rng, scratch)
-            kept_paths += step > 0
-            if i < 0:
-                break
-            E.apply_move(st, prm, moves[i])
+        decided = play_blind_to_face_down(rules, s, Game.from_deal(rules, number).state_array(), 60)
+        kept_paths += max(0, decided - 1)  # every decision after the first finds state kept
     assert kept_paths > 20
 
 
@@ -381,23 +342,4 @@ def test_kept_completions_of_piles_taller_than_the_deal_come_back_unchanged():
 
 def test_a_game_from_a_table_taller_than_the_deal_never_reads_the_face_down_cards():
     game = Game(DICK, _tall_layout())
-    prm, st = game.rule_params, game.state_array()
-    s = load_strategy(PLANS)
-    pp = s.compiled(DICK).pparams
-    moves = E.new_moves(prm)
-    rng = np.array([7, 0], dtype=np.uint64)
-    scratch = np.zeros(scratch_size(DICK, s.params["samples"]), dtype=np.int64)
-    for step, n in enumerate(hidden_decisions(DICK, prm, st, moves, 25)):
-        outcomes = set()
-        for variant in range(3):
-            other = _shuffle_hidden(DICK, st, 100 * step + variant, prm) if variant else st
-            r, sc = rng.copy(), scratch.copy()
-            i = sampling_policy(other, prm, moves, n, pp, r, sc)
-            sc[E.SCRATCH_MICROS] = 0  # the clock
-            outcomes.add((int(i), r.tobytes(), sc.tobytes()))
-        assert len(outcomes) == 1, step
-        i = sampling_policy(st, prm, moves, n, pp, rng, scratch)
-        if i < 0:
-            break
-        E.apply_move(st, prm, moves[i])
-    assert step > 5
+    assert play_blind_to_face_down(DICK, load_strategy(PLANS), game.state_array(), 25, game.rule_params) > 6

@@ -17,10 +17,8 @@ from sim.rules import find_variant
 from strategies import DealInfo, load_strategy
 from strategies.base import StrategyError
 from strategies.play import play_compiled, play_python
-from strategies.sampling import sampling_policy, scratch_size
 from strategies.sampling.bandit import exact_layouts, plan_key, visible_key
-from tests.solver_helpers import hidden_decisions
-from tests.test_sampling import _shuffle_hidden
+from tests.solver_helpers import play_blind_to_face_down, shuffle_hidden
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
@@ -75,7 +73,7 @@ def test_exact_layouts_are_every_arrangement_weighted_as_the_draw_deals_them(rul
         assert wts.sum() <= factorial(len(hidden))
     # blind to the face-down cards: the same layouts in the same order whatever they are
     for seed in range(3):
-        other = _shuffle_hidden(rules, st, seed)
+        other = shuffle_hidden(rules, st, seed)
         lay2, wts2 = exact_layouts(other, prm)
         assert (lay2 == lay).all() and (wts2 == wts).all()
 
@@ -158,30 +156,11 @@ def test_plans_in_two_move_orders_are_one_decision():
 def test_bandit_decisions_and_kept_state_do_not_depend_on_the_face_down_cards(rules, spec, table):
     """Through a game, at every decision (the kept completions, the plan in progress, the exact arrangements
     late): the same choice, random stream and kept state whatever the face-down cards are."""
-    prm = E.rule_params(rules)
     s = load_strategy(spec)
-    pp = s.compiled(rules).pparams
-    moves = E.new_moves(prm)
     steps = 0
     for number in (1, 2):
         game = Game.from_deal(rules, number) if table == "deal" else _few_hidden(rules, number, {2: 2, 9: 3})
-        st = game.state_array()
-        rng = np.array([7, 0], dtype=np.uint64)
-        scratch = np.zeros(scratch_size(rules, s.params["samples"]), dtype=np.int64)
-        for step, n in enumerate(hidden_decisions(rules, prm, st, moves, 40)):
-            outcomes = set()
-            for variant in range(3):
-                other = _shuffle_hidden(rules, st, 100 * step + variant) if variant else st
-                r, sc = rng.copy(), scratch.copy()
-                i = sampling_policy(other, prm, moves, n, pp, r, sc)
-                sc[E.SCRATCH_MICROS] = 0  # the clock
-                outcomes.add((int(i), r.tobytes(), sc.tobytes()))
-            assert len(outcomes) == 1, (rules.name, number, step)
-            i = sampling_policy(st, prm, moves, n, pp, rng, scratch)
-            steps += 1
-            if i < 0:
-                break
-            E.apply_move(st, prm, moves[i])
+        steps += play_blind_to_face_down(rules, s, game.state_array(), 40)
     assert steps > 5
 
 
