@@ -330,7 +330,8 @@ def atlas(variant: str = "bakers-dozen", deal: int | None = None, *, listing: st
     """What the atlas says of ``variant`` (a preset): its row's counts, win rate and interval and winnable fraction,
     and with ``deal`` that deal's verdict (``answer["deal"]``), with ``listing`` ("lost" or "unknown") the deals of
     that verdict; ``answer["honest"]``: the honest player's games the atlas keeps for a face-down variant (None for
-    the others). From the atlas shipped with the toolkit, or ``folder``. Nothing is solved (`studies.atlas.lookup`)."""
+    the others); ``answer["related"]``: what rows of related rules decide of its unknown deals
+    (`studies.atlas.related`). From the atlas shipped with the toolkit, or ``folder``. Nothing is solved (`studies.atlas.lookup`)."""
     from studies.atlas import shipped
     from studies.atlas.lookup import look_up
 

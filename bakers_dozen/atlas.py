@@ -98,6 +98,15 @@ def show(variant: str, deal: int | None, listing: str | None, source: str, folde
                f"{answer['ci_low']:.3%} - {answer['ci_high']:.3%})"
                + ("; clairvoyant: the solver saw the face-down cards, an upper bound for honest play"
                   if answer["clairvoyant"] else ""))
+    kin = answer["related"]
+    if kin is not None and (kin["won"] or kin["lost"]):
+        vias = ", ".join(sorted(set(kin["via"].values())))
+        low = (answer["won"] + len(kin["won"])) / n
+        high = (answer["won"] + answer["unknown"] - len(kin["lost"])) / n
+        proved = (f"deal {deal:,} proven {kin['deal']} through {kin['via'][str(deal)]}'s row; "
+                  if deal is not None and kin["deal"] else "")
+        click.echo(f"related rules ({vias}): {proved}{len(kin['won']):,} unknown deal(s) proven won and "
+                   f"{len(kin['lost']):,} lost through their rows, so {low:.3%} to {high:.3%} winnable")
     honest = answer["honest"]
     if honest is not None:
         played = ""

@@ -197,15 +197,17 @@ def run(variants: tuple[str, ...], deal_texts: tuple[str, ...], source: str, see
 def verify(folder: Path | None, variants: tuple[str, ...], sample: int, jobs: int | None, store_dir: str,
            quiet: bool) -> None:
     """Check an atlas FOLDER [default: the shipped atlas]: each row against its deal file, then a random sample of its
-    decided deals solved again at the row's rung 0; a deal the sample contradicts is named.
+    decided deals solved again at the row's rung 0; a deal the sample contradicts is named. Rows of related rules
+    are checked against each other: a deal won under stricter rules may not be lost under looser ones.
 
     \b
     Exit codes:
       0    every row agrees
-      1    a row's sample disagrees with it
+      1    a row's sample disagrees with it, or two related rows disagree
       2    bad input, or a row that disagrees with its own deal file
     """
     from bakers_dozen.options import console
+    from studies.atlas.related import contradictions
     from studies.atlas.verify import verify_atlas
     from studies.progress import make_progress
 
@@ -219,7 +221,13 @@ def verify(folder: Path | None, variants: tuple[str, ...], sample: int, jobs: in
         screen.print(check.line(), highlight=False)
         for line in check.disagreements[1:]:
             screen.print(f"  {line}", highlight=False)
-    if any(c.disagreements for c in checks):
+    with run_exits():
+        crossed = [line for source in ("default", "pysol") for line in contradictions(where, source)]
+    for line in crossed:
+        screen.print(f"related rules: {line}", highlight=False)
+    if not crossed:
+        screen.print("related rules: no deal won under stricter rules is lost under looser ones", highlight=False)
+    if crossed or any(c.disagreements for c in checks):
         sys.exit(1)
 
 

@@ -31,7 +31,10 @@ def look_up(folder: Path, variant: str, source: str = "default", deal: int | Non
     deals of that verdict (as ``lost_deals`` or ``unknown_deals``). Where the atlas keeps an honest player's games
     of the variant (`studies.atlas.honest`), ``honest`` gives them: the player, its counts and interval, the
     clairvoyant wins on the same deals, and with ``deal`` whether it won that deal (None where it did not play it).
-    Nothing here imports pandas."""
+    Where the row has unknown deals, ``related`` gives what rows of related rules decide of them
+    (`studies.atlas.related`): the relatives, the deals decided won and lost, and with ``deal`` that deal's
+    verdict through them and the row that proves it (None where they do not decide it). Nothing here imports
+    pandas."""
     import numpy as np
 
     if is_variant_file(variant):
@@ -61,6 +64,7 @@ def look_up(folder: Path, variant: str, source: str = "default", deal: int | Non
         "budgets": row["budgets"], "command": row["command"], "reused": row.get(files.REUSED),
         "rungs": files.top_rung(row["budgets"]), "climbed": row.get(files.CLIMBED)}
     answer["honest"] = _honest(folder, rules.name, rules.fingerprint, deal) if source == "default" else None
+    answer["related"] = _related(folder, rules.name, source, deal) if row["unknown"] else None
     if deal is None and listing is None:
         return answer
     table = files.read_deals(folder, rules.name, source, ("deal", "verdict", "nodes", "rung", files.TIMEOUT))
@@ -98,4 +102,20 @@ def _honest(folder: Path, variant: str, fingerprint: str, deal: int | None) -> d
         deals, won = honest.honest_deals(folder, variant)
         at = np.flatnonzero(deals == deal)
         answer["deal"] = ("won" if won[at[0]] else "lost") if len(at) else None
+    return answer
+
+
+def _related(folder: Path, variant: str, source: str, deal: int | None) -> dict[str, Any]:
+    """What the atlas's rows of related rules decide of ``variant``'s unknown deals, as a look-up gives it."""
+    from studies.atlas import related
+
+    decided = related.decided_by_relatives(folder, variant, source)
+    answer: dict[str, Any] = {
+        "relatives": [{"variant": r.variant, "looser": r.looser, "stricter": r.stricter}
+                      for r in related.relatives(folder, variant, source)],
+        "won": sorted(d for d, (v, _) in decided.items() if v == "won"),
+        "lost": sorted(d for d, (v, _) in decided.items() if v == "lost"),
+        "via": {str(d): via for d, (_, via) in decided.items()}}
+    if deal is not None:
+        answer["deal"] = decided.get(deal, (None,))[0]
     return answer
