@@ -39,10 +39,11 @@ def store(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def atlas(tmp_path, store) -> Path:
-    """A copy of the shipped atlas's dick-1883 row with the store's honest games shipped into it."""
+    """A copy of the shipped atlas's dick-1883 row (and its related rows) with the store's honest games shipped
+    into it."""
     folder = tmp_path / "atlas"
     folder.mkdir()
-    for name in (files.SUMMARY, files.deals_file(DICK, "default")):
+    for name in (files.SUMMARY, *(files.deals_file(v, "default") for v in (DICK, "bakers-dozen", "other-suit"))):
         shutil.copy(SHIPPED / name, folder / name)
     honest.ship(store, folder)
     return folder
