@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from sim.rules import Rules
@@ -65,6 +65,9 @@ memory leak": the same warning as for a worker grown by 300 MB, which `studies.c
 it when its first chunk finishes after the last was handed out (not when the last chunk finishes: a worker
 idle since then would time out sooner than the stamp says); a hand-out stamps it too, so that a pool warmed
 for a run that then played nothing ages like any other."""
+TAKE_UP_SECONDS = 1.0
+"""How long a run stopped early waits, before killing its workers, for loky's manager thread to take up the
+chunks just handed out (`_kill_workers`); it takes one up within milliseconds unless the pool's call queue is full."""
 LOKY_RETIRED = "A worker stopped while some jobs were given to the executor"
 """How loky's warning begins when it replaces a worker it retired: one that grew over 300 MB past its size
 after its first task (loky reads that as a leak) or timed out idle as work came. A worker of a study grows
@@ -233,8 +236,28 @@ def stream(tasks: Iterable[ChunkTask], jobs: int, backend: str, client: Any,
                 watchdog.check()
     except BaseException:
         _POOL.pop(jobs, None)
-        executor.shutdown(wait=True, kill_workers=True)
+        _kill_workers(executor, pending.keys())
         raise
+
+
+def _kill_workers(executor: Any, handed: Collection[Any]) -> None:
+    """Kill ``executor``'s workers at once, after loky's manager thread has taken up the tasks (futures)
+    ``handed`` to it, so that the thread ends cleanly rather than with a traceback.
+
+    loky's shutdown with ``kill_workers`` (loky 3.6, in joblib 1.6) drops the work items it holds but not
+    the queued ids of those its manager thread has not yet moved towards the workers; meeting such an id
+    next, the thread dies with a ``KeyError`` whose traceback lands on stderr beside the one-line
+    "interrupted" message (Ctrl-C just after the runner handed out a chunk, on a loaded machine where the
+    thread had not run since). A task is taken up once it runs or is done; the thread takes them in the
+    order they came, so the warm-ups handed out before are covered too. A task not taken up within
+    `TAKE_UP_SECONDS` waits behind a full call queue (workers still starting or warming), and the thread
+    stops after the kill without reading its id. A second Ctrl-C while waiting still kills the workers."""
+    deadline = time.monotonic() + TAKE_UP_SECONDS
+    try:
+        while time.monotonic() < deadline and not all(f.running() or f.done() for f in handed):
+            time.sleep(0.002)
+    finally:
+        executor.shutdown(wait=True, kill_workers=True)
 
 
 def plays_in_process(spec: RunSpec, strategy: Any, compiled: bool, jobs: int | None, chunk: int | None,

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -346,6 +347,24 @@ def test_ctrl_c_stops_cleanly_and_the_same_command_resumes(tmp_path, reference):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["reused"] > 0
     assert rows(read_store(store)).equals(reference)
+
+
+def test_ctrl_c_just_after_a_chunk_is_handed_out_leaves_no_thread_traceback(monkeypatch):
+    """Ctrl-C between handing a chunk to the warm pool and loky's manager thread taking it up: killing the workers
+    then made that thread die with a KeyError traceback on stderr (seen under load, after the chunk written
+    just before the interrupt was replaced by the next). The task source raises the interrupt at that moment."""
+    died: list[threading.ExceptHookArgs] = []
+    monkeypatch.setattr(threading, "excepthook", died.append)
+    monkeypatch.setattr(B, "play_chunk", time.sleep)  # a chunk that plays long enough to be killed
+
+    def tasks():
+        yield 30.0
+        raise KeyboardInterrupt
+
+    B.worker_pool(1).submit(int).result()  # warm: the manager thread waits for work, the worker is up
+    with pytest.raises(KeyboardInterrupt):
+        list(B.stream(tasks(), 1, "loky", None))
+    assert [f"{d.thread.name}: {d.exc_type.__name__}: {d.exc_value}" for d in died] == []
 
 
 @pytest.mark.slow
