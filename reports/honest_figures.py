@@ -77,12 +77,16 @@ def honest_markdown(table: pd.DataFrame) -> str:
 
 
 def load_curve(path: Path = CURVE) -> pd.DataFrame:
-    """The budget curve's rows (honest settings only), in the order measured."""
+    """The budget curve's rows (honest settings only): the variants in the order first measured, each from its
+    cheapest setting to its dearest."""
     try:
         table = pd.read_csv(path)
     except (OSError, ValueError) as exc:
         raise FiguresError(f"{path}: {exc}") from None
-    return table[table["honest"].astype(str) == "True"].reset_index(drop=True)
+    table = table[table["honest"].astype(str) == "True"]
+    order = {v: i for i, v in enumerate(dict.fromkeys(table["variant"]))}
+    return table.sort_values(["variant", "cpu_s_per_deal"], key=lambda c: c.map(order) if c.name == "variant" else c,
+                             kind="stable").reset_index(drop=True)
 
 
 def curve_markdown(curve: pd.DataFrame) -> str:

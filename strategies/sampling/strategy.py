@@ -174,15 +174,21 @@ loaded machine: version 12 won 77 at 0.957 CPU s a deal, 506,540 nodes):
   winning line starts with is rarely the better move, and scoring it by the
   clairvoyant solve makes it look better than it is.
 
-So no setting of the bandit reaches the issue's targets (dick-1883 default
+So no setting of the bandit reaches the targets set for this player (dick-1883 default
 >= 55%, strong >= 65%, fast >= 35%), and it stays off. At a larger budget
 (60 samples of 400 nodes, late 5,000, 12 candidates) on deals 2001-2050 the
 plan vote won 34 at 4.06 CPU s a deal (2,577,907 nodes) and the bandit with
 two rounds and ``exact_hidden=4`` 32 at 10.29 s (6,912,678 nodes; 5 won only by
-it, 7 only by the plan vote), where the default won 29. That larger plan vote
-is the ``strong`` preset (version 13): on deals 2051-2100 it won 28 where
-the default won 30, so 62 of 100 against 59 in all, within the noise: no
-measured gain either (about 4 s a deal on the loaded machine).
+it, 7 only by the plan vote), where the default won 29. On deals 2051-2100
+that larger plan vote won 28 where the default won 30, so 62 of 100 against
+59 in all, within the noise.
+
+More budget spent the same way does gain, slowly, on the budget curve's deals
+1-200 (docs/strategies-findings.md, "The budget curve"): 90 samples of 700
+nodes, late 8,000, 14 candidates won 59.0% of Dick's deals at 9.2 CPU s a deal
+(53.0% at 60 x 400, 4.3 s) and 50.0% of Castles in Spain's at 5.3 s (43.0%).
+That is the ``strong`` preset: the strongest measured setting inside 10 s a
+deal.
 
 Both tiers run the same compiled code on the same random stream, so they make
 the same choices.
@@ -604,7 +610,7 @@ been measured for it."""
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
     "fast": {"samples": 10, "candidates": 5, "late_hidden": 0},
-    "strong": {"samples": 60, "sample_nodes": 400, "late_nodes": 5000, "candidates": 12},
+    "strong": {"samples": 90, "sample_nodes": 700, "late_nodes": 8000, "candidates": 14},
 }
 """Named settings (``sampling:preset=fast``): the parameters each sets, unless the spec gives them."""
 
