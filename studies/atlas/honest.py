@@ -213,8 +213,10 @@ def _disagreement(folder: Path, row: HonestRow) -> str:
     deals = files.deal_numbers(table)
     if len(deals) and not bool(np.all(np.diff(deals) > 0)):
         return "its deals are not sorted and unique"
+    import pyarrow.compute as pc  # not to_numpy: a chunked array's imports pandas, a second of a look-up
+
     found = (int(deals[0]) if len(deals) else None, int(deals[-1]) if len(deals) else None, len(deals),
-             int(np.count_nonzero(table.column("won").to_numpy(zero_copy_only=False))))
+             int(pc.sum(table.column("won")).as_py() or 0))
     said = (row.first, row.last, row.deals, row.won)
     if found != said:
         return (f"holds deals {found[0]}-{found[1]}, {found[2]:,} deals, {found[3]:,} won; {HONEST_SUMMARY} says "
@@ -228,7 +230,7 @@ def honest_deals(folder: Path, variant: str) -> tuple[np.ndarray, np.ndarray]:
 
     with pq.ParquetFile(folder / honest_file(variant)) as parquet:
         table = parquet.read(columns=["deal", "won"])
-    return files.deal_numbers(table), table.column("won").to_numpy(zero_copy_only=False)
+    return files.deal_numbers(table), np.array(table.column("won").to_pylist(), dtype=bool)
 
 
 def beside_atlas(folder: Path, row: HonestRow) -> Beside | None:
