@@ -122,10 +122,11 @@ def contradictions(folder: Path, source: str = "default") -> list[str]:
             continue
         if rules.fingerprint != row["fingerprint"]:
             continue
-        for rel in relatives(folder, rules.name, source):
-            if not rel.looser or rel.variant < rules.name and rel.stricter:
-                continue  # each pair once, from its stricter side (a pair of the same game from its first name)
-            won = _with(*_verdicts(folder, rules.name, source), "won")
+        looser = [rel for rel in relatives(folder, rules.name, source)
+                  if rel.looser and not (rel.variant < rules.name and rel.stricter)]
+        # each pair once, from its stricter side (a pair of the same game from its first name)
+        won = _with(*_verdicts(folder, rules.name, source), "won") if looser else None
+        for rel in looser:
             lost = _with(*_verdicts(folder, rel.variant, source), "lost")
             both = np.intersect1d(won, lost)
             if len(both):
