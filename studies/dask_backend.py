@@ -15,6 +15,7 @@ run on this machine does not pay for it.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import queue
 import re
@@ -122,15 +123,22 @@ def connect(address: Any, timeout: float = SCHEDULER_TIMEOUT) -> DaskCluster:
     _identify(address, arguments, timeout)
     from distributed import Client, Security
 
+    failure = None
     try:
         client = Client(address, timeout=timeout, set_as_default=False, security=Security())
     except (OSError, TimeoutError) as exc:
-        raise SchedulerError(f"cannot reach the Dask scheduler at {shown(address)} within {timeout:g} s "
-                             f"({_reason(exc)}); check that the scheduler is running") from None
+        failure = SchedulerError(f"cannot reach the Dask scheduler at {shown(address)} within {timeout:g} s "
+                                 f"({_reason(exc)}); check that the scheduler is running")
     except Exception as exc:  # noqa: BLE001 (the server's replies, judged by distributed: a scheduler's they are not)
-        raise SchedulerError(f"the server at {shown(address)} says it is a Dask scheduler, but the Dask client cannot "
-                             f"start with it ({_reason(exc)}); check that it is `dask scheduler` of a compatible "
-                             "version") from None
+        failure = SchedulerError(f"the server at {shown(address)} says it is a Dask scheduler, but the Dask client "
+                                 f"cannot start with it ({_reason(exc)}); check that it is `dask scheduler` of a "
+                                 "compatible version")
+    if failure is not None:
+        # The Client that failed to start still runs its event-loop thread until it is collected; collect it here,
+        # so it closes now in this thread and not during some later Client's start in another (which then waits on
+        # it past distributed's 10 s limit for a new loop to start).
+        gc.collect()
+        raise failure
     return DaskCluster(client, address)
 
 

@@ -193,9 +193,13 @@ def test_a_dask_server_that_is_not_a_scheduler_is_named_so(answer, said):
         assert said in refused_within(address)
 
 
-def test_a_dask_server_that_only_claims_to_be_a_scheduler_is_refused():
+def test_a_dask_server_that_only_claims_to_be_a_scheduler_is_refused_and_its_client_is_closed():
+    """The Client that could not start is closed before the refusal: its event-loop thread, left to a later garbage
+    collection, stalled the next cluster's start past distributed's 10 s limit."""
+    loops_before = sum(t.name == "IO loop" for t in threading.enumerate())
     with dask_server({"type": "Scheduler"}) as address:
         assert "says it is a Dask scheduler, but the Dask client cannot start with it" in refused_within(address)
+    assert sum(t.name == "IO loop" for t in threading.enumerate()) == loops_before
 
 
 def test_a_closed_port_is_refused_at_once():
