@@ -15,7 +15,7 @@ after the kings moved), ``spanish-worrying-back`` (Spanish Patience with worryin
 preset plays it) and ``eight-by-six`` (8 piles of 6, aces home, any card fills an empty pile: Solvitaire's
 Beleaguered Castle), the last two as the variant files in benchmarks/variants/.
 
-    python benchmarks/solvitaire.py --solvitaire PATH [--games a,b] [--deals 1-100] [--timeout 30]
+    python benchmarks/solvitaire.py --solvitaire PATH [--games a,b] [--deals 1-100] [--timeout 30] [--param K=V]
     python benchmarks/solvitaire.py --out DIR --deals 1-10     # only write the deal and rules files
 """
 
@@ -39,7 +39,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import sim  # noqa: E402, F401 - before numba: it sets numba's cache folder (sim.compile_cache)
 
 # isort: split
-from bakers_dozen.solve import parse_deals  # noqa: E402
+from bakers_dozen.solve import parse_deals, parse_params  # noqa: E402
 from sim.cards import card_str  # noqa: E402
 from sim.deals import make_deal  # noqa: E402
 from sim.errors import UserError, run_script  # noqa: E402
@@ -120,10 +120,10 @@ class Side:
         return sum(self.cpu[d] for d in deals)
 
 
-def solve_toolkit(rules: Rules, deals: range) -> Side:
-    """The toolkit's solver at its defaults on each deal, CPU seconds of this process per deal (compiling
-    done before, on the first deal)."""
-    solver = SolverStrategy()
+def solve_toolkit(rules: Rules, deals: range, params: dict[str, str]) -> Side:
+    """The toolkit's solver (its defaults, but for ``params``) on each deal, CPU seconds of this process per deal
+    (compiling done before, on the first deal)."""
+    solver = SolverStrategy(**params)
     solver.solve_position(rules, make_deal(rules, deals[0]).position)  # compiles or loads the search outside the timing
     side = Side()
     for number in deals:
@@ -215,7 +215,10 @@ def main() -> None:
     ap.add_argument("--cache-states", type=int, default=5_000_000,
                     help="Solvitaire's cache capacity in states (about 300 bytes each; its default needs ~30 GB)")
     ap.add_argument("--out", type=Path, help="write the rules and deal files here and keep them")
+    ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="a parameter of the toolkit's solver, as `solve --param` takes it (repeatable)")
     args = ap.parse_args()
+    params = parse_params(args.param)
     first, last = parse_deals(args.deals)
     deals = range(first, last + 1)
     labels = [g for g in args.games.split(",") if g]
@@ -228,13 +231,14 @@ def main() -> None:
         raise UserError("--timeout and --cache-states must be positive")
     print(f"side by side on {len(deals)} deals a game, one core each; Solvitaire: "
           f"{args.solvitaire or 'not given (the toolkit side only)'}, smart mode, {args.timeout:g} s cap, "
-          f"{args.cache_states:,} cached states")
+          f"{args.cache_states:,} cached states; the toolkit's solver: "
+          f"{' '.join(args.param) or 'its defaults'}")
     for label in labels:
         rules = resolve_variant(GAMES[label])
         with tempfile.TemporaryDirectory() as tmp:
             folder = args.out if args.out is not None else Path(tmp)
             rules_file, files = write_files(rules, deals, folder)
-            ours = solve_toolkit(rules, deals)
+            ours = solve_toolkit(rules, deals, params)
             theirs = (solve_solvitaire(args.solvitaire, rules_file, files, args.timeout, args.cache_states)
                       if args.solvitaire is not None else None)
         report(label, rules, deals, ours, theirs)

@@ -34,7 +34,7 @@ LAYERED = tuple(find_variant(v) for v in ("bakers-dozen", "kings-into-empty", "o
 
 def _normal(st: np.ndarray, prm: np.ndarray) -> np.ndarray:
     out = st.copy()
-    play_safe_moves(out, prm, np.zeros(DECK_SIZE + 1, dtype=np.int64), 0, False)
+    play_safe_moves(out, prm, np.zeros(DECK_SIZE + 1, dtype=np.int64), 0, False, False)
     return out
 
 

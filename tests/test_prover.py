@@ -99,7 +99,7 @@ def test_no_move_goes_back_to_an_earlier_layer(rules) -> None:  # noqa: ANN001
                 src, dst = E.move_from(m), E.move_to(m)
                 if src < E.FOUNDATION and dst < E.FOUNDATION:
                     assert int(layer_of(ch, prm)) == int(quiet_layer(st, prm, lay, src, dst))
-                play_safe_moves(ch, prm, home, 0, False)
+                play_safe_moves(ch, prm, home, 0, False, False)
                 child = int(layer_of(ch, prm))
                 same_found = child // STAGES == lay // STAGES
                 assert layer_total(child) > layer_total(lay) or (same_found and child >= lay)

@@ -3,7 +3,9 @@ budgets, memory bounds, known verdicts of PySol deals, both tiers, and the `solv
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +18,7 @@ from sim.deals import make_deal
 from sim.game import Game
 from sim.position import parse_position
 from sim.referee import replay_codes
-from sim.rules import VARIANTS, Rules, find_variant
+from sim.rules import BUILDS, EMPTY_FILLS, VARIANTS, Rules, find_variant, load_variant_file
 from strategies import DealInfo, load_strategy
 from strategies.batch import play_batch, preset_states
 from strategies.play import play_compiled, play_python
@@ -173,7 +175,7 @@ def test_a_move_that_stays_alive_never_leads_to_a_dead_position(rules):
                 after = st.copy()
                 E.apply_move(after, prm, m)
                 alive = stays_alive(after, prm, m)
-                play_safe_moves(after, prm, abuf, 0, False)
+                play_safe_moves(after, prm, abuf, 0, False, False)
                 dead = is_dead(after, prm, work)
                 assert not (alive and dead), (deal, m)
                 vouched += alive
@@ -206,17 +208,40 @@ def test_a_move_home_can_make_a_position_dead():
     assert is_dead(st, prm, work) and not stays_alive(st, prm, home)
 
 
+def test_the_wide_rule_is_rank_at_most_two_above_the_lowest_foundation_when_building_in_any_suit():
+    """The module's statement of the wide rule for any-suit building, on every foundation height: a card goes
+    home by it exactly when its rank is at most two above the lowest other foundation; twos always."""
+    prm = E.rule_params(BD)
+    rng = random.Random(3)
+    for _ in range(2000):
+        st = Game.from_deal(BD, 1).state_array()
+        heights = [rng.randrange(13) for _ in range(4)]
+        for s in range(4):
+            st[E.fheight_at(BD.columns, s)] = heights[s]
+        s = rng.randrange(4)
+        c = card(heights[s], s) if heights[s] < 13 else None
+        if c is None or rank_of(c) == 0:
+            continue
+        lowest = min(heights[t] for t in range(4) if t != s)  # the other suits' cards home: ranks 0..h-1
+        assert is_safe_home(st, prm, c, False, True) == (rank_of(c) <= lowest + 1 or rank_of(c) == 1), (heights, c)
+        assert is_safe_home(st, prm, c, False, False) == (rank_of(c) <= lowest), (heights, c)
+
+
+@pytest.mark.parametrize("wide", (False, True), ids=("needed", "wide"))
 @pytest.mark.parametrize("rules", (BD, find_variant("other-suit"), SPANISH_WORRYING, find_variant("good-measure")),
                          ids=lambda r: r.name)
-def test_safe_moves_keep_winnable_positions_winnable(rules):
+def test_safe_moves_keep_winnable_positions_winnable(rules, wide):
+    """Each safe move home (``wide``: those only the wide rule allows) keeps a won position won."""
     prm = E.rule_params(rules)
     plain = solver(nodes=100_000, safe=False, restart_nodes=0)
+    worrying = bool(rules.worrying_back)
     tested = 0
     for st in late_positions(rules, range(1, 31), 10, seed=5):
         g_codes = E.new_moves(prm)
         n = E.gen_moves(st, prm, g_codes)
-        safe = [int(m) for m in g_codes[:n] if m % 64 >= E.FOUNDATION and m // 64 < E.FOUNDATION
-                and is_safe_home(st, prm, int(E.moved_card(st, prm, m)), bool(rules.worrying_back))]
+        home = [int(m) for m in g_codes[:n] if m % 64 >= E.FOUNDATION and m // 64 < E.FOUNDATION]
+        safe = [m for m in home if is_safe_home(st, prm, int(E.moved_card(st, prm, m)), worrying, wide)
+                and not (wide and is_safe_home(st, prm, int(E.moved_card(st, prm, m)), worrying, False))]
         if not safe:
             continue
         if plain.solve_state(rules, st)[0] != "won":
@@ -225,7 +250,7 @@ def test_safe_moves_keep_winnable_positions_winnable(rules):
         E.apply_move(after, prm, safe[0])
         assert plain.solve_state(rules, after)[0] != "lost"
         tested += 1
-    assert tested >= 30
+    assert tested >= (0 if wide and worrying else 15 if wide else 30), tested
 
 
 def check_rules_against_plain_search(rules: Rules, deals: range, per_deal: int) -> dict[str, int]:
@@ -233,17 +258,41 @@ def check_rules_against_plain_search(rules: Rules, deals: range, per_deal: int) 
     unknown into a verdict, never won into lost or back. Returns how many positions had each verdict."""
     plain = solver(nodes=60_000, safe=False, dead=False, lone=False, order=False, restart_nodes=0)
     full = solver(nodes=60_000)
+    full_wide = solver(nodes=60_000, safe_wide=True)
     singles = {name: solver(nodes=60_000, restart_nodes=0, **{k: k == name for k in SWITCHES}) for name in SWITCHES}
+    singles["safe_wide"] = solver(nodes=60_000, restart_nodes=0, safe=True, safe_wide=True, dead=False, lone=False)
     seen = {"won": 0, "lost": 0}
     for st in late_positions(rules, deals, per_deal, seed=11, wander=14):
         truth = plain.solve_state(rules, st)[0]
         if truth == "unknown":
             continue
         seen[truth] += 1
-        for s in (full, *singles.values()):
+        for s in (full, full_wide, *singles.values()):
             verdict = s.solve_state(rules, st)[0]
             assert verdict in (truth, "unknown"), (rules.name, s.label, truth, verdict)
     return seen
+
+
+RANDOM_LAYOUTS = ((13, 4, ()), (12, 4, ("AC", "AD", "AH", "AS")), (8, 6, ("AC", "AD", "AH", "AS")),
+                  (16, 3, ("AC", "AD", "AH", "AS")), (10, 5, ("AC", "AD")))
+"""Layouts of the random variants: columns, cards a column, cards home at the start (one full deck)."""
+
+
+def random_variant_files(folder: Path, seed: int, count: int) -> list[Rules]:
+    """``count`` variant files of random layout, building, empty-pile rule, worrying back and kings' place, written
+    to ``folder`` and read back as a user's TOML files are."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        columns, per_column, home = rng.choice(RANDOM_LAYOUTS)
+        text = (f'name = "random-{seed}-{i}"\ncolumns = {columns}\ncards_per_column = {per_column}\n'
+                f"start_home = {json.dumps(list(home))}\nbuild = {json.dumps(rng.choice(BUILDS))}\n"
+                f"empty_fill = {json.dumps(rng.choice(EMPTY_FILLS))}\n"
+                f"worrying_back = {json.dumps(rng.random() < 0.3)}\nkings_to_bottom = {json.dumps(rng.random() < 0.5)}\n")
+        path = folder / f"random-{seed}-{i}.toml"
+        path.write_text(text)
+        out.append(load_variant_file(path))
+    return out
 
 
 @pytest.mark.parametrize("rules", SMALL_RULES, ids=lambda r: r.name)
@@ -252,11 +301,30 @@ def test_each_rule_agrees_with_the_plain_search_on_small_positions(rules):
     assert seen["won"] >= 20 and (seen["lost"] >= 10 or rules.empty_fill == "any")
 
 
+@pytest.mark.parametrize("seed", (2, 3))
+def test_each_rule_agrees_with_the_plain_search_on_random_variant_files(tmp_path, seed):
+    seen = {"won": 0, "lost": 0}
+    for rules in random_variant_files(tmp_path, seed, 3):
+        for verdict, count in check_rules_against_plain_search(rules, range(1, 11), 6).items():
+            seen[verdict] += count
+    assert seen["won"] >= 20 and seen["lost"] >= 5, seen
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("rules", SMALL_RULES, ids=lambda r: r.name)
 def test_each_rule_agrees_with_the_plain_search_on_thousands_of_small_positions(rules):
     seen = check_rules_against_plain_search(rules, range(16, 116), 20)
     assert seen["won"] + seen["lost"] >= 1000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", (3, 4, 5))
+def test_each_rule_agrees_with_the_plain_search_on_a_thousand_positions_of_random_variant_files(tmp_path, seed):
+    seen = {"won": 0, "lost": 0}
+    for rules in random_variant_files(tmp_path, seed, 4):
+        for verdict, count in check_rules_against_plain_search(rules, range(1, 81), 10).items():
+            seen[verdict] += count
+    assert seen["won"] + seen["lost"] >= 1000, seen
 
 
 def check_rules_on_full_deals(numbers: np.ndarray, budget: int) -> int:
@@ -283,6 +351,32 @@ def test_each_rule_agrees_on_a_thousand_full_deals():
 
 
 # --- wins are real ------------------------------------------------------------------------
+
+
+EIGHT_BY_SIX = load_variant_file(Path(__file__).resolve().parents[1] / "benchmarks" / "variants" / "eight-by-six.toml")
+
+
+@pytest.mark.parametrize("rules", (BD, SPANISH_WORRYING, EIGHT_BY_SIX), ids=lambda r: r.name)
+def test_the_streamliner_and_the_wide_rule_keep_every_verdict_and_their_wins_replay(rules):
+    """A streamliner's win is a win (the referee replays it) and its failure proves nothing: the complete search
+    that follows decides as the solver without it does."""
+    plain = solver(nodes=150_000)
+    stream = 2_000
+    tried = solver(nodes=150_000, streamline_nodes=stream, safe_wide=True)
+    decided = after_streamliner = 0
+    for number in range(1, 41):
+        position = make_deal(rules, number).position
+        st = Game(rules, position).state_array()
+        verdicts = {plain.solve_state(rules, st)[0]}
+        verdict, nodes, line, _ = tried.solve_state(rules, st)
+        verdicts.add(verdict)
+        assert len(verdicts - {"unknown"}) <= 1, (number, verdicts)
+        decided += verdict != "unknown"
+        if verdict == "won":
+            v = replay_codes(rules, position, line)
+            assert v.legal and v.won, (number, v.reason)
+            after_streamliner += nodes > stream
+    assert decided >= 35 and after_streamliner >= (1 if rules is EIGHT_BY_SIX else 0), (decided, after_streamliner)
 
 
 @pytest.mark.parametrize("rules", (*SMALL_RULES, find_variant("dick-1883")), ids=lambda r: r.name)

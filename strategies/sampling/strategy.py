@@ -243,7 +243,7 @@ from strategies.sampling.keep import (
 from strategies.sampling.plan import PLAN_SLOTS, by_plans, shift_plan
 from strategies.sampling.solve import restart_unit, sample_work, solve_completion
 from strategies.solver.order import move_score
-from strategies.solver.safe import is_safe_home
+from strategies.solver.safe import SAFE_NEEDED, is_safe_home
 from strategies.solver.search import (
     S_LOST,
     S_WON,
@@ -381,7 +381,7 @@ def sampling_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, 
             m = moves[k]
             if move_to(m) >= FOUNDATION and move_from(m) < FOUNDATION:
                 c = top_card(st, prm, move_from(m))
-                if is_safe_home(st, prm, c, prm[P_WORRY] != 0):
+                if is_safe_home(st, prm, c, prm[P_WORRY] != 0, SAFE_NEEDED):
                     i = k
                     break
     budget = scfg[SP_LATE_NODES] if hidden <= scfg[SP_LATE_HIDDEN] else scfg[SP_SAMPLE_NODES]

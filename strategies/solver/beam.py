@@ -47,7 +47,7 @@ from sim.rules import FILL_NONE, FOUND_SUIT
 from strategies.solver.dead import is_dead, new_dead_work
 from strategies.solver.hash import position_key
 from strategies.solver.safe import play_safe_moves, played_move
-from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, S_TIMEOUT, S_UNKNOWN, S_WON, first_empty_pile, never_needed
+from strategies.solver.search import F_DEAD, F_LONE, F_SAFE, S_TIMEOUT, S_UNKNOWN, S_WON, first_empty_pile, home_rule, never_needed
 
 W_HOME, W_BLOCKING, W_OVER_NEXT = 100, 10, 3
 """The score's weights: a card home, a card above a lower card of its suit, a card above a suit's next card."""
@@ -116,14 +116,15 @@ def _remember(seen: np.ndarray, key: np.uint64) -> bool:
 
 
 @nb.njit(cache=True)
-def _advance(st: np.ndarray, prm: np.ndarray, m: np.int64, buf: np.ndarray, use_safe: bool, worrying: bool) -> np.int64:
-    """Play m and then, with ``use_safe``, the safe moves home in ``st``; record every move in ``buf``; return how
-    many."""
+def _advance(st: np.ndarray, prm: np.ndarray, m: np.int64, buf: np.ndarray, use_safe: bool, worrying: bool,
+             rule: np.int64) -> np.int64:
+    """Play m and then, with ``use_safe``, the moves home ``rule`` allows without search in ``st``; record every
+    move in ``buf``; return how many."""
     apply_move(st, prm, m)
     buf[0] = m
     if not use_safe:
         return np.int64(1)
-    n = play_safe_moves(st, prm, buf, np.int64(1), worrying)
+    n = play_safe_moves(st, prm, buf, np.int64(1), worrying, rule)
     for i in range(1, n):
         buf[i] = played_move(buf[i])
     return n
@@ -141,6 +142,7 @@ def beam_search(st0, prm, keys, line, width, max_nodes, max_seconds, flags):  # 
     suit_found = prm[P_FOUND] == FOUND_SUIT
     worrying = prm[P_WORRY] != 0
     use_safe = (flags & F_SAFE) != 0 and suit_found
+    rule = home_rule(flags)
     use_dead = (flags & F_DEAD) != 0 and suit_found and not worrying
     lone_rule = (flags & F_LONE) != 0 and prm[P_FILL] == FILL_NONE
     size = prm[P_SIZE]
@@ -164,7 +166,7 @@ def beam_search(st0, prm, keys, line, width, max_nodes, max_seconds, flags):  # 
     root_key, root_check = position_key(st0, prm, keys)
     rng = nb_mix64(root_key ^ root_check) | np.uint64(1)
     if use_safe:
-        play_safe_moves(cur[0], prm, step, np.int64(0), worrying)
+        play_safe_moves(cur[0], prm, step, np.int64(0), worrying, rule)
     entries = np.int64(0)
     cur_entry[0] = -1
     n = np.int64(1)
@@ -181,11 +183,11 @@ def beam_search(st0, prm, keys, line, width, max_nodes, max_seconds, flags):  # 
                 if never_needed(st, m, first_empty, lone_rule):
                     continue
                 tmp[:] = st
-                _advance(tmp, prm, m, step, use_safe, worrying)
+                _advance(tmp, prm, m, step, use_safe, worrying, rule)
                 nodes += 1
                 if cards_home(tmp, prm) == DECK_SIZE:
                     v, length = _won_line(st0, prm, line, path_parent, path_move, cur_entry[i], m, step, use_safe,
-                                          worrying)
+                                          worrying, rule)
                     return v, nodes, length, clock() - t0
                 if nodes >= max_nodes:
                     return S_UNKNOWN, nodes, np.int64(0), clock() - t0
@@ -217,7 +219,7 @@ def beam_search(st0, prm, keys, line, width, max_nodes, max_seconds, flags):  # 
         for t in range(kept):
             c = order[t]
             nxt[t] = cur[c_parent[c]]
-            _advance(nxt[t], prm, np.int64(c_move[c]), step, use_safe, worrying)
+            _advance(nxt[t], prm, np.int64(c_move[c]), step, use_safe, worrying, rule)
             path_parent[entries] = cur_entry[c_parent[c]]
             path_move[entries] = c_move[c]
             nxt_entry[t] = entries
@@ -236,7 +238,7 @@ def _grown(a: np.ndarray, size: np.int64) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def _won_line(st0, prm, line, path_parent, path_move, entry, last, step, use_safe, worrying):  # noqa: ANN001, ANN202 (numba)
+def _won_line(st0, prm, line, path_parent, path_move, entry, last, step, use_safe, worrying, rule):  # noqa: ANN001, ANN202 (numba)
     """Write the line that reaches the kept position ``entry`` and then plays ``last`` into ``line``, the safe moves
     home included: (`S_WON`, its length), or (`S_UNKNOWN`, 0) when ``line`` cannot hold it."""
     depth = np.int64(1)
@@ -255,14 +257,14 @@ def _won_line(st0, prm, line, path_parent, path_move, entry, last, step, use_saf
     st = st0.copy()
     length = np.int64(0)
     if use_safe:
-        n = play_safe_moves(st, prm, step, np.int64(0), worrying)
+        n = play_safe_moves(st, prm, step, np.int64(0), worrying, rule)
         for i in range(n):
             if length >= line.shape[0]:
                 return S_UNKNOWN, np.int64(0)
             line[length] = played_move(step[i])
             length += 1
     for m in chosen:
-        n = _advance(st, prm, m, step, use_safe, worrying)
+        n = _advance(st, prm, m, step, use_safe, worrying, rule)
         for i in range(n):
             if length >= line.shape[0]:
                 return S_UNKNOWN, np.int64(0)

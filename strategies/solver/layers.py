@@ -137,7 +137,7 @@ from strategies.solver.components import (
 )
 from strategies.solver.dead import is_dead, new_dead_work
 from strategies.solver.safe import play_safe_moves, uncovers_safe
-from strategies.solver.search import F_DEAD, F_ORDER, F_SAFE, S_LOST, S_UNKNOWN, S_WON, _ordered_moves
+from strategies.solver.search import F_DEAD, F_ORDER, F_SAFE, S_LOST, S_UNKNOWN, S_WON, _ordered_moves, home_rule
 
 # statuses of `_expand`
 X_DONE, X_GROW, X_FLUSH, X_WON, X_LIMIT, X_BAD = range(6)
@@ -228,6 +228,7 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
     Returns (status, count, head, up_count); positions and components are counted in ``cw``'s stats.
     """
     use_safe = (flags & F_SAFE) != 0
+    rule = home_rule(flags)
     use_dead = (flags & F_DEAD) != 0
     room = prm[P_MOVES] + 1
     comp, ctab, cstamp, gen = cw[CW_MEMBERS], cw[CW_TABLE], cw[CW_STAMP], cw[CW_GEN]
@@ -294,7 +295,7 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
                     # a tableau move that uncovers no safe card: no safe move follows (the moved card was
                     # not safe where it lay, no foundation changed), so only the moved card's code changes
                     c = np.int64(st[pile_base(prm, src) + np.int64(st[src]) - 1])
-                    if not (use_safe and uncovers_safe(st, prm, src, False)):
+                    if not (use_safe and uncovers_safe(st, prm, src, False, rule)):
                         hd = np.int64(st[dst])
                         below = np.int64(st[pile_base(prm, dst) + hd - 1]) if hd > 0 else NO_CARD
                         code = code_on(rb, c, below)
@@ -310,7 +311,7 @@ def _expand(members, count, head, table, up, up_layer, up_count, rb, prm, flags,
                     ch[:] = st
                     apply_move(ch, prm, m)
                     if use_safe:
-                        play_safe_moves(ch, prm, abuf, 0, False)
+                        play_safe_moves(ch, prm, abuf, 0, False, rule)
                     if cards_home(ch, prm) == DECK_SIZE:
                         return X_WON, count, head, up_count
                     if not encode(ch, prm, rb, key, 0):
@@ -527,7 +528,8 @@ def _prove(st0: np.ndarray, prm: np.ndarray, flags: int, max_bytes: float, max_s
     directory = Path(checkpoint) if checkpoint is not None else None
     root = st0.copy()
     if flags & F_SAFE:
-        play_safe_moves(root, prm, np.zeros(DECK_SIZE + 1, dtype=np.int64), 0, False)
+        play_safe_moves(root, prm, np.zeros(DECK_SIZE + 1, dtype=np.int64), 0, False,
+                        home_rule(flags))
     if cards_home(root, prm) == DECK_SIZE:
         return ProofResult(S_WON, 0, 0, 0, 0, time.perf_counter() - t0)
     rb = root_below(root, prm)

@@ -112,7 +112,15 @@ from strategies.solver.dead import is_dead, stays_alive
 from strategies.solver.hash import CHECK_SALT, KEYS_PILE, position_key
 from strategies.solver.order import move_score
 from strategies.solver.relax_cut import config_lost, keeps_configuration, renumber_root
-from strategies.solver.safe import play_safe_moves, played_move, played_revealed, uncovers_safe
+from strategies.solver.safe import (
+    SAFE_ANY,
+    SAFE_NEEDED,
+    SAFE_WIDE,
+    play_safe_moves,
+    played_move,
+    played_revealed,
+    uncovers_safe,
+)
 from strategies.solver.table import (
     DONE,
     GEN_LIMIT,
@@ -140,6 +148,8 @@ F_ORDER = 4  # order moves by `move_score`
 F_LONE = 8  # never move a lone card onto another pile (empty piles stay empty)
 F_KEEP_LOST = 16  # later searches of the same position cut what earlier ones proved lost
 F_RELAX = 32  # cut configurations the free-parking relaxation loses (`strategies.solver.relax_cut`)
+F_SAFE_WIDE = 64  # with F_SAFE: the wide rule of safe moves home as well (`strategies.solver.safe`)
+F_STREAM = 128  # every move home at once: a streamliner, whose wins are wins and whose losses prove nothing
 
 # Frame fields.
 (FR_MSTART, FR_MCOUNT, FR_MIDX, FR_ASTART, FR_ACOUNT, FR_MOVE, FR_REV, FR_INDEX, FR_LOW, FR_TAINT, FR_ALIVE,
@@ -211,6 +221,14 @@ def never_needed(st, m, first_empty, lone_rule):  # noqa: ANN001, ANN202 (numba)
     if st[dst] == 0:
         return dst != first_empty or (src < FOUNDATION and st[src] == 1)
     return lone_rule and src < FOUNDATION and st[src] == 1
+
+
+@nb.njit(cache=True, inline="always")
+def home_rule(flags: np.int64) -> np.int64:
+    """Which moves home the searches play without search under ``flags`` (`strategies.solver.safe`'s rules)."""
+    if (flags & F_STREAM) != 0:
+        return np.int64(SAFE_ANY)
+    return np.int64(SAFE_WIDE if (flags & F_SAFE_WIDE) != 0 else SAFE_NEEDED)
 
 
 @nb.njit(cache=True)
@@ -298,7 +316,8 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
     suit_found = prm[P_FOUND] == FOUND_SUIT
     worrying = prm[P_WORRY] != 0
-    use_safe = (flags & F_SAFE) != 0 and suit_found
+    use_safe = (flags & (F_SAFE | F_STREAM)) != 0 and suit_found
+    rule = home_rule(flags)
     use_dead = (flags & F_DEAD) != 0 and suit_found and not worrying
     use_relax = (flags & F_RELAX) != 0 and meta[M_RELAX] > 0 and applies_to(prm)
     gen_i = meta[M_GEN] + 1
@@ -345,7 +364,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
             frames[d, FR_TAINT] = 0
             frames[d, FR_ASTART] = atop
             if use_safe:
-                atop = play_safe_moves(st, prm, abuf, atop, worrying)
+                atop = play_safe_moves(st, prm, abuf, atop, worrying, rule)
                 for a in range(frames[d, FR_ASTART], atop):
                     _rekey(st, prm, keys, lin, ksum, move_from(played_move(abuf[a])))
             frames[d, FR_ACOUNT] = atop - frames[d, FR_ASTART]
@@ -426,7 +445,7 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
                 hs = np.int64(st[src])
                 bs = pile_base(prm, src)
                 c = np.int64(st[bs + hs - 1])
-                if not (use_safe and uncovers_safe(st, prm, src, worrying)):
+                if not (use_safe and uncovers_safe(st, prm, src, worrying, rule)):
                     ls = lin[src] - keys[KEYS_PILE, c, hs - 1]
                     ld = lin[dst] + keys[KEYS_PILE, c, np.int64(st[dst])]
                     child = ksum[0] - nb_mix64(lin[src]) + nb_mix64(ls) - nb_mix64(lin[dst]) + nb_mix64(ld)

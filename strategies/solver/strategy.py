@@ -200,6 +200,8 @@ from strategies.solver.search import (
     F_ORDER,
     F_RELAX,
     F_SAFE,
+    F_SAFE_WIDE,
+    F_STREAM,
     S_LOST,
     S_TIMEOUT,
     S_UNKNOWN,
@@ -217,7 +219,7 @@ POLICY_CONFIG, POLICY_WORK = 0, 1
 arrays (`SolverWork.arrays`)."""
 # configuration (int64) slots
 (PP_NODES, PP_MICROS, PP_FLAGS, PP_RESTART_NODES, PP_NOISE, PP_CALM_NOISE, PP_PROVER_MB, PP_PROVER_MICROS, PP_FINAL,
- PP_CAPACITY, PP_CAPACITY_AFTER, PP_RELAX_AFTER, PP_BEAM_WIDTH, PP_BEAM_NODES, PP_SIZE) = range(15)
+ PP_CAPACITY, PP_CAPACITY_AFTER, PP_RELAX_AFTER, PP_BEAM_WIDTH, PP_BEAM_NODES, PP_STREAM, PP_SIZE) = range(16)
 # scratch slots after the engine's
 SC_STATUS, SC_LEN, SC_POS, SCRATCH_SIZE = range(SCRATCH_OWN, SCRATCH_OWN + 4)
 # SC_STATUS values
@@ -336,13 +338,25 @@ def decide(st, prm, work, max_nodes, max_seconds, flags, restart_nodes, noise, c
 
 @nb.njit(cache=True)
 def decide_config(st, prm, work, cfg):  # noqa: ANN001, ANN201 (numba)
-    """`decide` with the solver's configuration ``cfg`` (`SolverStrategy.config`), a won line
-    shortened (`shorten_line`, its time counted in the seconds): (verdict, nodes, line length,
-    seconds), the line in ``work[W_LINE]``."""
-    v, nodes, length, sec = decide(st, prm, work, cfg[PP_NODES], cfg[PP_MICROS] / 1e6, cfg[PP_FLAGS],
-                                   cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_CALM_NOISE], cfg[PP_PROVER_MB],
-                                   cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL], cfg[PP_CAPACITY],
-                                   cfg[PP_CAPACITY_AFTER], cfg[PP_RELAX_AFTER])
+    """`decide` with the solver's configuration ``cfg`` (`SolverStrategy.config`), after the streamliner
+    where ``cfg`` asks for one, a won line shortened (`shorten_line`, its time counted in the seconds): (verdict,
+    nodes, line length, seconds), the line in ``work[W_LINE]``.
+
+    The streamliner is the restart schedule, without the stages, for at most `PP_STREAM` nodes of the node budget,
+    playing every card home as soon as it can (`F_STREAM`). Its win is a win; anything else proves nothing, and
+    `decide` starts afresh with the nodes left (its first search clears the table the streamliner filled)."""
+    nodes, sec, v, length = np.int64(0), 0.0, S_UNKNOWN, np.int64(0)
+    if cfg[PP_STREAM] > 0 and cfg[PP_NODES] > 1:
+        v, nodes, length, sec = decide(st, prm, work, min(cfg[PP_STREAM], cfg[PP_NODES] - 1), cfg[PP_MICROS] / 1e6,
+                                       cfg[PP_FLAGS] | F_STREAM, cfg[PP_RESTART_NODES], cfg[PP_NOISE],
+                                       cfg[PP_CALM_NOISE], np.int64(0), 0.0, np.int64(0), np.int64(0),
+                                       cfg[PP_CAPACITY_AFTER], cfg[PP_RELAX_AFTER])
+    if v != S_WON:
+        v, dnodes, length, dsec = decide(st, prm, work, cfg[PP_NODES] - nodes, max(cfg[PP_MICROS] / 1e6 - sec, 0.0),
+                                         cfg[PP_FLAGS], cfg[PP_RESTART_NODES], cfg[PP_NOISE], cfg[PP_CALM_NOISE],
+                                         cfg[PP_PROVER_MB], cfg[PP_PROVER_MICROS] / 1e6, cfg[PP_FINAL],
+                                         cfg[PP_CAPACITY], cfg[PP_CAPACITY_AFTER], cfg[PP_RELAX_AFTER])
+        nodes, sec = nodes + dnodes, sec + dsec
     line = work[W_LINE]
     if v == S_UNKNOWN and cfg[PP_BEAM_WIDTH] > 0:
         bv, bnodes, length, bsec = beam_search(st, prm, work[W_KEYS], line, cfg[PP_BEAM_WIDTH], cfg[PP_BEAM_NODES],
@@ -398,8 +412,8 @@ def solver_policy(st, prm, moves, n, pparams, rng, scratch):  # noqa: ANN001, AN
 
 def _flags(params: dict[str, Any]) -> int:
     flags = 0
-    for name, bit in (("safe", F_SAFE), ("dead", F_DEAD), ("order", F_ORDER), ("lone", F_LONE),
-                      ("keep_lost", F_KEEP_LOST)):
+    for name, bit in (("safe", F_SAFE), ("safe_wide", F_SAFE_WIDE), ("dead", F_DEAD), ("order", F_ORDER),
+                      ("lone", F_LONE), ("keep_lost", F_KEEP_LOST)):
         if params[name]:
             flags |= bit
     if params["relax_states"] > 0:
@@ -457,6 +471,11 @@ class SolverStrategy(Strategy):
         "beam_nodes": Param(int, 20_000_000, "positions the beam search may generate (with `beam_width`; a set "
                             "of 8-16 bytes a position of this)", minimum=1, maximum=10**10),
         "safe": Param(bool, True, "play safe moves home without search"),
+        "streamline_nodes": Param(int, 0, "nodes (of the budget) of a first search that plays every card home as "
+                                  "soon as it can: a streamliner, whose wins are wins and whose losses prove nothing "
+                                  "(0: none)", minimum=0, maximum=10**10),
+        "safe_wide": Param(bool, False, "with safe: also send a card home when every card that could be put on it "
+                           "can go home at once and can never be covered (strategies.solver.safe)"),
         "dead": Param(bool, True, "cut dead positions (strategies.solver.dead)"),
         "order": Param(bool, True, "order moves by the heuristic score"),
         "lone": Param(bool, True, "never move a lone card onto another pile (empty piles stay empty)"),
@@ -506,6 +525,7 @@ class SolverStrategy(Strategy):
         cfg[PP_RELAX_AFTER] = p["relax_after"]
         cfg[PP_BEAM_WIDTH] = p["beam_width"]
         cfg[PP_BEAM_NODES] = p["beam_nodes"]
+        cfg[PP_STREAM] = p["streamline_nodes"]
         return cfg
 
     def solve_state(self, rules: Rules, st: np.ndarray, prm: np.ndarray | None = None) -> tuple[str, int, list[int], float]:
