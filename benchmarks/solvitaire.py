@@ -204,6 +204,11 @@ def report(label: str, rules: Rules, deals: range, ours: Side, theirs: Side | No
     decided = theirs.seconds(both) / max(ours.seconds(both), 1e-9) if both else float("nan")
     print(f"  CPU ratio, Solvitaire / toolkit: {total:.1f}x over all {n} deals, {decided:.1f}x over the {len(both)} "
           "both decide")
+    for verdict in ("won", "lost"):  # where each side's time goes: wins found late, or losses proven
+        same = [d for d in both if ours.verdicts[d] == verdict]
+        if same:
+            print(f"    on the {len(same)} {verdict} deals: toolkit {ours.seconds(same):.2f} s, Solvitaire "
+                  f"{theirs.seconds(same):.2f} s ({theirs.seconds(same) / max(ours.seconds(same), 1e-9):.1f}x)")
 
 
 def main() -> None:

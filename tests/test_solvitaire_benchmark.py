@@ -123,3 +123,13 @@ def test_the_script_refuses_bad_input_in_one_line_with_exit_status_2(args, says)
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "solvitaire.py"), *args], capture_output=True,
                          text=True, cwd=ROOT, timeout=120)
     assert run.returncode == 2 and run.stderr.startswith(says) and run.stderr.count("\n") == 1, run.stderr
+
+
+def test_the_report_splits_each_sides_cpu_by_the_verdict_both_reached(bench, capsys):
+    ours = bench.Side({1: "won", 2: "lost", 3: "won", 4: "unknown"}, {1: 1.0, 2: 0.5, 3: 2.0, 4: 9.0})
+    theirs = bench.Side({1: "won", 2: "lost", 3: "unknown", 4: "unknown"}, {1: 4.0, 2: 0.25, 3: 20.0, 4: 20.0})
+    bench.report("game", find_variant("bakers-dozen"), range(1, 5), ours, theirs)
+    out = capsys.readouterr().out
+    assert "3.5x over all 4 deals, 2.8x over the 2 both decide" in out
+    assert "on the 1 won deals: toolkit 1.00 s, Solvitaire 4.00 s (4.0x)" in out
+    assert "on the 1 lost deals: toolkit 0.50 s, Solvitaire 0.25 s (0.5x)" in out
