@@ -4,7 +4,7 @@ face-down count, the face-down cards dealt again, and the check that the samplin
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -117,3 +117,18 @@ def play_blind_to_face_down(rules: Rules, strategy: Any, st: np.ndarray, steps: 
             break
         E.apply_move(st, prm, moves[i])
     return decided
+
+
+def assert_tiers_play_alike(spec: str, rules_and_deals: Iterable[tuple[Rules, Iterable[int]]], runs: int = 1) -> None:
+    """Each deal played by ``spec`` through the Python tier and ``runs`` times through the compiled tier (seed 3):
+    the same outcome, moves and nodes every time (the tiers agree, and with ``runs`` > 1 play is deterministic)."""
+    from strategies import DealInfo, load_strategy
+    from strategies.play import play_compiled, play_python
+
+    for rules, numbers in rules_and_deals:
+        for number in numbers:
+            info = DealInfo(rules, number, 0, "default")
+            games = [play_python(load_strategy(spec), Game.from_deal(rules, number), info, strategy_seed=3)]
+            games += [play_compiled(load_strategy(spec), Game.from_deal(rules, number), info, strategy_seed=3)
+                      for _ in range(runs)]
+            assert len({(g.outcome, tuple(g.moves), g.nodes) for g in games}) == 1, (spec, rules.name, number)

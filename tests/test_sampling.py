@@ -12,9 +12,8 @@ from sim.game import Game
 from sim.position import Position
 from sim.referee import replay_codes
 from sim.rules import find_variant
-from strategies import DealInfo, load_strategy
+from strategies import load_strategy
 from strategies.batch import play_batch
-from strategies.play import play_compiled, play_python
 from strategies.sampling import (
     COMPLETION_SEARCH,
     KEEP_BASE,
@@ -29,7 +28,7 @@ from strategies.sampling.solve import SAMPLE_TT_MIN, restart_unit, sample_work, 
 from strategies.sampling.strategy import _shift_line
 from strategies.solver.search import M_RENUMBERED, S_WON, W_LINE, W_META, W_TIDX, W_TSTACK, W_TT, SolverWork
 from strategies.solver.strategy import SolverStrategy, decide_config
-from tests.solver_helpers import play_blind_to_face_down, shuffle_hidden
+from tests.solver_helpers import assert_tiers_play_alike, play_blind_to_face_down, shuffle_hidden
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
@@ -124,12 +123,7 @@ def test_a_face_up_king_on_face_down_cards_gets_kings_under_it():
 
 @pytest.mark.parametrize("spec", (FAST, OPTIONS, PLANS, LATE))
 def test_python_and_compiled_tiers_play_identically(spec):
-    for rules, numbers in ((DICK, range(1, 4)), (CASTLES, range(1, 3))):
-        for number in numbers:
-            info = DealInfo(rules, number, 0, "default")
-            a = play_python(load_strategy(spec), Game.from_deal(rules, number), info, strategy_seed=3)
-            b = play_compiled(load_strategy(spec), Game.from_deal(rules, number), info, strategy_seed=3)
-            assert a.outcome == b.outcome and a.moves == b.moves and a.nodes == b.nodes
+    assert_tiers_play_alike(spec, ((DICK, range(1, 4)), (CASTLES, range(1, 3))))
 
 
 @pytest.mark.parametrize("spec", (FAST, OPTIONS, UNSHIFTED, PLANS, LATE))

@@ -14,11 +14,10 @@ from sim.cards import KING, rank_of
 from sim.game import Game
 from sim.position import Position
 from sim.rules import find_variant
-from strategies import DealInfo, load_strategy
+from strategies import load_strategy
 from strategies.base import StrategyError
-from strategies.play import play_compiled, play_python
 from strategies.sampling.bandit import exact_layouts, plan_key, visible_key
-from tests.solver_helpers import play_blind_to_face_down, shuffle_hidden
+from tests.solver_helpers import assert_tiers_play_alike, play_blind_to_face_down, shuffle_hidden
 
 DICK = find_variant("dick-1883")
 CASTLES = find_variant("castles-in-spain")
@@ -166,13 +165,7 @@ def test_bandit_decisions_and_kept_state_do_not_depend_on_the_face_down_cards(ru
 
 @pytest.mark.parametrize("spec", (BANDIT, EXACT, REVEALS))
 def test_bandit_tiers_agree_and_it_is_deterministic(spec):
-    for rules, numbers in ((DICK, range(1, 4)), (CASTLES, range(1, 3))):
-        for number in numbers:
-            info = DealInfo(rules, number, 0, "default")
-            a = play_python(load_strategy(spec), Game.from_deal(rules, number), info, strategy_seed=3)
-            b = play_compiled(load_strategy(spec), Game.from_deal(rules, number), info, strategy_seed=3)
-            c = play_compiled(load_strategy(spec), Game.from_deal(rules, number), info, strategy_seed=3)
-            assert a.outcome == b.outcome == c.outcome and a.moves == b.moves == c.moves and a.nodes == b.nodes
+    assert_tiers_play_alike(spec, ((DICK, range(1, 4)), (CASTLES, range(1, 3))), runs=2)
 
 
 def test_bandit_needs_plans():

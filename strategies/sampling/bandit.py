@@ -66,12 +66,10 @@ from sim.engine import (
     pile_base,
 )
 from sim.rng import nb_mix64
-from strategies.greedy import greedy_policy
 from strategies.sampling.draw import _fill, draw_completion
 from strategies.sampling.keep import KEEP_LOST, KEEP_NONE, KEEP_WON, LINE_SLOTS, cards_in_sight
-from strategies.sampling.plan import completion_plan, shift_plan
+from strategies.sampling.plan import candidate_order, completion_plan, no_plan_won, shift_plan
 from strategies.sampling.solve import restart_unit, sample_work, solve_completion
-from strategies.solver.order import move_score
 from strategies.solver.search import S_LOST, S_WON, W_LINE
 
 EXACT_MAX = 5
@@ -261,24 +259,8 @@ def by_bandit(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rou
     if D == 0:
         scratch[SCRATCH_NODES] += nodes
         scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
-        for j in range(S):
-            if status[j] != KEEP_LOST:
-                status[j] = KEEP_NONE
-                llen[j] = 0
-        return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
-    # candidates: most votes, then the heuristic order of the first move, then the shorter plan
-    order = np.arange(D)
-    okey = np.empty(D, dtype=np.int64)
-    for d in range(D):
-        okey[d] = move_score(st, prm, plans[d, 0], True)
-    for a in range(1, D):
-        d = order[a]
-        b = a
-        while b > 0 and (votes[d] > votes[order[b - 1]] or (votes[d] == votes[order[b - 1]] and (
-                okey[d] > okey[order[b - 1]] or (okey[d] == okey[order[b - 1]] and plen[d] < plen[order[b - 1]])))):
-            order[b] = order[b - 1]
-            b -= 1
-        order[b] = d
+        return no_plan_won(st, prm, moves, n, cfg, rng, scratch, status, llen)
+    order = candidate_order(st, prm, plans, plen, votes, D)
     C = min(D, candidates) if D > 1 else 1
     rank = np.empty(D, dtype=np.int64)
     for a in range(D):

@@ -188,23 +188,8 @@ def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rng,
     scratch[SCRATCH_MICROS] += np.int64(seconds * 1e6)
     plan_block[0] = 0
     if D == 0:  # no completion won: no line to keep either
-        for j in range(S):
-            if status[j] != KEEP_LOST:
-                status[j] = KEEP_NONE
-                llen[j] = 0
-        return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
-    # candidates: most votes, then the heuristic order of the first move, then the shorter plan
-    order = np.arange(D)
-    okey = np.empty(D, dtype=np.int64)
-    for d in range(D):
-        okey[d] = move_score(st, prm, plans[d, 0], True)
-    for a in range(1, D):
-        d = order[a]
-        b = a
-        while b > 0 and _before(d, order[b - 1], votes, okey, plen):
-            order[b] = order[b - 1]
-            b -= 1
-        order[b] = d
+        return no_plan_won(st, prm, moves, n, cfg, rng, scratch, status, llen)
+    order = candidate_order(st, prm, plans, plen, votes, D)
     # stage 2: each candidate plan on every completion; what each finds after the plan is kept for the best
     best, best_len, best_d = -1, 0, order[0]
     best_st = np.full(S, -1, dtype=np.int64)  # status after the plan's first move (-1: not evaluated)
@@ -285,6 +270,34 @@ def by_plans(st, prm, moves, n, cfg, work, budget, unit, candidates, shift, rng,
     plan_block[0] = k - 1
     plan_block[1:k] = pl[1:k]
     return i
+
+
+@nb.njit(cache=True)
+def no_plan_won(st, prm, moves, n, cfg, rng, scratch, status, llen):  # noqa: ANN001, ANN201 (numba)
+    """Greedy's move, when no completion has a winning line: every completion not proven lost keeps nothing."""
+    for j in range(status.shape[0]):
+        if status[j] != KEEP_LOST:
+            status[j] = KEEP_NONE
+            llen[j] = 0
+    return greedy_policy(st, prm, moves, n, cfg, rng, scratch)
+
+
+@nb.njit(cache=True)
+def candidate_order(st, prm, plans, plen, votes, D):  # noqa: ANN001, ANN201 (numba)
+    """The first ``D`` plans in the order they are tried: most votes, then the heuristic order of the first move
+    (read blind), then the shorter plan; ties keep their order."""
+    order = np.arange(D)
+    okey = np.empty(D, dtype=np.int64)
+    for d in range(D):
+        okey[d] = move_score(st, prm, plans[d, 0], True)
+    for a in range(1, D):
+        d = order[a]
+        b = a
+        while b > 0 and _before(d, order[b - 1], votes, okey, plen):
+            order[b] = order[b - 1]
+            b -= 1
+        order[b] = d
+    return order
 
 
 @nb.njit(cache=True)
