@@ -200,15 +200,16 @@ def report(label: str, rules: Rules, deals: range, ours: Side, theirs: Side | No
     print(f"  decided by Solvitaire, unknown to the toolkit: {len(ours_only)}{': ' + _range(ours_only) if ours_only else ''}")
     print(f"  decided by the toolkit, unknown to Solvitaire: {len(theirs_only)}"
           f"{': ' + _range(theirs_only) if theirs_only else ''}")
-    total = theirs.seconds(list(deals)) / max(ours.seconds(list(deals)), 1e-9)
-    decided = theirs.seconds(both) / max(ours.seconds(both), 1e-9) if both else float("nan")
-    print(f"  CPU ratio, Solvitaire / toolkit: {total:.1f}x over all {n} deals, {decided:.1f}x over the {len(both)} "
-          "both decide")
+    def ratio(some: list[int]) -> float:
+        return theirs.seconds(some) / max(ours.seconds(some), 1e-9) if some else float("nan")
+
+    print(f"  CPU ratio, Solvitaire / toolkit: {ratio(list(deals)):.1f}x over all {n} deals, {ratio(both):.1f}x over "
+          f"the {len(both)} both decide")
     for verdict in ("won", "lost"):  # where each side's time goes: wins found late, or losses proven
         same = [d for d in both if ours.verdicts[d] == verdict]
         if same:
             print(f"    on the {len(same)} {verdict} deals: toolkit {ours.seconds(same):.2f} s, Solvitaire "
-                  f"{theirs.seconds(same):.2f} s ({theirs.seconds(same) / max(ours.seconds(same), 1e-9):.1f}x)")
+                  f"{theirs.seconds(same):.2f} s ({ratio(same):.1f}x)")
 
 
 def main() -> None:

@@ -13,6 +13,8 @@ from sim import engine as E
 from sim.cards import KING, rank_of
 from sim.game import Game
 from sim.rules import Rules
+from strategies import DealInfo, load_strategy
+from strategies.play import play_compiled, play_python
 from strategies.sampling import sampling_policy, scratch_size
 from strategies.solver.strategy import SolverStrategy
 
@@ -122,9 +124,6 @@ def play_blind_to_face_down(rules: Rules, strategy: Any, st: np.ndarray, steps: 
 def assert_tiers_play_alike(spec: str, rules_and_deals: Iterable[tuple[Rules, Iterable[int]]], runs: int = 1) -> None:
     """Each deal played by ``spec`` through the Python tier and ``runs`` times through the compiled tier (seed 3):
     the same outcome, moves and nodes every time (the tiers agree, and with ``runs`` > 1 play is deterministic)."""
-    from strategies import DealInfo, load_strategy
-    from strategies.play import play_compiled, play_python
-
     for rules, numbers in rules_and_deals:
         for number in numbers:
             info = DealInfo(rules, number, 0, "default")
