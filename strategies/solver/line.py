@@ -5,10 +5,10 @@ A depth-first search returns the path it happened to follow, which can wander
 line is shortened by shortcuts: from each position of the line, among all
 legal moves, take the one that lands on the *latest* position of the line
 (compared exactly, pile by pile, so that the rest of the line stays legal
-move for move), and continue from there. Passes repeat until a pass finds no
-shortcut. The result is still a legal winning line from the same start (every
-kept move is legal where it is played, and the line ends on the same won
-position); it is only shorter.
+move for move), and continue from there. One pass finds every shortcut
+(`shorten_line` says why). The result is still a legal winning line from the
+same start (every kept move is legal where it is played, and the line ends on
+the same won position); it is only shorter.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from sim.engine import (
     move_from,
     move_to,
     pile_base,
-    undo_move,
 )
 from sim.rng import nb_mix64
 from strategies.solver.hash import KEYS_PILE
@@ -51,94 +50,106 @@ def _foundation_term(h: np.int64, top: np.int64, f: np.int64) -> np.uint64:
 
 
 @nb.njit(cache=True)
-def exact_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray) -> np.uint64:
+def exact_key(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, lin: np.ndarray) -> np.uint64:
     """A 64-bit key of the position that, unlike `position_key`, depends on which pile holds what: a sum of one
-    term a pile and a foundation (so `_keys_after` can key a move from its two places alone)."""
+    term a pile and a foundation (so `_key_change` can key a move from its two places alone). ``lin`` is filled with
+    the piles' linear keys."""
     P = prm[P_PILES]
     total = np.uint64(0)
     for p in range(P):
-        total += nb_mix64(_pile_lin(st, prm, keys, p))
+        lin[p] = _pile_lin(st, prm, keys, p)
+        total += nb_mix64(lin[p])
     for f in range(4):
         h = np.int64(st[fheight_at(P, f)])
         total += _foundation_term(h, np.int64(st[found_at(P, f) + h - 1]) if h > 0 else -1, f)
     return total
 
 
-@nb.njit(cache=True)
-def _keys_after(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, moves: np.ndarray, n: np.int64, lin: np.ndarray,
-                out: np.ndarray) -> None:
-    """``out[a]``: the `exact_key` of the position after ``moves[a]`` (a < n) from ``st``, which is not changed.
-
-    A move changes two places' terms, and a pile's term is the mix of a sum over its cards, so each key comes from
-    the position's key with those two terms replaced, taking one card off or putting one on (``lin``: room for
-    a linear key a pile): no move is played, no position keyed whole."""
+@nb.njit(cache=True, inline="always")
+def _key_change(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, lin: np.ndarray, m: np.int64) -> np.uint64:
+    """How `exact_key` changes (mod 2**64) when move ``m`` is played from ``st`` (not played here): the terms of its
+    two places replaced, one card taken off the one and put on the other (``lin``: the piles' linear keys)."""
     P = prm[P_PILES]
-    here = np.uint64(0)
-    for p in range(P):
-        lin[p] = _pile_lin(st, prm, keys, p)
-        here += nb_mix64(lin[p])
-    for f in range(4):
+    src, dst = move_from(m), move_to(m)
+    k = np.uint64(0)
+    if src >= FOUNDATION:
+        f = src - FOUNDATION
         h = np.int64(st[fheight_at(P, f)])
-        here += _foundation_term(h, np.int64(st[found_at(P, f) + h - 1]) if h > 0 else -1, f)
-    for a in range(n):
-        src, dst = move_from(moves[a]), move_to(moves[a])
-        k = here
-        if src >= FOUNDATION:
+        card = np.int64(st[found_at(P, f) + h - 1])
+        below = np.int64(st[found_at(P, f) + h - 2]) if h > 1 else -1
+        k += _foundation_term(h - 1, below, f) - _foundation_term(h, card, f)
+    else:
+        h = np.int64(st[src])
+        card = np.int64(st[pile_base(prm, src) + h - 1])
+        k += nb_mix64(lin[src] - keys[KEYS_PILE, card, h - 1]) - nb_mix64(lin[src])
+    if dst >= FOUNDATION:
+        f = dst - FOUNDATION
+        h = np.int64(st[fheight_at(P, f)])
+        top = np.int64(st[found_at(P, f) + h - 1]) if h > 0 else -1
+        k += _foundation_term(h + 1, card, f) - _foundation_term(h, top, f)
+    else:
+        k += nb_mix64(lin[dst] + keys[KEYS_PILE, card, np.int64(st[dst])]) - nb_mix64(lin[dst])
+    return k
+
+
+@nb.njit(cache=True, inline="always")
+def _play_keyed(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, lin: np.ndarray, m: np.int64) -> None:
+    """Play move ``m`` on ``st`` and bring the piles' linear keys ``lin`` up to date."""
+    src, dst = move_from(m), move_to(m)
+    if src < FOUNDATION:
+        h = np.int64(st[src])
+        lin[src] -= keys[KEYS_PILE, np.int64(st[pile_base(prm, src) + h - 1]), h - 1]
+    if dst < FOUNDATION:
+        if src < FOUNDATION:
+            card = np.int64(st[pile_base(prm, src) + np.int64(st[src]) - 1])
+        else:
             f = src - FOUNDATION
-            h = np.int64(st[fheight_at(P, f)])
-            card = np.int64(st[found_at(P, f) + h - 1])
-            below = np.int64(st[found_at(P, f) + h - 2]) if h > 1 else -1
-            k += _foundation_term(h - 1, below, f) - _foundation_term(h, card, f)
-        else:
-            h = np.int64(st[src])
-            card = np.int64(st[pile_base(prm, src) + h - 1])
-            k += nb_mix64(lin[src] - keys[KEYS_PILE, card, h - 1]) - nb_mix64(lin[src])
-        if dst >= FOUNDATION:
-            f = dst - FOUNDATION
-            h = np.int64(st[fheight_at(P, f)])
-            top = np.int64(st[found_at(P, f) + h - 1]) if h > 0 else -1
-            k += _foundation_term(h + 1, card, f) - _foundation_term(h, top, f)
-        else:
-            h = np.int64(st[dst])
-            k += nb_mix64(lin[dst] + keys[KEYS_PILE, card, h]) - nb_mix64(lin[dst])
-        out[a] = k
+            card = np.int64(st[found_at(prm[P_PILES], f) + np.int64(st[fheight_at(prm[P_PILES], f)]) - 1])
+        lin[dst] += keys[KEYS_PILE, card, np.int64(st[dst])]
+    apply_move(st, prm, m)
 
 
 @nb.njit(cache=True)
 def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (numba)
-    """One pass of shortcuts over line[:length] (rewritten in place); returns the new length."""
+    """One pass of shortcuts over line[:length] (rewritten in place); returns the new length, or -1 (the line left
+    as it was) when the new line would not be legal move by move or would not win, which only a 64-bit key
+    collision could cause: every move it keeps is one of the legal moves where it is played, and it must end won.
+
+    Each key is the one before it changed by the move played (`_key_change`), so a step costs its legal moves'
+    probes, not a key of the whole position."""
     size = 1
     while size < 4 * (length + 1):
         size *= 2
     mask = np.uint64(size - 1)
     table_k = np.zeros(size, dtype=np.uint64)
     table_i = np.full(size, -1, dtype=np.int64)
+    lin = np.empty(prm[P_PILES], dtype=np.uint64)
     st = st0.copy()
-    revs = np.empty(length, dtype=np.int64)
+    here = exact_key(st, prm, keys, lin)
     for i in range(length + 1):
-        k = exact_key(st, prm, keys) | np.uint64(1)
+        k = here | np.uint64(1)
         slot = k & mask
         while table_i[slot] >= 0 and table_k[slot] != k:
             slot = (slot + np.uint64(1)) & mask
         table_k[slot] = k
         table_i[slot] = i  # the latest index with this position
         if i < length:
-            revs[i] = apply_move(st, prm, line[i])
-    for i in range(length - 1, -1, -1):
-        undo_move(st, prm, line[i], revs[i])
+            here += _key_change(st, prm, keys, lin, line[i])
+            _play_keyed(st, prm, keys, lin, line[i])
+    st = st0.copy()
+    here = exact_key(st, prm, keys, lin)
     out = np.empty(length, dtype=np.int64)
-    lin = np.empty(prm[P_PILES], dtype=np.uint64)
-    after = np.empty(tmp.shape[0], dtype=np.uint64)
     n_out = 0
     i = 0
     while i < length:
         best_j = i + 1
         best_m = line[i]
+        legal = False  # whether the line's own move is legal here
         n = gen_moves(st, prm, tmp)
-        _keys_after(st, prm, keys, tmp, n, lin, after)
         for a in range(n):
             m = tmp[a]
-            k = after[a] | np.uint64(1)
+            legal = legal or m == line[i]
+            k = (here + _key_change(st, prm, keys, lin, m)) | np.uint64(1)
             slot = k & mask
             while table_i[slot] >= 0:
                 if table_k[slot] == k:
@@ -147,10 +158,15 @@ def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (
                         best_m = m
                     break
                 slot = (slot + np.uint64(1)) & mask
-        apply_move(st, prm, best_m)
+        if best_j == i + 1 and not legal:
+            return -1
+        here += _key_change(st, prm, keys, lin, best_m)
+        _play_keyed(st, prm, keys, lin, best_m)
         out[n_out] = best_m
         n_out += 1
         i = best_j
+    if cards_home(st, prm) != DECK_SIZE:
+        return -1
     line[:n_out] = out[:n_out]
     return n_out
 
@@ -160,20 +176,17 @@ def shorten_line(st0: np.ndarray, prm: np.ndarray, keys: np.ndarray, line: np.nd
                  tmp: np.ndarray) -> np.int64:
     """Shorten the winning line ``line[:length]`` from ``st0`` in place; return its new length.
 
-    The result is replayed move by move against the legal moves; should it fail
-    (only a 64-bit key collision could make it), the original line is restored.
+    One pass is the whole shortening: a second would find no shortcut. After the pass every position of the line
+    but the first is the latest place the old line had it, in the old line's order, and the move out of each
+    reaches the latest old position any of its moves reaches. A shortcut of a second pass, from position x to a
+    position y later than x's successor, would be a move of x to a position later in the old line than that
+    latest one. (Solver version 11 ran passes until one found no shortcut; the lines are the same.)
+
+    Should the new line not be legal move by move or not win (only a 64-bit key collision could make it so), the
+    original line is kept.
     """
-    original = line[:length].copy()
-    n0 = length
-    while True:
-        new = _shortcut_pass(st0, prm, keys, line, length, tmp)
-        if new >= length:
-            break
-        length = new
-    if not line_wins(st0.copy(), prm, line, length, tmp):
-        line[:n0] = original
-        return n0
-    return length
+    new = _shortcut_pass(st0, prm, keys, line, length, tmp)
+    return length if new < 0 else new
 
 
 @nb.njit(cache=True)
