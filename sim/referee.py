@@ -49,7 +49,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from sim.cards import DECK_SIZE, KING, card_str, is_red, rank_of, suit_of
 from sim.errors import quoted, shortened
@@ -66,6 +66,17 @@ imported so that the referee does not import the engine (a test checks they agre
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 
+
+
+class Places(Protocol):
+    """What the rule checks read of a position: its piles and foundations, each bottom to top (a `Position`, or
+    the table a replay changes in place)."""
+
+    @property
+    def piles(self) -> Sequence[Sequence[int]]: ...
+
+    @property
+    def foundations(self) -> Sequence[Sequence[int]]: ...
 
 
 class IllegalMove(ValueError):
@@ -160,7 +171,7 @@ def _is_foundation(place: int) -> bool:
     return place >= ANY_FOUNDATION
 
 
-def _resolve(rules: Rules, position: Position, move: Move) -> Move:
+def _resolve(rules: Rules, position: Places, move: Move) -> Move:
     """Turn a bare-``F`` destination (or source) into a numbered foundation slot.
 
     Destination: the first slot that accepts the card (with in-suit foundations,
@@ -188,7 +199,7 @@ def _resolve(rules: Rules, position: Position, move: Move) -> Move:
     return Move(card, src, dst)
 
 
-def why_illegal(rules: Rules, position: Position, move: Move) -> str | None:
+def why_illegal(rules: Rules, position: Places, move: Move) -> str | None:
     """None if ``move`` is legal in ``position``; otherwise a sentence saying why not.
 
     ``move`` should already have its foundations resolved (see `replay`); an
@@ -262,7 +273,7 @@ def _foundation_rule(rules: Rules) -> str:
     return "(foundations build up from the ace in alternating colours)"
 
 
-def _foundation_refusal(rules: Rules, position: Position, f: int, card: int) -> str:
+def _foundation_refusal(rules: Rules, position: Places, f: int, card: int) -> str:
     """Why foundation slot f refuses ``card`` (which it does)."""
     name = card_str(card)
     stack = position.foundations[f]
@@ -285,32 +296,36 @@ def _foundation_refusal(rules: Rules, position: Position, f: int, card: int) -> 
 # --- playing moves ---------------------------------------------------------------
 
 
-def _play(position: Position, move: Move) -> Position:
-    """The position after the (legal, resolved) ``move``; turns up a face-down card
-    that becomes exposed. The piles and foundations the move does not touch are shared
-    with ``position`` (tuples: nothing can change them), so a move costs the two it does."""
-    card, src, dst = move
-    piles = list(position.piles)
-    down = position.face_down
-    home = list(position.foundations)
+@dataclass
+class _Table:
+    """A position that a replay changes in place, move by move: making a new `Position` at every move would cost
+    about as much as checking the move. It has the fields `why_illegal` and the functions above read."""
 
-    if src >= FOUNDATION:
-        stack = tuple(home[src - FOUNDATION])
-        home[src - FOUNDATION] = stack[:-1]
-    else:
-        stack = tuple(piles[src])
-        rest = piles[src] = stack[:-1]
+    piles: list[list[int]]
+    face_down: list[int]
+    foundations: list[list[int]]
+
+    @classmethod
+    def of(cls, position: Position) -> _Table:
+        return cls([list(p) for p in position.piles], list(position.face_down), [list(f) for f in position.foundations])
+
+    def position(self) -> Position:
+        return Position(tuple(map(tuple, self.piles)), tuple(self.face_down), tuple(map(tuple, self.foundations)))
+
+    def play(self, move: Move) -> None:
+        """Play the (legal, resolved) ``move``; turn up a face-down card that becomes exposed."""
+        card, src, dst = move
+        if src >= FOUNDATION:
+            stack = self.foundations[src - FOUNDATION]
+        else:
+            stack = self.piles[src]
+        assert stack[-1] == card, "the referee played a move it had not checked"
+        stack.pop()
         # The new exposed card, if it was face down, turns face up: a pile of h
         # cards with h face down has its top card face down.
-        if rest and down[src] >= len(rest):
-            down = (*down[:src], len(rest) - 1, *down[src + 1:])
-    assert stack[-1] == card, "the referee played a move it had not checked"
-
-    if dst >= FOUNDATION:
-        home[dst - FOUNDATION] = (*home[dst - FOUNDATION], card)
-    else:
-        piles[dst] = (*piles[dst], card)
-    return Position(tuple(piles), tuple(down), tuple(home))
+        if src < FOUNDATION and stack and self.face_down[src] >= len(stack):
+            self.face_down[src] = len(stack) - 1
+        (self.foundations[dst - FOUNDATION] if dst >= FOUNDATION else self.piles[dst]).append(card)
 
 
 def apply(rules: Rules, position: Position, move: Move) -> Position:
@@ -323,7 +338,9 @@ def apply(rules: Rules, position: Position, move: Move) -> Position:
     reason = why_illegal(rules, position, mv)
     if reason is not None:
         raise IllegalMove(f"{mv.text(numbered_foundations=True) if 0 <= mv.card < DECK_SIZE else mv}: {reason}")
-    return _play(position, mv)
+    table = _Table.of(position)
+    table.play(mv)
+    return table.position()
 
 
 def legal_moves(rules: Rules, position: Position) -> list[Move]:
@@ -376,7 +393,7 @@ def _label(move: str | Move) -> str:
         return quoted(move)
 
 
-def _read_move(rules: Rules, position: Position, raw: str | Move) -> tuple[Move | None, str]:
+def _read_move(rules: Rules, position: Places, raw: str | Move) -> tuple[Move | None, str]:
     """A move of a record (text or a `Move` value) and its label; (None, why) when it is not a move."""
     label = _label(raw)
     if isinstance(raw, str):
@@ -390,7 +407,7 @@ def _read_move(rules: Rules, position: Position, raw: str | Move) -> tuple[Move 
         return None, f"{quoted(raw)}: is not a move (expected text or Move(card, src, dst))"
 
 
-def _read_code(rules: Rules, position: Position, raw: int) -> tuple[Move | None, str]:
+def _read_code(rules: Rules, position: Places, raw: int) -> tuple[Move | None, str]:
     """An engine move code (`Move.code`, ``src * 64 + dst``) as the `Move` of the card on top of
     ``src`` in ``position``, and an empty label (the move's notation is written only for a reason, by
     `_replay`: a stored game is checked move by move); (None, why) when no card lies there to move."""
@@ -445,22 +462,22 @@ def replay_codes(rules: Rules, start: Position, codes: Iterable[int]) -> Verdict
 
 
 def _replay(rules: Rules, start: Position, items: Iterable[Any],
-            read: Callable[[Rules, Position, Any], tuple[Move | None, str]]) -> Verdict:
+            read: Callable[[Rules, Places, Any], tuple[Move | None, str]]) -> Verdict:
     """Play the moves that ``read`` makes of ``items`` from ``start`` up to the first illegal one."""
     _check_start(rules, start)
-    position = start
+    table = _Table.of(start)
     played: list[Move] = []
     for k, raw in enumerate(items, start=1):
-        mv, label = read(rules, position, raw)
+        mv, label = read(rules, table, raw)
         if mv is None:
-            return _verdict(position, played, k, f"move {k} {label}")
-        mv = _resolve(rules, position, mv)
-        reason = why_illegal(rules, position, mv)
+            return _verdict(table, played, k, f"move {k} {label}")
+        mv = _resolve(rules, table, mv)
+        reason = why_illegal(rules, table, mv)
         if reason is not None:
-            return _verdict(position, played, k, f"move {k} '{label or _label(mv)}': {reason}")
-        position = _play(position, mv)
+            return _verdict(table, played, k, f"move {k} '{label or _label(mv)}': {reason}")
+        table.play(mv)
         played.append(mv)
-    return _verdict(position, played, None, None)
+    return _verdict(table, played, None, None)
 
 
 def _check_start(rules: Rules, start: Position) -> None:
@@ -485,7 +502,8 @@ def _check_start(rules: Rules, start: Position) -> None:
             seen.add(c)
 
 
-def _verdict(position: Position, played: list[Move], first_illegal: int | None, reason: str | None) -> Verdict:
+def _verdict(table: _Table, played: list[Move], first_illegal: int | None, reason: str | None) -> Verdict:
+    position = table.position()
     home = position.cards_home
     return Verdict(
         legal=first_illegal is None,
