@@ -418,12 +418,13 @@ def _read_code(rules: Rules, position: Places, raw: int) -> tuple[Move | None, s
     src, dst = divmod(code, 64)
     n = len(position.piles)
     if 0 <= src < n:
-        stack, place = position.piles[src], f"pile {src + 1}"
+        stack = position.piles[src]
     elif 0 <= src - FOUNDATION < 4:
-        stack, place = position.foundations[src - FOUNDATION], f"foundation F{src - FOUNDATION + 1}"
+        stack = position.foundations[src - FOUNDATION]
     else:
         return None, _no_place(code, "source", src, n)
     if not stack:
+        place = f"pile {src + 1}" if src < n else f"foundation F{src - FOUNDATION + 1}"
         return None, f"code {code}: {place} is empty"
     if dst == ANY_FOUNDATION:  # the notation's bare F, which a code never means
         return None, _no_place(code, "destination", dst, n)
