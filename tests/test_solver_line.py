@@ -42,8 +42,7 @@ def test_the_key_after_a_move_is_the_key_of_the_position_it_gives(rules):
                 assert (int(here) + int(change)) % 2**64 == exact_key(played, prm, keys, np.empty_like(lin))
                 checked += 1
             m = moves[rng.integers(n)]
-            here = (int(here) + int(_key_change(st, prm, keys, lin, m))) % 2**64
-            _play_keyed(st, prm, keys, lin, m)
+            here = (int(here) + int(_play_keyed(st, prm, keys, lin, m))) % 2**64
             kept = lin.copy()
             assert here == exact_key(st, prm, keys, lin) and np.array_equal(kept, lin)
     assert checked > 500

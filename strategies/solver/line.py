@@ -27,6 +27,7 @@ from sim.engine import (
     gen_moves,
     move_from,
     move_to,
+    moved_card,
     pile_base,
 )
 from sim.rng import nb_mix64
@@ -93,20 +94,18 @@ def _key_change(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, lin: np.ndarr
 
 
 @nb.njit(cache=True, inline="always")
-def _play_keyed(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, lin: np.ndarray, m: np.int64) -> None:
-    """Play move ``m`` on ``st`` and bring the piles' linear keys ``lin`` up to date."""
+def _play_keyed(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, lin: np.ndarray, m: np.int64) -> np.uint64:
+    """Play move ``m`` on ``st``, bring the piles' linear keys ``lin`` up to date, and return how `exact_key`
+    changed (`_key_change`)."""
+    change = _key_change(st, prm, keys, lin, m)
     src, dst = move_from(m), move_to(m)
+    card = moved_card(st, prm, m)
     if src < FOUNDATION:
-        h = np.int64(st[src])
-        lin[src] -= keys[KEYS_PILE, np.int64(st[pile_base(prm, src) + h - 1]), h - 1]
+        lin[src] -= keys[KEYS_PILE, card, np.int64(st[src]) - 1]
     if dst < FOUNDATION:
-        if src < FOUNDATION:
-            card = np.int64(st[pile_base(prm, src) + np.int64(st[src]) - 1])
-        else:
-            f = src - FOUNDATION
-            card = np.int64(st[found_at(prm[P_PILES], f) + np.int64(st[fheight_at(prm[P_PILES], f)]) - 1])
         lin[dst] += keys[KEYS_PILE, card, np.int64(st[dst])]
     apply_move(st, prm, m)
+    return change
 
 
 @nb.njit(cache=True)
@@ -134,8 +133,7 @@ def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (
         table_k[slot] = k
         table_i[slot] = i  # the latest index with this position
         if i < length:
-            here += _key_change(st, prm, keys, lin, line[i])
-            _play_keyed(st, prm, keys, lin, line[i])
+            here += _play_keyed(st, prm, keys, lin, line[i])
     st = st0.copy()
     here = exact_key(st, prm, keys, lin)
     out = np.empty(length, dtype=np.int64)
@@ -160,8 +158,7 @@ def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (
                 slot = (slot + np.uint64(1)) & mask
         if best_j == i + 1 and not legal:
             return -1
-        here += _key_change(st, prm, keys, lin, best_m)
-        _play_keyed(st, prm, keys, lin, best_m)
+        here += _play_keyed(st, prm, keys, lin, best_m)
         out[n_out] = best_m
         n_out += 1
         i = best_j
