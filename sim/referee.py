@@ -166,11 +166,6 @@ def foundation_accepts(rules: Rules, foundations: Sequence[Sequence[int]], f: in
 # --- places and text -------------------------------------------------------------
 
 
-def _is_foundation(place: int) -> bool:
-    """Whether an engine place is a foundation (a numbered slot or a bare ``F``)."""
-    return place >= ANY_FOUNDATION
-
-
 def _resolve(rules: Rules, position: Places, move: Move) -> Move:
     """Turn a bare-``F`` destination (or source) into a numbered foundation slot.
 
@@ -211,7 +206,7 @@ def why_illegal(rules: Rules, position: Places, move: Move) -> str | None:
         return f"card code {quoted(card)} is not a card (allowed: 0..51)"
 
     # The source: an existing pile or foundation whose exposed/top card is `card`.
-    if _is_foundation(src):
+    if src >= ANY_FOUNDATION:  # a foundation: a numbered slot or a bare F
         if src == ANY_FOUNDATION:
             if not rules.worrying_back:
                 return "cards never come back from the foundations in this variant (worrying_back is off)"
@@ -239,8 +234,8 @@ def why_illegal(rules: Rules, position: Places, move: Move) -> str | None:
         return "the source and the destination are the same place"
 
     # The destination: a foundation.
-    if _is_foundation(dst):
-        if _is_foundation(src):
+    if dst >= ANY_FOUNDATION:
+        if src >= ANY_FOUNDATION:
             return "a card cannot move from one foundation to another"
         if dst == ANY_FOUNDATION:
             return f"no foundation accepts {card_str(card)} " + _foundation_rule(rules)
@@ -394,15 +389,16 @@ def _label(move: str | Move) -> str:
 
 
 def _read_move(rules: Rules, position: Places, raw: str | Move) -> tuple[Move | None, str]:
-    """A move of a record (text or a `Move` value) and its label; (None, why) when it is not a move."""
+    """A move of a record (text or a `Move` value), a bare ``F`` resolved (`_resolve`), and its label; (None, why)
+    when it is not a move."""
     label = _label(raw)
     if isinstance(raw, str):
         try:
-            return parse_move(raw, rules.columns, rules.foundation == "suit"), label
+            return _resolve(rules, position, parse_move(raw, rules.columns, rules.foundation == "suit")), label
         except MoveParseError as exc:
             return None, f"'{label}': cannot be read: {exc}"
     try:
-        return Move(*(int(x) for x in raw)), label
+        return _resolve(rules, position, Move(*(int(x) for x in raw))), label
     except (TypeError, ValueError):
         return None, f"{quoted(raw)}: is not a move (expected text or Move(card, src, dst))"
 
@@ -464,7 +460,8 @@ def replay_codes(rules: Rules, start: Position, codes: Iterable[int]) -> Verdict
 
 def _replay(rules: Rules, start: Position, items: Iterable[Any],
             read: Callable[[Rules, Places, Any], tuple[Move | None, str]]) -> Verdict:
-    """Play the moves that ``read`` makes of ``items`` from ``start`` up to the first illegal one."""
+    """Play the moves that ``read`` makes of ``items`` (each with its foundations resolved) from ``start`` up to
+    the first illegal one."""
     _check_start(rules, start)
     table = _Table.of(start)
     played: list[Move] = []
@@ -472,7 +469,6 @@ def _replay(rules: Rules, start: Position, items: Iterable[Any],
         mv, label = read(rules, table, raw)
         if mv is None:
             return _verdict(table, played, k, f"move {k} {label}")
-        mv = _resolve(rules, table, mv)
         reason = why_illegal(rules, table, mv)
         if reason is not None:
             return _verdict(table, played, k, f"move {k} '{label or _label(mv)}': {reason}")
