@@ -26,6 +26,7 @@ programs and to tell PySolFC's players which of its deals can be won.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -236,6 +237,27 @@ def _pysol_king_swap(order: list[int], n: int) -> list[int]:
                 cards[i], cards[j] = cards[j], cards[i]
                 break
     return cards
+
+
+def dealt_positions(rules: Rules, numbers: Sequence[int], seed: int = 0, source: str = "default") -> Iterator[Position]:
+    """The layouts of deals ``numbers`` of ``rules`` from ``source`` (each checked), in order: `make_deal`'s
+    positions, with the deck, the rule parameters and the state made once for them all (a run checks a chunk's
+    wins from their layouts, and making each deal alone costs as much as checking a quarter of its moves)."""
+    if source != "default":
+        yield from (make_deal(rules, number, seed, source).position for number in numbers)
+        return
+    from sim.engine import deal_state, new_state, rule_params, shuffle_deck
+
+    deck, home = deck_and_home(rules)
+    prm = rule_params(rules)
+    st = new_state(prm)
+    order = np.empty_like(deck)
+    for number in numbers:
+        check_deal_number(number, seed, source)
+        order[:] = deck
+        shuffle_deck(int(seed), int(number), order)
+        deal_state(st, prm, order, home)
+        yield _dealt_position(st, prm, rules.columns)
 
 
 def make_deal(rules: Rules, number: int, seed: int = 0, source: str = "default") -> Deal:

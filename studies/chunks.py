@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from sim.deals import make_deal
+from sim.deals import dealt_positions
 from sim.engine import ERROR, OUTCOMES, T_ILLEGAL, WON
 from sim.rules import Rules
 from studies import nofollow
@@ -160,8 +160,9 @@ def verify_rows(task: ChunkTask, r: Any, outcome: np.ndarray, termination: np.nd
     every = r.game_moves is not None
     codes, offsets = (r.game_moves, r.game_offsets) if every else (r.win_moves, r.win_offsets)
     passed = np.ones(len(r.numbers), dtype=bool)
-    for i in range(len(r.numbers)) if every else np.flatnonzero(outcome == WON).tolist():
-        start = make_deal(task.rules, int(r.numbers[i]), task.seed, task.source).position
+    rows = range(len(r.numbers)) if every else np.flatnonzero(outcome == WON).tolist()
+    starts = dealt_positions(task.rules, [int(r.numbers[i]) for i in rows], task.seed, task.source)
+    for i, start in zip(rows, starts, strict=True):
         reason = _disagreement(task.rules, start, codes[offsets[i]:offsets[i + 1]].tolist(), int(outcome[i]),
                                int(termination[i]), int(r.cards_home[i]))
         if reason is not None:  # every fault of the moves is in the reason; a raise is a bug

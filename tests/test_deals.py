@@ -17,6 +17,7 @@ from sim.deals import (
     arrange,
     check_deal_number,
     check_strategy_seed,
+    dealt_positions,
     deck_and_home,
     deck_order,
     make_deal,
@@ -601,6 +602,17 @@ def test_deals_do_not_depend_on_order_or_count():
         assert make_deal(BD, n, seed=11).position == forward[n]
 
 
+@pytest.mark.parametrize("rules", ALL_RULES, ids=RULE_IDS)
+def test_dealt_positions_are_make_deals_positions(rules):
+    numbers = [*range(1, 41), 10**6, np.int64(77), MAX_DEAL]
+    for seed in (0, 5):
+        assert list(dealt_positions(rules, numbers, seed)) == [make_deal(rules, n, seed).position for n in numbers]
+    if (rules.columns, rules.cards_per_column) in ((13, 4), (10, 5)):  # the shapes PySolFC deals
+        assert (list(dealt_positions(rules, numbers[:12], source="pysol"))
+                == [make_deal(rules, n, source="pysol").position for n in numbers[:12]])
+    assert list(dealt_positions(rules, [])) == []
+
+
 def test_deal_numbers_accept_numpy_integers():
     assert make_deal(BD, np.int64(5), seed=np.int32(2)).position == make_deal(BD, 5, seed=2).position
     d = make_deal(BD, np.uint16(7))
@@ -695,7 +707,9 @@ def test_engine_dealing_matches_for_custom_rules():
     ],
 )
 def test_deal_errors(kwargs, fragments):
-    for call in (lambda: check_deal_number(**kwargs), lambda: make_deal(BD, **kwargs)):
+    batch = (kwargs["number"], kwargs.get("seed", 0), kwargs.get("source", "default"))
+    for call in (lambda: check_deal_number(**kwargs), lambda: make_deal(BD, **kwargs),
+                 lambda: list(dealt_positions(BD, [1, batch[0]], *batch[1:]))):
         with pytest.raises(DealError) as info:
             call()
         msg = str(info.value)
