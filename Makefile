@@ -5,7 +5,8 @@
 #   make docs  build the documentation site (mkdocs.yml, the pages in docs/) into site/, strictly: a broken link fails
 #   make docs-figures  rewrite the default study's tables and chart in README/docs from data/default-study.json,
 #                      and the honest player's table and budget curve from data/honest-store and data/honest-curve.csv
-#   make atlas-docs  rewrite docs/atlas.md's table and docs/atlas-winnability.png from studies/atlas/data/ (after the atlas changes)
+#   make atlas-docs  rewrite docs/atlas.md's table, docs/atlas-winnability.png and the README's atlas list from
+#                    studies/atlas/data/ (after the atlas changes)
 # All are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
 
 PYTHON ?= python3
@@ -44,9 +45,10 @@ $(DOCS_STAMP): $(STAMP)
 docs: $(DOCS_STAMP)
 	$(BIN)/mkdocs build --strict
 
-# The atlas page's table and chart, made from studies/atlas/data/summary.csv once the atlas agrees with its deal files.
+# The atlas page's table and chart and the README's atlas list, made from studies/atlas/data/summary.csv once the atlas
+# agrees with its deal files.
 atlas-docs: $(STAMP)
-	$(BIN)/python -m reports.atlas_page
+	$(BIN)/python -m reports.atlas_page --readme README.md
 
 # The README's and docs/reports.md's default-study table, the README's finding and docs/demo-win-rates.png, from the
 # pinned run data/default-study.json (pin a new run first: python -m reports.study_figures --pin STORE).

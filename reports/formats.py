@@ -21,12 +21,12 @@ def pct(x: float) -> str:
     return f"{x:.2%}"
 
 
-def exact_pct(wins: int, deals: int) -> str:
-    """``wins`` of ``deals`` as a percentage with two decimals, rounded from the exact fraction, half up:
+def exact_pct(wins: int, deals: int, places: int = 2) -> str:
+    """``wins`` of ``deals`` as a percentage with ``places`` decimals, rounded from the exact fraction, half up:
     11,321 of 20,000 -> "56.61%". `pct` of the float 0.56605 gives "56.60%" or "56.61%" as the binary
     float falls; counts give every table, caption and page the same figure."""
     exact = Decimal(100 * int(wins)) / Decimal(int(deals))
-    return f"{exact.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP)}%"
+    return f"{exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)}%"
 
 
 def count(n: int) -> str:

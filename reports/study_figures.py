@@ -59,10 +59,11 @@ class Block:
 
     name: str
     source: str = "data/default-study.json"
+    maker: str = "make docs-figures"
 
     @property
     def start(self) -> str:
-        return f"<!-- {self.name}: made by `make docs-figures` from {self.source}; edits inside are replaced -->"
+        return f"<!-- {self.name}: made by `{self.maker}` from {self.source}; edits inside are replaced -->"
 
     @property
     def end(self) -> str:

@@ -15,7 +15,20 @@ from pathlib import Path
 import pytest
 
 from reports import charts
-from reports.atlas_page import END, START, AtlasPageError, chart_table, main, refresh, rungs_run, table_markdown, with_block
+from reports.atlas_page import (
+    END,
+    README_BLOCK,
+    START,
+    AtlasPageError,
+    chart_table,
+    main,
+    refresh,
+    rungs_run,
+    summary_markdown,
+    table_markdown,
+    winnable,
+    with_block,
+)
 from studies.atlas import read_summary, shipped
 from tests.atlas_helpers import BAKERS, make_atlas, verdicts
 
@@ -102,6 +115,34 @@ def test_refresh_writes_the_page_and_the_chart_from_the_atlas(tmp_path):
     assert chart.read_bytes().startswith(b"\x89PNG")
 
 
+def test_the_readme_list_has_a_line_a_variant_with_both_numberings_and_its_range():
+    def row(variant, source, won, lost, unknown, clairvoyant="False"):
+        return {"variant": variant, "source": source, "first": 1, "last": won + lost + unknown,
+                "deals": won + lost + unknown, "won": won, "lost": lost, "unknown": unknown, "clairvoyant": clairvoyant}
+
+    rows = [row("b", "pysol", 99725, 267, 8), row("b", "default", 997116, 2561, 323), row("c", "default", 9490, 510, 0,
+                                                                                         "True")]
+    assert summary_markdown(rows).splitlines() == [
+        "- `b`: 99.71-99.74% of deals 1-1,000,000 (2,561 proven lost, 323 unknown); PySolFC's numbering: "
+        "99.725-99.733% of deals 1-100,000 (267 proven lost, 8 unknown).",
+        "- `c`: 94.90% of deals 1-10,000 (510 proven lost, none unknown), for a player who sees the face-down cards.",
+    ]
+    assert winnable(row("d", "default", 1, 0, 1)) == "50.00-100.00%"
+
+
+def test_refresh_puts_the_list_into_the_readme_when_asked(tmp_path, capsys):
+    atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Top\n\n{README_BLOCK.start}\nold\n{README_BLOCK.end}\n\nAfter.\n")
+    page, chart = _page(tmp_path), tmp_path / "chart.png"
+    assert main(["--atlas", str(atlas), "--page", str(page), "--chart", str(chart), "--readme", str(readme)]) == 0
+    assert README_BLOCK.get(readme.read_text()) == summary_markdown(read_summary(atlas / "summary.csv"))
+    assert "90.00% of deals 1-10 (1 proven lost, none unknown)" in readme.read_text()
+    readme.write_text("# no block\n")
+    assert main(["--atlas", str(atlas), "--page", str(page), "--chart", str(chart), "--readme", str(readme)]) == 2
+    assert readme.read_text() == "# no block\n" and "README.md: the page has no block" in capsys.readouterr().err
+
+
 def test_an_atlas_that_disagrees_with_itself_changes_nothing(tmp_path, capsys):
     atlas = make_atlas(tmp_path / "atlas", [("bakers-dozen", BAKERS, "default", verdicts(9, 1))])
     (atlas / "summary.csv").write_text((atlas / "summary.csv").read_text().replace(",10,9,1,0,", ",10,8,2,0,"))
@@ -135,6 +176,9 @@ def test_the_shipped_page_shows_the_shipped_summary():
     assert block == table_markdown(read_summary(SHIPPED / "summary.csv")), (
         "docs/atlas.md's table is not studies/atlas/data/summary.csv's: run `make atlas-docs`")
     assert (ROOT / "docs" / "atlas-winnability.png").is_file()
+    readme = README_BLOCK.get((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert readme == summary_markdown(read_summary(SHIPPED / "summary.csv")), (
+        "the README's atlas list is not studies/atlas/data/summary.csv's: run `make atlas-docs`")
 
 
 def _blocks(language: str) -> list[str]:
