@@ -108,6 +108,12 @@ def _play_keyed(st: np.ndarray, prm: np.ndarray, keys: np.ndarray, lin: np.ndarr
     return change
 
 
+@nb.njit(cache=True, inline="always")
+def _place(P: np.int64, place: np.int64) -> np.int64:
+    """A pile's or a foundation's index among the ``P + 4`` places: the piles, then the foundations."""
+    return place if place < FOUNDATION else P + place - FOUNDATION
+
+
 @nb.njit(cache=True)
 def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (numba)
     """One pass of shortcuts over line[:length] (rewritten in place); returns the new length, or -1 (the line left
@@ -115,7 +121,9 @@ def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (
     collision could cause: every move it keeps is one of the legal moves where it is played, and it must end won.
 
     Each key is the one before it changed by the move played (`_key_change`), so a step costs its legal moves'
-    probes, not a key of the whole position."""
+    probes, not a key of the whole position; and a move is probed only when the line has its card on its
+    destination at some position after the best found so far (a position the move lands on has the card there), so
+    most moves cost two array reads."""
     size = 1
     while size < 4 * (length + 1):
         size *= 2
@@ -123,6 +131,8 @@ def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (
     table_k = np.zeros(size, dtype=np.uint64)
     table_i = np.full(size, -1, dtype=np.int64)
     lin = np.empty(prm[P_PILES], dtype=np.uint64)
+    P = prm[P_PILES]
+    last_at = np.full((DECK_SIZE, P + 4), -1, dtype=np.int64)  # the latest index with a card on a place (`_place`)
     st = st0.copy()
     here = exact_key(st, prm, keys, lin)
     for i in range(length + 1):
@@ -133,7 +143,14 @@ def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (
         table_k[slot] = k
         table_i[slot] = i  # the latest index with this position
         if i < length:
+            last_at[moved_card(st, prm, line[i]), _place(P, move_from(line[i]))] = i  # it lay there up to i
             here += _play_keyed(st, prm, keys, lin, line[i])
+    for p in range(P):  # where each card lies at the end of the line
+        for h in range(np.int64(st[p])):
+            last_at[np.int64(st[pile_base(prm, p) + h]), p] = length
+    for f in range(4):
+        for h in range(np.int64(st[fheight_at(P, f)])):
+            last_at[np.int64(st[found_at(P, f) + h]), P + f] = length
     st = st0.copy()
     here = exact_key(st, prm, keys, lin)
     out = np.empty(length, dtype=np.int64)
@@ -147,6 +164,8 @@ def _shortcut_pass(st0, prm, keys, line, length, tmp):  # noqa: ANN001, ANN202 (
         for a in range(n):
             m = tmp[a]
             legal = legal or m == line[i]
+            if last_at[moved_card(st, prm, m), _place(P, move_to(m))] <= best_j:
+                continue  # no position of the line after best_j has that card there: this move lands on none
             k = (here + _key_change(st, prm, keys, lin, m)) | np.uint64(1)
             slot = k & mask
             while table_i[slot] >= 0:
