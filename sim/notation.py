@@ -9,6 +9,8 @@ foundation that accepts it", resolved when the move is played.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from itertools import repeat, starmap
 from operator import itemgetter
 
 from sim.cards import CardParseError, card_str, parse_card, quote_short, suit_of
@@ -84,6 +86,12 @@ class Move(tuple, metaclass=_Sealed):  # noqa: SLOT001 - __slots__ is set below
 
     def __str__(self) -> str:
         return self.text()
+
+
+def moves_of(triples: Iterable[tuple[int, int, int]]) -> tuple[Move, ...]:
+    """The `Move` values of (card, src, dst) triples, each made by ``tuple.__new__`` as `Move` makes it but without
+    a call of Python code a move: a replay of a stored game keeps about a hundred, and a million games a run."""
+    return tuple(starmap(tuple.__new__, zip(repeat(Move), triples)))
 
 
 def _place(p: int, numbered: bool) -> str:

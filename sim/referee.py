@@ -53,7 +53,7 @@ from typing import Any, Protocol
 
 from sim.cards import DECK_SIZE, KING, card_str, is_red, rank_of, suit_of
 from sim.errors import quoted, shortened
-from sim.notation import ANY_FOUNDATION, Move, MoveParseError, parse_move
+from sim.notation import ANY_FOUNDATION, Move, MoveParseError, moves_of, parse_move
 from sim.position import Position
 from sim.rules import BUILD_WORDS, Rules
 
@@ -65,6 +65,9 @@ imported so that the referee does not import the engine (a test checks they agre
 """
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
+
+Triple = tuple[int, int, int]
+"""A move as (card, src, dst): what a replay reads and plays, made a `Move` only for its verdict (`moves_of`)."""
 
 
 
@@ -194,8 +197,9 @@ def _resolve(rules: Rules, position: Places, move: Move) -> Move:
     return Move(card, src, dst)
 
 
-def why_illegal(rules: Rules, position: Places, move: Move) -> str | None:
-    """None if ``move`` is legal in ``position``; otherwise a sentence saying why not.
+def why_illegal(rules: Rules, position: Places, move: Move | Triple) -> str | None:
+    """None if ``move`` (a `Move` or its (card, src, dst) triple) is legal in ``position``; otherwise a sentence
+    saying why not.
 
     ``move`` should already have its foundations resolved (see `replay`); an
     unresolved bare ``F`` left here means no foundation fits.
@@ -307,7 +311,7 @@ class _Table:
     def position(self) -> Position:
         return Position(tuple(map(tuple, self.piles)), tuple(self.face_down), tuple(map(tuple, self.foundations)))
 
-    def play(self, move: Move) -> None:
+    def play(self, move: Move | Triple) -> None:
         """Play the (legal, resolved) ``move``; turn up a face-down card that becomes exposed."""
         card, src, dst = move
         if src >= FOUNDATION:
@@ -403,8 +407,8 @@ def _read_move(rules: Rules, position: Places, raw: str | Move) -> tuple[Move | 
         return None, f"{quoted(raw)}: is not a move (expected text or Move(card, src, dst))"
 
 
-def _read_code(rules: Rules, position: Places, raw: int) -> tuple[Move | None, str]:
-    """An engine move code (`Move.code`, ``src * 64 + dst``) as the `Move` of the card on top of
+def _read_code(rules: Rules, position: Places, raw: int) -> tuple[Triple | None, str]:
+    """An engine move code (`Move.code`, ``src * 64 + dst``) as the move (a `Triple`) of the card on top of
     ``src`` in ``position``, and an empty label (the move's notation is written only for a reason, by
     `_replay`: a stored game is checked move by move); (None, why) when no card lies there to move."""
     try:
@@ -424,7 +428,7 @@ def _read_code(rules: Rules, position: Places, raw: int) -> tuple[Move | None, s
         return None, f"code {code}: {place} is empty"
     if dst == ANY_FOUNDATION:  # the notation's bare F, which a code never means
         return None, _no_place(code, "destination", dst, n)
-    return Move(stack[-1], src, dst), ""
+    return (stack[-1], src, dst), ""
 
 
 def _no_place(code: int, role: str, place: int, piles: int) -> str:
@@ -445,9 +449,10 @@ def replay(rules: Rules, start: Position, moves: Sequence[str | Move]) -> Verdic
     return _replay(rules, start, moves, _read_move)
 
 
-def replay_codes(rules: Rules, start: Position, codes: Iterable[int]) -> Verdict:
+def replay_codes(rules: Rules, start: Position, codes: Iterable[int], *, keep_moves: bool = True) -> Verdict:
     """Replay engine move codes (`sim.notation.Move.code`: what a compiled game records and the
-    store keeps of a win) from ``start``, as `replay` does a move list.
+    store keeps of a win) from ``start``, as `replay` does a move list; without ``keep_moves`` the
+    verdict's ``played`` is left empty (a check that reads only the verdict: a run's every win).
 
     This is how every claimed win is re-checked (a stored win, ``simulate --verify``,
     ``solve``). Each code names only the source and the destination; the card is the
@@ -455,26 +460,28 @@ def replay_codes(rules: Rules, start: Position, codes: Iterable[int]) -> Verdict
     from the engine. A code whose source holds no card is reported like an illegal
     move, and a foundation is never guessed (a code names its slot).
     """
-    return _replay(rules, start, codes, _read_code)
+    return _replay(rules, start, codes, _read_code, keep_moves)
 
 
 def _replay(rules: Rules, start: Position, items: Iterable[Any],
-            read: Callable[[Rules, Places, Any], tuple[Move | None, str]]) -> Verdict:
+            read: Callable[[Rules, Places, Any], tuple[Move | Triple | None, str]], keep_moves: bool = True) -> Verdict:
     """Play the moves that ``read`` makes of ``items`` (each with its foundations resolved) from ``start`` up to
-    the first illegal one."""
+    the first illegal one; the verdict's ``played`` holds them with ``keep_moves``."""
     _check_start(rules, start)
     table = _Table.of(start)
-    played: list[Move] = []
+    played: list[Move | Triple] = []
+    keep = played.append if keep_moves else _drop
+    k = 0
     for k, raw in enumerate(items, start=1):
         mv, label = read(rules, table, raw)
         if mv is None:
-            return _verdict(table, played, k, f"move {k} {label}")
+            return _verdict(table, played, k - 1, k, f"move {k} {label}")
         reason = why_illegal(rules, table, mv)
         if reason is not None:
-            return _verdict(table, played, k, f"move {k} '{label or _label(mv)}': {reason}")
+            return _verdict(table, played, k - 1, k, f"move {k} '{label or _label(mv)}': {reason}")
         table.play(mv)
-        played.append(mv)
-    return _verdict(table, played, None, None)
+        keep(mv)
+    return _verdict(table, played, k, None, None)
 
 
 def _check_start(rules: Rules, start: Position) -> None:
@@ -499,18 +506,23 @@ def _check_start(rules: Rules, start: Position) -> None:
             seen.add(c)
 
 
-def _verdict(table: _Table, played: list[Move], first_illegal: int | None, reason: str | None) -> Verdict:
+def _drop(move: Move | Triple) -> None:
+    """Keep no move (`replay_codes` without ``keep_moves``)."""
+
+
+def _verdict(table: _Table, played: list[Move | Triple], checked: int, first_illegal: int | None,
+             reason: str | None) -> Verdict:
     position = table.position()
     home = position.cards_home
     return Verdict(
         legal=first_illegal is None,
         won=home == DECK_SIZE,
-        moves_checked=len(played),
+        moves_checked=checked,
         first_illegal=first_illegal,
         reason=reason,
         final=position,
         cards_home=home,
-        played=tuple(played),
+        played=moves_of(played),
     )
 
 

@@ -177,7 +177,7 @@ def _disagreement(rules: Rules, start: Any, codes: list[int], outcome: int, term
     from sim.engine import T_NO_MOVES
     from sim.referee import legal_moves, replay_codes
 
-    verdict = replay_codes(rules, start, codes)
+    verdict = replay_codes(rules, start, codes, keep_moves=False)
     if not verdict.legal:
         return verdict.reason
     if verdict.won != (outcome == WON):

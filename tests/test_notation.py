@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sim.cards import card_str, parse_card
 from sim.engine import FOUNDATION
 from sim.game import Game
-from sim.notation import ANY_FOUNDATION, Move, MoveParseError, parse_move
+from sim.notation import ANY_FOUNDATION, Move, MoveParseError, moves_of, parse_move
 from sim.rules import Rules, find_variant
 
 
@@ -233,3 +233,11 @@ def test_hostile_move_text_is_refused_in_one_short_line(text):
     with pytest.raises(MoveParseError) as info:
         parse_move(text, 13)
     assert len(str(info.value)) < 200 and "\n" not in str(info.value)
+
+
+def test_moves_of_triples_are_the_moves_move_makes():
+    triples = [(0, 3, 56), (51, 57, 2), (12, 0, 12)]
+    made = moves_of(triples)
+    assert made == tuple(Move(*t) for t in triples) and all(type(m) is Move for m in made)
+    assert [m.code for m in made] == [3 * 64 + 56, 57 * 64 + 2, 12] and made[1].card == 51
+    assert moves_of([]) == () and moves_of(m for m in made) == made

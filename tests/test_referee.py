@@ -16,6 +16,7 @@ Three groups:
 from __future__ import annotations
 
 import ast
+import dataclasses
 import random
 from pathlib import Path
 
@@ -475,6 +476,9 @@ def play_and_check(
     assert verdict.won == (final.cards_home == DECK_SIZE)
     assert verdict.played == tuple(record)
     assert referee.replay_codes(rules, start, [m.code for m in record]) == verdict
+    assert all(type(m) is Move for m in verdict.played)
+    lean = referee.replay_codes(rules, start, [m.code for m in record], keep_moves=False)
+    assert lean.played == () and lean == dataclasses.replace(verdict, played=())
     return record
 
 
@@ -731,6 +735,8 @@ def test_any_code_is_judged_as_the_engine_judges_it(rules: Rules, deal: int, see
     for c in record[:i]:
         game.play_code(c)
     verdict = referee.replay_codes(rules, start, [*record[:i], code])
+    assert referee.replay_codes(rules, start, [*record[:i], code], keep_moves=False) == dataclasses.replace(
+        verdict, played=())
     assert verdict.legal == (code in game.legal_codes().tolist()), verdict.reason
     if verdict.legal:
         assert verdict.final == referee.apply(rules, game.position(), verdict.played[-1])
