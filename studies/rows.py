@@ -295,17 +295,42 @@ def verified_digest(table: pa.Table) -> str:
 
     A chunk file records it when it is written (`Store.write_chunk`), so that a verifying run can trust the
     ``verified`` flags of a file whose marked wins still give it, and checks again the wins of one edited since
-    (`studies.reuse`); it is a checksum against edits, not a signature."""
+    (`studies.reuse`); it is a checksum against edits, not a signature. What it hashes is each win's
+    ``json.dumps([deal, seed, source, win_moves])``, one after the other (`_win_texts`)."""
     import pyarrow.compute as pc
 
     if "verified" not in table.column_names:
         return ""
     won = pc.is_in(pc.cast(table.column("outcome"), pa.string()), value_set=text_array(["won"]))
-    marked = table.filter(pc.and_(won, table.column("verified")))
-    digest = hashlib.sha256()
-    for row in marked.select(["deal", "seed", "source", "win_moves"]).to_pylist():
-        digest.update(json.dumps([row["deal"], row["seed"], row["source"], row["win_moves"]]).encode())
-    return digest.hexdigest()[:32]
+    marked = table.filter(pc.and_(won, table.column("verified"))).select(["deal", "seed", "source", "win_moves"])
+    return hashlib.sha256("".join(_win_texts(marked)).encode()).hexdigest()[:32]
+
+
+_CODE_TEXTS = np.array([str(code) for code in range(64 * 64)], dtype=object)
+"""The decimal text of every engine move code (``src * 64 + dst``)."""
+
+
+def _win_texts(marked: pa.Table) -> Iterator[str]:
+    """Each row of ``marked`` (deal, seed, source, win_moves) as ``json.dumps`` writes the list of its four values.
+
+    The move codes' texts are looked up for the whole chunk at once and joined a row at a time (resuming a run of a
+    million deals digests every chunk it reuses, and `json.dumps` a row at a time took seconds). A chunk with a
+    null or a code outside 0..4095 anywhere (a damaged or edited file) goes through `json.dumps` itself."""
+    moves = marked.column("win_moves").combine_chunks()
+    flat = moves.flatten().to_numpy(zero_copy_only=False) if moves.flatten().null_count == 0 else None
+    if (flat is None or any(marked.column(c).null_count for c in ("deal", "seed", "source")) or moves.null_count
+            or (flat.size and not 0 <= flat.min() <= flat.max() < len(_CODE_TEXTS))):
+        for row in marked.to_pylist():
+            yield json.dumps([row["deal"], row["seed"], row["source"], row["win_moves"]])
+        return
+    codes = _CODE_TEXTS[flat].tolist()
+    offsets = (moves.offsets.to_numpy() - moves.offsets[0].as_py()).tolist()
+    sources: dict[str, str] = {}
+    for i, (deal, seed, source) in enumerate(zip(marked.column("deal").to_pylist(), marked.column("seed").to_pylist(),
+                                                 marked.column("source").to_pylist(), strict=True)):
+        if source not in sources:
+            sources[source] = json.dumps(source)
+        yield f"[{deal}, {seed}, {sources[source]}, [{', '.join(codes[offsets[i]:offsets[i + 1]])}]]"
 
 
 def recorded_digest(table: pa.Table) -> str | None:

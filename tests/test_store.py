@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ from studies import store as S
 from studies.files import CorruptChunkError, StoreError, StoreFullError, temp_path
 from studies.reading import check_win, decode_moves, move_texts, read_store
 from studies.records import CORRUPT, KEY_INFO, LEGACY_NAMES, MANIFESTS
-from studies.rows import ABSENT, COLUMNS, META_KEY, ChunkFile, RunKey, RunLabels, chunk_table
+from studies.rows import ABSENT, COLUMNS, META_KEY, ChunkFile, RunKey, RunLabels, chunk_table, verified_digest
 from studies.runner import run
 from studies.spec import RunSpec
 from studies.store import Store
@@ -484,3 +485,41 @@ def test_a_chunk_cache_reads_each_file_once_and_a_replaced_file_anew(tmp_path, m
     assert again.equals(plain)
     load_chunk_file(chunks[1], ["outcome"])  # the block is over: read from the file
     assert len(reads) == len(chunks) + 3
+
+
+def _wins_table(rows: list[tuple]) -> pa.Table:
+    """A chunk's digest columns from (outcome, verified, deal, seed, source, win_moves) rows."""
+    names = ["outcome", "verified", "deal", "seed", "source", "win_moves"]
+    types = [pa.string(), pa.bool_(), pa.int64(), pa.int64(), pa.string(), pa.list_(pa.int16())]
+    return pa.table([pa.array([r[i] for r in rows], type=t) for i, t in enumerate(types)], names=names)
+
+
+def _digest_by_definition(table: pa.Table) -> str:
+    texts = [json.dumps([r["deal"], r["seed"], r["source"], r["win_moves"]]) for r in table.to_pylist()
+             if r["outcome"] == "won" and r["verified"]]
+    return hashlib.sha256("".join(texts).encode()).hexdigest()[:32]
+
+
+@pytest.mark.parametrize("odd", [None, (7, -3), (7, 4096), (7, None), ("moves", None), ("source", 'we"ird\u00e9'),
+                                 ("source", None), ("deal", None)])
+def test_the_verified_digest_is_the_json_of_each_marked_win(odd):
+    rng = np.random.default_rng(5)
+    rows = [("won" if k % 4 else "lost", k % 7 != 3, 1000 + k, k % 2, ("default", "pysol")[k % 3 == 0],
+             rng.integers(0, 4096, rng.integers(0, 120)).tolist() if k % 4 else None) for k in range(60)]
+    rows[8] = ("won", True, 1008, 0, "default", [])  # a win of no moves (a deal dealt won)
+    if odd is not None:
+        what, value = odd
+        k = 9
+        outcome, verified, deal, seed, source, moves = rows[k]
+        if what == "moves":
+            moves = value
+        elif what == "source":
+            source = value
+        elif what == "deal":
+            deal = value
+        else:
+            moves = [*moves[:what], value, *moves[what:]]
+        rows[k] = ("won", True, deal, seed, source, moves)
+    table = _wins_table(rows)
+    for t in (table, table.slice(5), pa.concat_tables([table.slice(0, 30), table.slice(30)])):
+        assert verified_digest(t) == _digest_by_definition(t)
