@@ -122,17 +122,18 @@ def store_rows(rules: Rules, result: RunSummary, verify: bool,
         table = table.filter(pc.is_in(table["deal"], value_set=pa.array(wanted, type=table.schema.field("deal").type)))
     rows = []
     fingerprint = rules.fingerprint  # a hash of the rules: once, not once a deal
-    for r in table.to_pylist():
+    values = {c: table.column(c).to_pylist() for c in columns}  # a column at a time: no dict a row from Arrow
+    for i, (deal, outcome, error) in enumerate(zip(values["deal"], values["outcome"], values["error"], strict=True)):
         verified: bool | None = None
-        if verify and r["outcome"] == "won":
-            verified = _replayed(rules, result, r["deal"], r["win_moves"]) if recheck else True
-        elif verify and r["outcome"] == "error" and str(r["error"]).startswith(REJECTED):
+        if verify and outcome == "won":
+            verified = _replayed(rules, result, deal, values["win_moves"][i]) if recheck else True
+        elif verify and outcome == "error" and str(error).startswith(REJECTED):
             verified = False
         rows.append({
-            "variant": rules.name, "source": result.source, "seed": result.seed, "deal": r["deal"],
-            "verdict": r["outcome"], "nodes": r["nodes"], "seconds": r["micros"] / 1e6, "moves": r["moves"],
-            "verified": verified, "rules_fingerprint": fingerprint, "strategy": result.strategy_identity,
-            "termination": r["termination"],
+            "variant": rules.name, "source": result.source, "seed": result.seed, "deal": deal,
+            "verdict": outcome, "nodes": values["nodes"][i], "seconds": values["micros"][i] / 1e6,
+            "moves": values["moves"][i], "verified": verified, "rules_fingerprint": fingerprint,
+            "strategy": result.strategy_identity, "termination": values["termination"][i],
         })
     return rows
 
