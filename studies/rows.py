@@ -316,21 +316,26 @@ def _win_texts(marked: pa.Table) -> Iterator[str]:
     The move codes' texts are looked up for the whole chunk at once and joined a row at a time (resuming a run of a
     million deals digests every chunk it reuses, and `json.dumps` a row at a time took seconds). A chunk with a
     null or a code outside 0..4095 anywhere (a damaged or edited file) goes through `json.dumps` itself."""
+    import pyarrow.compute as pc
+
     moves = marked.column("win_moves").combine_chunks()
-    flat = moves.flatten().to_numpy(zero_copy_only=False) if moves.flatten().null_count == 0 else None
-    if (flat is None or any(marked.column(c).null_count for c in ("deal", "seed", "source")) or moves.null_count
-            or (flat.size and not 0 <= flat.min() <= flat.max() < len(_CODE_TEXTS))):
+    flat = moves.flatten()
+    bounds = pc.min_max(flat).as_py()
+    if (flat.null_count or moves.null_count or any(marked.column(c).null_count for c in ("deal", "seed", "source"))
+            or flat.type != pa.int16() or (len(flat) and not 0 <= bounds["min"] <= bounds["max"] < len(_CODE_TEXTS))):
         for row in marked.to_pylist():
             yield json.dumps([row["deal"], row["seed"], row["source"], row["win_moves"]])
         return
-    codes = _CODE_TEXTS[flat].tolist()
-    offsets = (moves.offsets.to_numpy() - moves.offsets[0].as_py()).tolist()
+    # the codes' buffer read as numpy's, not converted (pyarrow's conversion to numpy imports pandas)
+    values = np.frombuffer(flat.buffers()[1], dtype=np.int16)[flat.offset:flat.offset + len(flat)] if len(flat) else []
+    codes = _CODE_TEXTS[values].tolist()
+    offsets = moves.offsets.to_pylist()
     sources: dict[str, str] = {}
     for i, (deal, seed, source) in enumerate(zip(marked.column("deal").to_pylist(), marked.column("seed").to_pylist(),
                                                  marked.column("source").to_pylist(), strict=True)):
         if source not in sources:
             sources[source] = json.dumps(source)
-        yield f"[{deal}, {seed}, {sources[source]}, [{', '.join(codes[offsets[i]:offsets[i + 1]])}]]"
+        yield f"[{deal}, {seed}, {sources[source]}, [{', '.join(codes[offsets[i] - offsets[0]:offsets[i + 1] - offsets[0]])}]]"
 
 
 def recorded_digest(table: pa.Table) -> str | None:
