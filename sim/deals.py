@@ -241,8 +241,10 @@ def _pysol_king_swap(order: list[int], n: int) -> list[int]:
 
 def dealt_positions(rules: Rules, numbers: Sequence[int], seed: int = 0, source: str = "default") -> Iterator[Position]:
     """The layouts of deals ``numbers`` of ``rules`` from ``source`` (each checked), in order: `make_deal`'s
-    positions, with the deck, the rule parameters and the state made once for them all (a run checks a chunk's
-    wins from their layouts, and making each deal alone costs as much as checking a quarter of its moves)."""
+    positions (for the default source it deals through this), with the deck, the rule parameters and the state made
+    once for them all (a run checks a chunk's wins from their layouts, and making each deal alone costs as much as
+    checking a quarter of its moves). The order is `deck_order`'s, dealt as `arrange` deals it, unchecked: it is
+    the shuffle's own."""
     if source != "default":
         yield from (make_deal(rules, number, seed, source).position for number in numbers)
         return
@@ -267,5 +269,5 @@ def make_deal(rules: Rules, number: int, seed: int = 0, source: str = "default")
     if source == "pysol":  # PySolFC's own king step is in the order; the dealer's would undo its quirks
         position = arrange(pysol_order(number, rules), replace(rules, kings_to_bottom=False))
     else:
-        position = arrange(deck_order(rules, number, seed), rules)
+        position = next(dealt_positions(rules, [number], seed))
     return Deal(rules, number, seed, source, position)

@@ -606,7 +606,8 @@ def test_deals_do_not_depend_on_order_or_count():
 def test_dealt_positions_are_make_deals_positions(rules):
     numbers = [*range(1, 41), 10**6, np.int64(77), MAX_DEAL]
     for seed in (0, 5):
-        assert list(dealt_positions(rules, numbers, seed)) == [make_deal(rules, n, seed).position for n in numbers]
+        assert (list(dealt_positions(rules, numbers, seed)) == [make_deal(rules, n, seed).position for n in numbers]
+                == [arrange(deck_order(rules, int(n), seed), rules) for n in numbers])
     if (rules.columns, rules.cards_per_column) in ((13, 4), (10, 5)):  # the shapes PySolFC deals
         assert (list(dealt_positions(rules, numbers[:12], source="pysol"))
                 == [make_deal(rules, n, source="pysol").position for n in numbers[:12]])
