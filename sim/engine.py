@@ -176,6 +176,11 @@ def rule_params(rules: Rules, tallest: int = 0) -> np.ndarray:
     return _rule_params(rules, max(tallest, rules.cards_per_column))
 
 
+def state_size(piles: int, cap: int) -> int:
+    """Bytes of a state with ``piles`` piles of room ``cap``: whole 8-byte words, since `play_game` copies by word."""
+    return -(-(offsets(piles).piles + piles * cap) // 8) * 8
+
+
 @functools.lru_cache(maxsize=64)
 def _rule_params(rules: Rules, tallest: int) -> np.ndarray:
     piles = rules.columns
@@ -192,7 +197,7 @@ def _rule_params(rules: Rules, tallest: int) -> np.ndarray:
             int(rules.kings_to_bottom),
             rules.face_down,
             rules.cards_per_column,
-            -(-(offsets(piles).piles + piles * cap) // 8) * 8,  # whole 8-byte words: `play_game` copies by word
+            state_size(piles, cap),
             moves,
             moves + RANK_BUCKETS + 2 * piles,  # gen_moves's scratch: the bucket heads, then P links and P tops
         ],

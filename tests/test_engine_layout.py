@@ -154,7 +154,8 @@ def test_solver_work_arrays_are_where_their_names_say() -> None:
     names = {S.W_KEYS: w.keys, S.W_TT: w.tt, S.W_TIDX: w.tidx, S.W_TSTACK: w.tstack, S.W_META: w.meta,
              S.W_FRAMES: w.frames, S.W_MBUF: w.mbuf, S.W_ABUF: w.abuf,
              S.W_TMP: w.tmp, S.W_SCORES: w.scores, S.W_DWORK: w.dwork, S.W_LINE: w.line, S.W_RMEMO: w.rmemo,
-             S.W_RTABLE: w.rtable, S.W_RWORK: w.rwork}
+             S.W_RTABLE: w.rtable, S.W_RWORK: w.rwork,
+             S.W_STATE: w.state, S.W_SCRATCH: w.scratch}
     assert len(arrays) == len(names)
     for slot, array in names.items():
         assert arrays[slot] is array

@@ -39,6 +39,8 @@ from strategies.solver.search import (
     W_RTABLE,
     W_RWORK,
     W_SCORES,
+    W_SCRATCH,
+    W_STATE,
     W_TIDX,
     W_TMP,
     W_TSTACK,
@@ -73,7 +75,7 @@ def sample_work(work, budget):  # noqa: ANN001, ANN201 (numba)
         size *= 2
     return (work[W_KEYS], tt[:size], work[W_TIDX][:size], work[W_TSTACK][:size], work[W_META], work[W_FRAMES],
             work[W_MBUF], work[W_ABUF], work[W_TMP], work[W_SCORES], work[W_DWORK], work[W_LINE], work[W_RMEMO],
-            work[W_RTABLE], work[W_RWORK])
+            work[W_RTABLE], work[W_RWORK], work[W_STATE], work[W_SCRATCH])
 
 
 @nb.njit(cache=True)

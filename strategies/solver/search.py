@@ -67,7 +67,10 @@ Speed: with in-suit foundations the key is kept incrementally (each pile's
 linear key, `strategies.solver.hash`), and a tableau move that uncovers no safe
 card has a child whose key is known before the move is played: a child
 already in the table is skipped without playing it (the same nodes are
-expanded in the same order either way).
+expanded in the same order either way). The search plays in its work's own
+state array, and every array it passes to the helpers is a borrowed view
+(`sim.borrow`): the caller owns them for the whole search, so numba need not
+count references to them at each call.
 
 The table (`strategies.solver.table`) stores 48 bits of check key and a
 16-bit tag, so it is cleared lazily: a new search bumps the generation and old
@@ -85,6 +88,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from sim.borrow import borrowed
 from sim.cards import DECK_SIZE
 from sim.engine import (
     FOUNDATION,
@@ -102,6 +106,7 @@ from sim.engine import (
     move_to,
     new_moves,
     pile_base,
+    state_size,
     undo_move,
 )
 from sim.rng import nb_mix64, nb_xorshift64
@@ -175,7 +180,7 @@ was given (a window of it, `strategies.sampling.solve.sample_work`, which clears
 
 # The arrays of `SolverWork.arrays`, in order.
 (W_KEYS, W_TT, W_TIDX, W_TSTACK, W_META, W_FRAMES, W_MBUF, W_ABUF, W_TMP, W_SCORES, W_DWORK, W_LINE, W_RMEMO,
- W_RTABLE, W_RWORK) = range(15)
+ W_RTABLE, W_RWORK, W_STATE, W_SCRATCH) = range(17)
 
 NO_LOW = np.int64(1) << 62
 """A frame's low link before anything on Tarjan's stack is reached from it."""
@@ -307,12 +312,19 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     code is compiled out.
     """
     t0 = clock()
-    keys, tt, tidx, tstack, meta = work[W_KEYS], work[W_TT], work[W_TIDX], work[W_TSTACK], work[W_META]
-    frames, mbuf, abuf, tmp, scores, dwork, line = (work[W_FRAMES], work[W_MBUF], work[W_ABUF], work[W_TMP],
-                                                    work[W_SCORES], work[W_DWORK], work[W_LINE])
-    rmemo, rtable, rwork = work[W_RMEMO], work[W_RTABLE], work[W_RWORK]
-    st = st0.copy()
-    rng = np.empty(1, dtype=np.uint64)
+    prm = borrowed(prm)
+    keys, tt, tidx, tstack, meta = (borrowed(work[W_KEYS]), borrowed(work[W_TT]), borrowed(work[W_TIDX]),
+                                    borrowed(work[W_TSTACK]), borrowed(work[W_META]))
+    frames, mbuf, abuf, tmp, scores, dwork, line = (borrowed(work[W_FRAMES]), borrowed(work[W_MBUF]),
+                                                    borrowed(work[W_ABUF]), borrowed(work[W_TMP]),
+                                                    borrowed(work[W_SCORES]), borrowed(work[W_DWORK]),
+                                                    borrowed(work[W_LINE]))
+    rmemo, rtable, rwork = borrowed(work[W_RMEMO]), borrowed(work[W_RTABLE]), borrowed(work[W_RWORK])
+    st = borrowed(work[W_STATE])[:st0.shape[0]]
+    st[:] = st0
+    P = prm[P_PILES]
+    scratch = borrowed(work[W_SCRATCH])
+    lin, ksum, rng = scratch[:P], scratch[P:P + 2], scratch[P + 2:P + 3]
     rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
     suit_found = prm[P_FOUND] == FOUND_SUIT
     worrying = prm[P_WORRY] != 0
@@ -337,10 +349,8 @@ def solve(st0, prm, work, max_nodes, max_seconds, flags, seed=0, noise=0, census
     gen = np.uint64(gen_i)
     lost = np.uint64(LOST_TAG | meta[M_ROOT])
     # incremental key: per-pile linear keys (with in-suit foundations the piles determine the position)
-    P = prm[P_PILES]
     incremental = suit_found
-    lin = np.zeros(P, dtype=np.uint64)
-    ksum = np.zeros(2, dtype=np.uint64)
+    ksum[0] = ksum[1] = 0
     for p in range(P):
         lin[p] = _pile_lin(st, prm, keys, p)
         ksum[0] += nb_mix64(lin[p])
@@ -520,11 +530,13 @@ class SolverWork:
         self.line = np.zeros(2 * max_depth + DECK_SIZE, dtype=np.int64)  # the path plus its safe moves
         self.meta[M_RELAX] = relax_states
         self.rmemo, self.rtable, self.rwork = new_relax_cut(int(prm[P_PILES]), relax_states)
+        self.state = np.zeros(state_size(int(prm[P_PILES]), MAX_PILE_CAP), dtype=np.int8)  # a typed layout's too
+        self.scratch = np.zeros(int(prm[P_PILES]) + 3, dtype=np.uint64)
 
     def arrays(self) -> tuple:
         """The arrays as `solve` takes them (``work``), in the order of the ``W_*`` names."""
         return (self.keys, self.tt, self.tidx, self.tstack, self.meta, self.frames, self.mbuf, self.abuf, self.tmp,
-                self.scores, self.dwork, self.line, self.rmemo, self.rtable, self.rwork)
+                self.scores, self.dwork, self.line, self.rmemo, self.rtable, self.rwork, self.state, self.scratch)
 
     @property
     def tt_bytes(self) -> int:
