@@ -505,7 +505,10 @@ class SolverWork:
     most 52 plus one per path move (a move can take at most one card back from
     a foundation), so ``abuf`` never fills and a winning line fits ``line``.
     ``mbuf`` (48 ordered moves per level on average) may fill: the search then
-    says unknown.
+    says unknown. ``state`` is where the search plays (a copy of its root, with
+    room for the tallest piles), ``scratch`` its incremental key and random
+    state: arrays the caller owns, so that the search can borrow them
+    (`sim.borrow`).
     """
 
     def __init__(self, prm: np.ndarray, tt_mb: float, max_depth: int = 8192, relax_states: int = 0) -> None:
@@ -530,7 +533,7 @@ class SolverWork:
         self.line = np.zeros(2 * max_depth + DECK_SIZE, dtype=np.int64)  # the path plus its safe moves
         self.meta[M_RELAX] = relax_states
         self.rmemo, self.rtable, self.rwork = new_relax_cut(int(prm[P_PILES]), relax_states)
-        self.state = np.zeros(state_size(int(prm[P_PILES]), MAX_PILE_CAP), dtype=np.int8)  # a typed layout's too
+        self.state = np.zeros(state_size(int(prm[P_PILES]), MAX_PILE_CAP), dtype=np.int8)
         self.scratch = np.zeros(int(prm[P_PILES]) + 3, dtype=np.uint64)
 
     def arrays(self) -> tuple:
