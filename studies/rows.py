@@ -329,13 +329,14 @@ def _win_texts(marked: pa.Table) -> Iterator[str]:
     # the codes' buffer read as numpy's, not converted (pyarrow's conversion to numpy imports pandas)
     values = np.frombuffer(flat.buffers()[1], dtype=np.int16)[flat.offset:flat.offset + len(flat)] if len(flat) else []
     codes = _CODE_TEXTS[values].tolist()
-    offsets = moves.offsets.to_pylist()
+    first = moves.offsets[0].as_py()
+    offsets = [offset - first for offset in moves.offsets.to_pylist()]  # a sliced chunk's offsets start above 0
     sources: dict[str, str] = {}
     for i, (deal, seed, source) in enumerate(zip(marked.column("deal").to_pylist(), marked.column("seed").to_pylist(),
                                                  marked.column("source").to_pylist(), strict=True)):
         if source not in sources:
             sources[source] = json.dumps(source)
-        yield f"[{deal}, {seed}, {sources[source]}, [{', '.join(codes[offsets[i] - offsets[0]:offsets[i + 1] - offsets[0]])}]]"
+        yield f"[{deal}, {seed}, {sources[source]}, [{', '.join(codes[offsets[i]:offsets[i + 1]])}]]"
 
 
 def recorded_digest(table: pa.Table) -> str | None:
